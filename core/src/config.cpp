@@ -1,0 +1,439 @@
+#include "config.hpp"
+
+#include "errors.hpp"
+#include "types.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace attnbench {
+
+std::string to_string(TimingMode mode) {
+  switch (mode) {
+    case TimingMode::cold: return "cold";
+    case TimingMode::batch: return "batch";
+    case TimingMode::graph: return "graph";
+    case TimingMode::wall: return "wall";
+  }
+  return "?";
+}
+
+std::optional<TimingMode> parse_timing_mode(const std::string& text) {
+  for (auto m : {TimingMode::cold, TimingMode::batch, TimingMode::graph, TimingMode::wall})
+    if (to_string(m) == text) return m;
+  return std::nullopt;
+}
+
+std::string to_string(Pass pass) {
+  switch (pass) {
+    case Pass::correctness: return "correctness";
+    case Pass::timing: return "timing";
+    case Pass::cpu: return "cpu";
+    case Pass::memory: return "memory";
+    case Pass::ops: return "ops";
+    case Pass::kernels: return "kernels";
+  }
+  return "?";
+}
+
+std::vector<Pass> all_passes() {
+  return {Pass::correctness, Pass::timing, Pass::cpu, Pass::memory, Pass::ops, Pass::kernels};
+}
+
+std::optional<Pass> parse_pass(const std::string& text) {
+  for (auto p : all_passes())
+    if (to_string(p) == text) return p;
+  return std::nullopt;
+}
+
+std::string to_string(AxisName axis) {
+  switch (axis) {
+    case AxisName::batch: return "batch";
+    case AxisName::heads: return "heads";
+    case AxisName::seq_len: return "seq_len";
+    case AxisName::head_dim: return "head_dim";
+    case AxisName::dtype: return "dtype";
+    case AxisName::causal: return "causal";
+    case AxisName::device: return "device";
+  }
+  return "?";
+}
+
+std::map<DType, double> default_tolerances() {
+  // Per-row relative error against float64. bf16 keeps 8 mantissa bits, so rounding the output
+  // alone costs ~4e-3; fp16 keeps 11; fp32 matmuls run without TF32 in PyTorch's default.
+  return {{DType::bf16, 2e-2}, {DType::f16, 5e-3}, {DType::f32, 1e-4}};
+}
+
+namespace {
+
+constexpr int kMaxAxisValues = 10000;
+constexpr size_t kMaxPoints = 100000;
+
+// Where we are in the file, to build located errors.
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& key, const std::string& msg) const {
+    const YAML::Mark mark = node.Mark();
+    fail_at(mark, key, msg);
+  }
+  [[noreturn]] void fail_at(const YAML::Mark& mark, const std::string& key, const std::string& msg) const {
+    // yaml-cpp marks are 0-based; a node built without a source has -1.
+    throw ConfigError(file_, mark.line < 0 ? 1 : mark.line + 1, mark.column < 0 ? 1 : mark.column + 1,
+                      key, msg);
+  }
+
+  // Every key of `map` must be in `allowed`; returns nothing, fails on the first stranger.
+  void check_keys(const YAML::Node& map, const std::string& where,
+                  const std::vector<std::string>& allowed) const {
+    if (!map.IsMap()) fail(map, where, "expected a mapping of keys to values");
+    for (const auto& kv : map) {
+      const std::string key = kv.first.as<std::string>();
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        std::string msg = "unknown key";
+        const std::string guess = closest(key, allowed);
+        if (!guess.empty()) msg += " (did you mean '" + guess + "'?)";
+        msg += "; allowed here: " + join(allowed);
+        fail_at(kv.first.Mark(), qualified(where, key), msg);
+      }
+    }
+  }
+
+  std::string scalar(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsScalar()) fail(node, key, "expected a single value, got " + kind(node));
+    return node.Scalar();
+  }
+
+  int64_t integer(const YAML::Node& node, const std::string& key, int64_t min_value) const {
+    const std::string text = scalar(node, key);
+    int64_t value = 0;
+    try {
+      size_t used = 0;
+      value = std::stoll(text, &used, 10);
+      if (used != text.size()) throw std::invalid_argument(text);
+    } catch (const std::exception&) {
+      fail(node, key, "expected an integer, got '" + text + "'");
+    }
+    if (value < min_value)
+      fail(node, key, "must be at least " + std::to_string(min_value) + ", got " + text);
+    return value;
+  }
+
+  double number(const YAML::Node& node, const std::string& key, double min_value,
+                bool exclusive_min) const {
+    const std::string text = scalar(node, key);
+    double value = 0;
+    try {
+      size_t used = 0;
+      value = std::stod(text, &used);
+      if (used != text.size()) throw std::invalid_argument(text);
+    } catch (const std::exception&) {
+      fail(node, key, "expected a number, got '" + text + "'");
+    }
+    if (!(value > min_value || (!exclusive_min && value == min_value)))
+      fail(node, key, std::string("must be ") + (exclusive_min ? "greater than " : "at least ") +
+                          trim_number(min_value) + ", got " + text);
+    return value;
+  }
+
+  bool boolean(const YAML::Node& node, const std::string& key) const {
+    const std::string text = scalar(node, key);
+    if (text == "true" || text == "True" || text == "yes") return true;
+    if (text == "false" || text == "False" || text == "no") return false;
+    fail(node, key, "expected true or false, got '" + text + "'");
+  }
+
+  // A scalar or a list of scalars, never empty.
+  std::vector<YAML::Node> list(const YAML::Node& node, const std::string& key) const {
+    std::vector<YAML::Node> items;
+    if (node.IsSequence()) {
+      if (node.size() == 0) fail(node, key, "the list is empty");
+      for (const auto& item : node) items.push_back(item);
+    } else if (node.IsScalar()) {
+      items.push_back(node);
+    } else {
+      fail(node, key, "expected a value or a list, got " + kind(node));
+    }
+    return items;
+  }
+
+  static std::string qualified(const std::string& where, const std::string& key) {
+    return where.empty() ? key : where + "." + key;
+  }
+
+ private:
+  static std::string kind(const YAML::Node& node) {
+    if (node.IsMap()) return "a mapping";
+    if (node.IsSequence()) return "a list";
+    if (node.IsNull()) return "nothing";
+    return "'" + node.Scalar() + "'";
+  }
+  static std::string join(const std::vector<std::string>& words) {
+    std::string out;
+    for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
+    return out;
+  }
+  static std::string trim_number(double v) {
+    std::ostringstream os;
+    os << v;
+    return os.str();
+  }
+  static size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      size_t diag = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= b.size(); ++j) {
+        const size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1] ? 1 : 0)});
+        diag = up;
+      }
+    }
+    return row[b.size()];
+  }
+  static std::string closest(const std::string& key, const std::vector<std::string>& allowed) {
+    std::string best;
+    size_t best_distance = 3;  // suggest only near misses
+    for (const auto& a : allowed) {
+      const size_t d = edit_distance(key, a);
+      if (d < best_distance) best_distance = d, best = a;
+    }
+    return best;
+  }
+
+  std::string file_;
+};
+
+std::optional<AxisName> parse_axis_name(const std::string& key) {
+  for (auto a : {AxisName::batch, AxisName::heads, AxisName::seq_len, AxisName::head_dim,
+                 AxisName::dtype, AxisName::causal, AxisName::device})
+    if (to_string(a) == key) return a;
+  return std::nullopt;
+}
+
+bool is_integer_axis(AxisName a) {
+  return a == AxisName::batch || a == AxisName::heads || a == AxisName::seq_len ||
+         a == AxisName::head_dim;
+}
+
+// {from: 512, to: 16384, mul: 2} or {from: 1, to: 8, step: 1}.
+std::vector<AxisValue> parse_range(const Reader& r, const YAML::Node& node, const std::string& key) {
+  r.check_keys(node, key, {"from", "to", "step", "mul"});
+  if (!node["from"]) r.fail(node, key + ".from", "a range needs 'from'");
+  if (!node["to"]) r.fail(node, key + ".to", "a range needs 'to'");
+  const int64_t from = r.integer(node["from"], key + ".from", 1);
+  const int64_t to = r.integer(node["to"], key + ".to", 1);
+  if (to < from) r.fail(node["to"], key + ".to", "'to' (" + std::to_string(to) + ") is below 'from' (" + std::to_string(from) + ")");
+  const bool has_step = static_cast<bool>(node["step"]);
+  const bool has_mul = static_cast<bool>(node["mul"]);
+  if (has_step == has_mul) r.fail(node, key, "a range needs exactly one of 'step' or 'mul'");
+  std::vector<AxisValue> values;
+  if (has_step) {
+    const int64_t step = r.integer(node["step"], key + ".step", 1);
+    for (int64_t v = from; v <= to; v += step) {
+      values.emplace_back(v);
+      if (values.size() > kMaxAxisValues) r.fail(node, key, "the range has more than 10000 values");
+    }
+  } else {
+    const int64_t mul = r.integer(node["mul"], key + ".mul", 2);
+    for (int64_t v = from; v <= to; v *= mul) values.emplace_back(v);
+  }
+  return values;
+}
+
+std::vector<AxisValue> parse_axis_values(const Reader& r, AxisName axis, const YAML::Node& node,
+                                         const std::string& key) {
+  if (is_integer_axis(axis) && node.IsMap()) return parse_range(r, node, key);
+  std::vector<AxisValue> values;
+  for (const auto& item : r.list(node, key)) {
+    if (is_integer_axis(axis)) {
+      values.emplace_back(r.integer(item, key, 1));
+    } else if (axis == AxisName::causal) {
+      values.emplace_back(r.boolean(item, key));
+    } else if (axis == AxisName::dtype) {
+      const std::string text = r.scalar(item, key);
+      if (!parse_dtype(text)) r.fail(item, key, "unknown dtype '" + text + "'; use fp16, bf16 or fp32");
+      values.emplace_back(to_string(*parse_dtype(text)));
+    } else {  // device
+      const std::string text = r.scalar(item, key);
+      if (text != "auto" && !parse_device(text))
+        r.fail(item, key, "unknown device '" + text + "'; use cpu, cuda or auto");
+      values.emplace_back(text);
+    }
+  }
+  for (size_t i = 0; i < values.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (values[i] == values[j]) r.fail(node, key, "a value appears twice");
+  return values;
+}
+
+void parse_measurement(const Reader& r, const YAML::Node& node, MeasureSettings& m) {
+  const std::string where = "measurement";
+  r.check_keys(node, where,
+               {"warmup_ms", "min_samples", "max_samples", "min_time_s", "max_time_s",
+                "target_rel_noise", "timing_modes", "batch_sample_ms", "kernel_pass_iterations",
+                "cpu_pass_calls", "keep_samples", "passes"});
+  auto key = [&](const char* k) { return Reader::qualified(where, k); };
+  if (node["warmup_ms"]) m.warmup_ms = r.number(node["warmup_ms"], key("warmup_ms"), 0, false);
+  if (node["min_samples"]) m.min_samples = static_cast<int>(r.integer(node["min_samples"], key("min_samples"), 1));
+  if (node["max_samples"]) m.max_samples = static_cast<int>(r.integer(node["max_samples"], key("max_samples"), 1));
+  if (node["min_time_s"]) m.min_time_s = r.number(node["min_time_s"], key("min_time_s"), 0, false);
+  if (node["max_time_s"]) m.max_time_s = r.number(node["max_time_s"], key("max_time_s"), 0, true);
+  if (node["target_rel_noise"]) m.target_rel_noise = r.number(node["target_rel_noise"], key("target_rel_noise"), 0, true);
+  if (node["batch_sample_ms"]) m.batch_sample_ms = r.number(node["batch_sample_ms"], key("batch_sample_ms"), 0, true);
+  if (node["kernel_pass_iterations"]) m.kernel_pass_iterations = static_cast<int>(r.integer(node["kernel_pass_iterations"], key("kernel_pass_iterations"), 1));
+  if (node["cpu_pass_calls"]) m.cpu_pass_calls = static_cast<int>(r.integer(node["cpu_pass_calls"], key("cpu_pass_calls"), 1));
+  if (node["keep_samples"]) m.keep_samples = r.boolean(node["keep_samples"], key("keep_samples"));
+  if (node["timing_modes"]) {
+    m.timing_modes.clear();
+    for (const auto& item : r.list(node["timing_modes"], key("timing_modes"))) {
+      const std::string text = r.scalar(item, key("timing_modes"));
+      const auto mode = parse_timing_mode(text);
+      if (!mode || *mode == TimingMode::wall)
+        r.fail(item, key("timing_modes"), "unknown timing mode '" + text + "'; use cold, batch or graph (CPU points are always timed as wall)");
+      if (std::find(m.timing_modes.begin(), m.timing_modes.end(), *mode) != m.timing_modes.end())
+        r.fail(item, key("timing_modes"), "timing mode '" + text + "' appears twice");
+      m.timing_modes.push_back(*mode);
+    }
+  }
+  if (node["passes"]) {
+    m.passes.clear();
+    for (const auto& item : r.list(node["passes"], key("passes"))) {
+      const std::string text = r.scalar(item, key("passes"));
+      const auto pass = parse_pass(text);
+      if (!pass) r.fail(item, key("passes"), "unknown pass '" + text + "'; use correctness, timing, cpu, memory, ops or kernels");
+      m.passes.push_back(*pass);
+    }
+  }
+  if (m.max_samples < m.min_samples)
+    r.fail(node, key("max_samples"), "max_samples (" + std::to_string(m.max_samples) + ") is below min_samples (" + std::to_string(m.min_samples) + ")");
+  if (m.max_time_s < m.min_time_s)
+    r.fail(node, key("max_time_s"), "max_time_s is below min_time_s");
+}
+
+void parse_sweep(const Reader& r, const YAML::Node& node, SweepConfig& config) {
+  std::vector<std::string> allowed;
+  for (auto a : {AxisName::batch, AxisName::heads, AxisName::seq_len, AxisName::head_dim,
+                 AxisName::dtype, AxisName::causal, AxisName::device})
+    allowed.push_back(to_string(a));
+  allowed.push_back("zip");
+  r.check_keys(node, "sweep", allowed);
+
+  std::set<AxisName> seen;
+  for (const auto& kv : node) {
+    const std::string name = kv.first.as<std::string>();
+    if (name == "zip") continue;
+    const AxisName axis = *parse_axis_name(name);
+    config.axes.push_back({axis, parse_axis_values(r, axis, kv.second, "sweep." + name)});
+    seen.insert(axis);
+  }
+  if (const YAML::Node zip = node["zip"]) {
+    if (!zip.IsSequence() || zip.size() == 0)
+      r.fail(zip, "sweep.zip", "expected a non-empty list of groups, each a mapping of axes to lists of equal length");
+    for (size_t g = 0; g < zip.size(); ++g) {
+      const YAML::Node group = zip[g];
+      const std::string where = "sweep.zip[" + std::to_string(g) + "]";
+      std::vector<std::string> axis_names(allowed.begin(), allowed.end() - 1);
+      r.check_keys(group, where, axis_names);
+      ZipGroup zg;
+      zg.line = group.Mark().line + 1;
+      size_t length = 0;
+      for (const auto& kv : group) {
+        const std::string name = kv.first.as<std::string>();
+        const AxisName axis = *parse_axis_name(name);
+        if (seen.count(axis))
+          r.fail_at(kv.first.Mark(), where + "." + name, "axis '" + name + "' is already swept elsewhere; an axis belongs to one place");
+        seen.insert(axis);
+        Axis a{axis, parse_axis_values(r, axis, kv.second, where + "." + name)};
+        if (length != 0 && a.values.size() != length)
+          r.fail(kv.second, where + "." + name,
+                 "has " + std::to_string(a.values.size()) + " values but the group's first axis has " + std::to_string(length) + "; zipped axes move together and need equal lengths");
+        length = a.values.size();
+        zg.axes.push_back(std::move(a));
+      }
+      if (zg.axes.size() < 2) r.fail(group, where, "a zip group needs at least two axes");
+      config.zips.push_back(std::move(zg));
+    }
+  }
+  if (!seen.count(AxisName::seq_len)) r.fail(node, "sweep.seq_len", "the sweep needs seq_len");
+
+  size_t points = 1;
+  for (const auto& a : config.axes) points *= a.values.size();
+  for (const auto& z : config.zips) points *= z.axes.front().values.size();
+  if (points > kMaxPoints)
+    r.fail(node, "sweep", "expands to " + std::to_string(points) + " points, more than " + std::to_string(kMaxPoints));
+}
+
+}  // namespace
+
+namespace {
+SweepConfig parse_config_unguarded(const std::string& yaml_text, const std::string& file_name) {
+  Reader r(file_name);
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::ParserException& e) {
+    r.fail_at(e.mark, "", "not valid YAML: " + e.msg);
+  }
+  if (!root || root.IsNull()) throw ConfigError(file_name, 1, 1, "", "the file is empty");
+  r.check_keys(root, "", {"name", "description", "output", "backends", "measurement", "sweep",
+                          "tolerance", "peak_tflops", "seed"});
+  SweepConfig config;
+  config.file = file_name;
+  config.tolerance = default_tolerances();
+  if (root["name"]) config.name = r.scalar(root["name"], "name");
+  if (root["description"]) config.description = r.scalar(root["description"], "description");
+  if (root["output"]) {
+    config.output = r.scalar(root["output"], "output");
+    if (config.output.empty()) r.fail(root["output"], "output", "the output path is empty");
+  }
+  if (root["backends"]) {
+    for (const auto& item : r.list(root["backends"], "backends")) {
+      const std::string name = r.scalar(item, "backends");
+      if (std::find(config.backends.begin(), config.backends.end(), name) != config.backends.end())
+        r.fail(item, "backends", "backend '" + name + "' appears twice");
+      config.backends.push_back(name);
+      config.backend_marks.emplace_back(item.Mark().line + 1, item.Mark().column + 1);
+    }
+  }
+  if (root["measurement"]) parse_measurement(r, root["measurement"], config.measurement);
+  if (root["tolerance"]) {
+    const YAML::Node tol = root["tolerance"];
+    r.check_keys(tol, "tolerance", {"fp16", "bf16", "fp32"});
+    for (const auto& kv : tol) {
+      const std::string name = kv.first.as<std::string>();
+      config.tolerance[*parse_dtype(name)] = r.number(kv.second, "tolerance." + name, 0, true);
+    }
+  }
+  if (root["peak_tflops"]) config.peak_tflops = r.number(root["peak_tflops"], "peak_tflops", 0, true);
+  if (root["seed"]) config.seed = static_cast<uint64_t>(r.integer(root["seed"], "seed", 0));
+  if (!root["sweep"]) r.fail(root, "sweep", "the config needs a 'sweep' section");
+  parse_sweep(r, root["sweep"], config);
+  return config;
+}
+}  // namespace
+
+SweepConfig parse_config(const std::string& yaml_text, const std::string& file_name) {
+  try {
+    return parse_config_unguarded(yaml_text, file_name);
+  } catch (const YAML::Exception& e) {  // e.g. a key that is not a plain word
+    Reader(file_name).fail_at(e.mark, "", e.msg);
+  }
+}
+
+SweepConfig load_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot read the config file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_config(text.str(), path);
+}
+
+}  // namespace attnbench

@@ -1,0 +1,50 @@
+// CSV in RFC 4180 form: every field quoted when it needs to be, rows flushed as written so a killed
+// run keeps what it finished. The reader handles quotes, doubled quotes, commas and newlines in fields.
+#pragma once
+
+#include "row.hpp"
+
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace attnbench {
+
+// Bumped whenever a column changes name or meaning; written in every row, checked by compare.
+inline constexpr int kCsvSchemaVersion = 1;
+
+std::vector<std::string> row_header();
+std::vector<std::string> row_fields(const Row& row);
+std::vector<std::string> kernel_row_header();
+std::vector<std::string> kernel_row_fields(const KernelRow& row);
+
+class CsvWriter {
+ public:
+  // Opens `path` for writing (creating parent folders) and writes the header.
+  CsvWriter(const std::string& path, const std::vector<std::string>& header);
+  void write(const std::vector<std::string>& fields);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::ofstream out_;
+  size_t width_;
+};
+
+std::string csv_escape(const std::string& field);
+
+// A CSV read back as text: compare and tests work on column names, not on Row.
+struct CsvTable {
+  std::string path;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+
+  int column(const std::string& name) const;  // -1 when absent
+  const std::string& at(size_t row, const std::string& name) const;  // throws InputError when absent
+};
+
+CsvTable parse_csv(const std::string& text, const std::string& path);
+CsvTable read_csv(const std::string& path);  // throws InputError naming the file and line
+
+}  // namespace attnbench

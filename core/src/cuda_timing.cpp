@@ -1,0 +1,189 @@
+#include "cuda_timing.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#ifdef ATTNBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#endif
+
+namespace attnbench {
+
+#ifndef ATTNBENCH_WITH_CUDA
+
+struct CudaTimer::Gate {};
+CudaTimer::CudaTimer(int, int64_t) { throw std::runtime_error("this attnbench was built without CUDA"); }
+CudaTimer::~CudaTimer() = default;
+double CudaTimer::cold_ms(const std::function<void()>&) { return 0; }
+double CudaTimer::batch_ms(const std::function<void()>&, int) { return 0; }
+struct CapturedCall::Impl {};
+CapturedCall::CapturedCall(int, const std::function<void()>&) {
+  throw std::runtime_error("this attnbench was built without CUDA");
+}
+CapturedCall::~CapturedCall() = default;
+double CapturedCall::replay_ms(int) { return 0; }
+
+#else
+
+namespace {
+
+void check(cudaError_t err, const char* what) {
+  if (err != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(err));
+}
+
+cudaEvent_t event(void* e) { return static_cast<cudaEvent_t>(e); }
+
+float elapsed_ms(void* start, void* stop) {
+  check(cudaEventSynchronize(event(stop)), "cudaEventSynchronize");
+  float ms = 0;
+  check(cudaEventElapsedTime(&ms, event(start), event(stop)), "cudaEventElapsedTime");
+  return ms;
+}
+
+}  // namespace
+
+// Holds the stream in a host function until the host has enqueued the timed call. A call that
+// waits on the GPU from the host would deadlock; the gate gives up after a timeout and says so.
+struct CudaTimer::Gate {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool open = true;
+  bool timed_out = false;
+
+  static void CUDART_CB wait(void* self) {
+    auto* g = static_cast<Gate*>(self);
+    std::unique_lock<std::mutex> lock(g->mutex);
+    if (!g->cv.wait_for(lock, std::chrono::seconds(5), [g] { return g->open; })) g->timed_out = true;
+  }
+  void close() {
+    std::lock_guard<std::mutex> lock(mutex);
+    open = false;
+    timed_out = false;
+  }
+  void release() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      open = true;
+    }
+    cv.notify_all();
+  }
+};
+
+CudaTimer::CudaTimer(int device, int64_t l2_cache_bytes) : device_(device), gate_(std::make_unique<Gate>()) {
+  flush_bytes_ = static_cast<size_t>(std::max<int64_t>(l2_cache_bytes, 1 << 20)) * 2;
+  check(cudaMalloc(&flush_, flush_bytes_), "cudaMalloc (L2 flush buffer)");
+  cudaEvent_t a, b;
+  check(cudaEventCreate(&a), "cudaEventCreate");
+  check(cudaEventCreate(&b), "cudaEventCreate");
+  start_ = a;
+  stop_ = b;
+}
+
+CudaTimer::~CudaTimer() {
+  cudaFree(flush_);
+  cudaEventDestroy(event(start_));
+  cudaEventDestroy(event(stop_));
+}
+
+double CudaTimer::cold_ms(const std::function<void()>& call) {
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device_).stream();
+  flush_value_ = (flush_value_ + 1) & 0xff;
+  check(cudaMemsetAsync(flush_, flush_value_, flush_bytes_, stream), "L2 flush");
+  gate_->close();
+  check(cudaLaunchHostFunc(stream, &Gate::wait, gate_.get()), "cudaLaunchHostFunc (gate)");
+  try {
+    check(cudaEventRecord(event(start_), stream), "cudaEventRecord");
+    call();
+    check(cudaEventRecord(event(stop_), stream), "cudaEventRecord");
+  } catch (...) {
+    gate_->release();
+    cudaStreamSynchronize(stream);
+    throw;
+  }
+  gate_->release();
+  const float ms = elapsed_ms(start_, stop_);
+  if (gate_->timed_out)
+    throw std::runtime_error("cold timing: the call waited for the GPU while the stream was held (it synchronizes "
+                             "inside); time it with batch or graph");
+  return ms;
+}
+
+double CudaTimer::batch_ms(const std::function<void()>& call, int calls) {
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device_).stream();
+  check(cudaEventRecord(event(start_), stream), "cudaEventRecord");
+  for (int i = 0; i < calls; ++i) call();
+  check(cudaEventRecord(event(stop_), stream), "cudaEventRecord");
+  return elapsed_ms(start_, stop_) / calls;
+}
+
+struct CapturedCall::Impl {
+  int device = 0;
+  cudaStream_t raw_stream = nullptr;
+  std::unique_ptr<at::cuda::CUDAGraph> graph;
+  cudaEvent_t start = nullptr, stop = nullptr;
+
+  ~Impl() {  // also runs when the constructor throws
+    graph.reset();
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+    if (raw_stream) {
+      cudaStreamSynchronize(raw_stream);
+      cudaStreamDestroy(raw_stream);
+    }
+  }
+};
+
+CapturedCall::CapturedCall(int device, const std::function<void()>& call) : impl_(std::make_unique<Impl>()) {
+  impl_->device = device;
+  // A stream of our own: a failed capture must not leave a pooled stream that others reuse.
+  check(cudaStreamCreateWithFlags(&impl_->raw_stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  check(cudaEventCreate(&impl_->start), "cudaEventCreate");
+  check(cudaEventCreate(&impl_->stop), "cudaEventCreate");
+  const auto stream = c10::cuda::getStreamFromExternal(impl_->raw_stream, static_cast<c10::DeviceIndex>(device));
+  c10::cuda::CUDAStreamGuard guard(stream);
+  // The side stream must have run the call before capture (allocator, cuDNN plans, cuBLAS handles).
+  call();
+  check(cudaStreamSynchronize(impl_->raw_stream), "warm-up before capture");
+  impl_->graph = std::make_unique<at::cuda::CUDAGraph>();
+  try {
+    impl_->graph->capture_begin();
+    call();
+    impl_->graph->capture_end();
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(impl_->raw_stream, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone) {
+      try {
+        impl_->graph->capture_end();
+      } catch (...) {
+        cudaGraph_t g = nullptr;
+        if (cudaStreamEndCapture(impl_->raw_stream, &g) == cudaSuccess && g) cudaGraphDestroy(g);
+      }
+    }
+    impl_->graph.reset();
+    cudaGetLastError();  // clear the capture error so later work is not blamed for it
+    throw std::runtime_error("graph capture failed: " + what.substr(0, what.find('\n')));
+  }
+}
+
+CapturedCall::~CapturedCall() = default;
+
+double CapturedCall::replay_ms(int replays) {
+  const auto stream = c10::cuda::getStreamFromExternal(impl_->raw_stream, static_cast<c10::DeviceIndex>(impl_->device));
+  c10::cuda::CUDAStreamGuard guard(stream);
+  check(cudaEventRecord(impl_->start, impl_->raw_stream), "cudaEventRecord");
+  for (int i = 0; i < replays; ++i) impl_->graph->replay();
+  check(cudaEventRecord(impl_->stop, impl_->raw_stream), "cudaEventRecord");
+  return elapsed_ms(impl_->start, impl_->stop) / replays;
+}
+
+#endif
+
+}  // namespace attnbench

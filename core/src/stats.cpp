@@ -1,0 +1,69 @@
+#include "stats.hpp"
+
+#include <boost/math/statistics/univariate_statistics.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace attnbench {
+
+namespace {
+
+// Linear interpolation between order statistics (numpy's default), on sorted data.
+double quantile_sorted(const std::vector<double>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+double relative_noise(std::vector<double> samples) {
+  using boost::math::statistics::median;
+  const double center = median(samples);
+  if (center == 0) return 0;
+  // Not boost's median_absolute_deviation: in Boost 1.74 it ignores the center (returns median |x|).
+  for (double& x : samples) x = std::abs(x - center);
+  return 1.4826 * median(samples) / std::abs(center);
+}
+
+}  // namespace
+
+Summary summarize(std::vector<double> samples) {
+  Summary s;
+  if (samples.empty()) return s;
+  std::sort(samples.begin(), samples.end());
+  s.count = static_cast<int>(samples.size());
+  s.median = quantile_sorted(samples, 0.5);
+  s.p10 = quantile_sorted(samples, 0.1);
+  s.p90 = quantile_sorted(samples, 0.9);
+  s.rel_spread = s.median != 0 ? (s.p90 - s.p10) / s.median : 0;
+  s.rel_noise = relative_noise(std::move(samples));
+  return s;
+}
+
+SampleRun sample_until_stable(const MeasureSettings& settings, const std::function<double()>& sample) {
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  SampleRun run;
+  size_t next_check = static_cast<size_t>(settings.min_samples);
+  while (true) {
+    run.samples.push_back(sample());
+    run.elapsed_s = std::chrono::duration<double>(clock::now() - start).count();
+    const size_t n = run.samples.size();
+    if (n >= static_cast<size_t>(settings.max_samples) || run.elapsed_s >= settings.max_time_s) break;
+    if (n < static_cast<size_t>(settings.min_samples) || run.elapsed_s < settings.min_time_s) continue;
+    if (n >= next_check) {
+      // Checking costs a sort; do it after every ~10% more samples.
+      next_check = n + std::max<size_t>(1, n / 10);
+      if (relative_noise(run.samples) <= settings.target_rel_noise) {
+        run.converged = true;
+        break;
+      }
+    }
+  }
+  if (!run.converged) run.converged = relative_noise(run.samples) <= settings.target_rel_noise;
+  return run;
+}
+
+}  // namespace attnbench

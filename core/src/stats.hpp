@@ -1,0 +1,32 @@
+// Robust summaries of timing samples and the adaptive sampling loop that produces them.
+#pragma once
+
+#include "config.hpp"
+
+#include <functional>
+#include <vector>
+
+namespace attnbench {
+
+struct Summary {
+  int count = 0;
+  double median = 0;
+  double p10 = 0;
+  double p90 = 0;
+  double rel_spread = 0;  // (p90 - p10) / median
+  double rel_noise = 0;   // 1.4826 * MAD / median: a robust relative standard deviation
+};
+
+Summary summarize(std::vector<double> samples);
+
+struct SampleRun {
+  std::vector<double> samples;
+  bool converged = false;  // reached target_rel_noise before a cap
+  double elapsed_s = 0;
+};
+
+// Calls `sample` (returning one measurement) until at least min_samples and min_time_s are done and
+// the relative noise is at or below the target, or until max_samples or max_time_s.
+SampleRun sample_until_stable(const MeasureSettings& settings, const std::function<double()>& sample);
+
+}  // namespace attnbench

@@ -1,0 +1,118 @@
+#include "forced_sdpa.hpp"
+
+#include <ATen/Context.h>
+#include <c10/util/Exception.h>
+
+#include <vector>
+
+namespace attnbench::sdpa {
+
+namespace {
+
+// Saves every global SDPA switch, enables exactly one kernel, restores all on scope exit.
+class OnlyKernel {
+ public:
+  explicit OnlyKernel(Kernel kernel) {
+    auto& ctx = at::globalContext();
+    math_ = ctx.userEnabledMathSDP();
+    efficient_ = ctx.userEnabledMemEfficientSDP();
+    flash_ = ctx.userEnabledFlashSDP();
+    cudnn_ = ctx.userEnabledCuDNNSDP();
+    overrideable_ = ctx.userEnabledOverrideableSDP();
+    fa3_ = ctx.userEnabledFA3SDP();
+    set(kernel == Kernel::math, kernel == Kernel::efficient, kernel == Kernel::flash,
+        kernel == Kernel::cudnn, false, false);
+  }
+  ~OnlyKernel() { set(math_, efficient_, flash_, cudnn_, overrideable_, fa3_); }
+  OnlyKernel(const OnlyKernel&) = delete;
+  OnlyKernel& operator=(const OnlyKernel&) = delete;
+
+ private:
+  static void set(bool math, bool efficient, bool flash, bool cudnn, bool overrideable, bool fa3) {
+    auto& ctx = at::globalContext();
+    ctx.setSDPUseMath(math);
+    ctx.setSDPUseMemEfficient(efficient);
+    ctx.setSDPUseFlash(flash);
+    ctx.setSDPUseCuDNN(cudnn);
+    ctx.setSDPUseOverrideable(overrideable);
+    ctx.setSDPUseFA3(fa3);
+  }
+  bool math_, efficient_, flash_, cudnn_, overrideable_, fa3_;
+};
+
+class CollectWarnings : public c10::WarningHandler {
+ public:
+  void process(const c10::Warning& warning) override { messages.push_back(warning.msg()); }
+  std::vector<std::string> messages;
+};
+
+std::string kernel_words(Kernel kernel) {
+  switch (kernel) {
+    case Kernel::math: return "math";
+    case Kernel::efficient: return "memory efficient";
+    case Kernel::flash: return "flash attention";
+    case Kernel::cudnn: return "cudnn attention";
+  }
+  return "";
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string strip_location(std::string msg) {
+  for (const char* marker : {" (Triggered internally", "\nException raised from"})
+    if (auto pos = msg.find(marker); pos != std::string::npos) msg.resize(pos);
+  while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+  return msg;
+}
+
+}  // namespace
+
+std::string refusal_reason(Kernel kernel, const std::vector<std::string>& warnings) {
+  // PyTorch prints a header "<Kernel> kernel not used because:" followed by one warning per reason,
+  // for every kernel, including the ones we switched off ("... has been runtime disabled").
+  const std::string wanted = kernel_words(kernel);
+  std::string reason;
+  bool in_section = false;
+  for (const auto& raw : warnings) {
+    const std::string msg = strip_location(raw);
+    const std::string low = lower(msg);
+    if (low.find("not used because") != std::string::npos) {
+      in_section = low.find(wanted) != std::string::npos;
+      continue;
+    }
+    if (!in_section || low.find("runtime disabled") != std::string::npos) continue;
+    reason += (reason.empty() ? "" : "; ") + msg;
+  }
+  if (reason.empty())
+    for (const auto& raw : warnings) reason += (reason.empty() ? "" : "; ") + strip_location(raw);
+  return reason;
+}
+
+at::Tensor forced_attention(Kernel kernel, const Inputs& in) {
+  OnlyKernel only(kernel);
+  CollectWarnings warnings;
+  c10::WarningUtils::WarningHandlerGuard guard(&warnings);
+  try {
+    return at::scaled_dot_product_attention(in.q, in.k, in.v, /*attn_mask=*/std::nullopt, /*dropout_p=*/0.0,
+                                            /*is_causal=*/in.causal_mask != nullptr, in.scale);
+  } catch (const c10::OutOfMemoryError&) {
+    throw;  // the harness reports oom
+  } catch (const c10::Error& e) {
+    const std::string what = strip_location(e.what_without_backtrace());
+    if (what.find("No available kernel") == std::string::npos) throw;
+    const std::string reason = refusal_reason(kernel, warnings.messages);
+    throw Unsupported(kernel_words(kernel) + " refused: " + (reason.empty() ? what : reason));
+  }
+}
+
+Support needs_cuda(const Problem& problem, const std::string& what) {
+  if (problem.device != Device::cuda)
+    return Support::no(what + " is a CUDA kernel; this point runs on " +
+                       std::string(problem.device == Device::cpu ? "the CPU" : "another device"));
+  return Support::yes();
+}
+
+}  // namespace attnbench::sdpa

@@ -1,0 +1,22 @@
+// SDPA forced to its cuDNN fused attention kernel: one fused kernel per call on CUDA.
+#include "../common/forced_sdpa.hpp"
+
+namespace {
+
+class CudnnBackend final : public attnbench::Backend {
+ public:
+  std::string name() const override { return "cudnn"; }
+  std::string description() const override {
+    return "scaled_dot_product_attention forced to CUDNN_ATTENTION (cuDNN picks a plan per shape)";
+  }
+  attnbench::Support supports(const attnbench::Problem& problem) const override {
+    return attnbench::sdpa::needs_cuda(problem, "cuDNN fused attention");
+  }
+  at::Tensor forward(const attnbench::Inputs& in) override {
+    return attnbench::sdpa::forced_attention(attnbench::sdpa::Kernel::cudnn, in);
+  }
+};
+
+}  // namespace
+
+ATTNBENCH_PLUGIN(CudnnBackend)

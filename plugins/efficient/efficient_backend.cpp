@@ -1,0 +1,22 @@
+// SDPA forced to its memory-efficient (CUTLASS, from xformers) kernel: one fused kernel per call on CUDA.
+#include "../common/forced_sdpa.hpp"
+
+namespace {
+
+class EfficientBackend final : public attnbench::Backend {
+ public:
+  std::string name() const override { return "efficient"; }
+  std::string description() const override {
+    return "scaled_dot_product_attention forced to EFFICIENT_ATTENTION (CUTLASS kernels from xformers)";
+  }
+  attnbench::Support supports(const attnbench::Problem& problem) const override {
+    return attnbench::sdpa::needs_cuda(problem, "memory-efficient (CUTLASS, from xformers)");
+  }
+  at::Tensor forward(const attnbench::Inputs& in) override {
+    return attnbench::sdpa::forced_attention(attnbench::sdpa::Kernel::efficient, in);
+  }
+};
+
+}  // namespace
+
+ATTNBENCH_PLUGIN(EfficientBackend)

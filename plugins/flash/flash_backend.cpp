@@ -1,0 +1,22 @@
+// SDPA forced to its FlashAttention-2 kernel: one fused kernel per call on CUDA.
+#include "../common/forced_sdpa.hpp"
+
+namespace {
+
+class FlashBackend final : public attnbench::Backend {
+ public:
+  std::string name() const override { return "flash"; }
+  std::string description() const override {
+    return "scaled_dot_product_attention forced to FLASH_ATTENTION (FlashAttention-2)";
+  }
+  attnbench::Support supports(const attnbench::Problem& problem) const override {
+    return attnbench::sdpa::needs_cuda(problem, "FlashAttention-2");
+  }
+  at::Tensor forward(const attnbench::Inputs& in) override {
+    return attnbench::sdpa::forced_attention(attnbench::sdpa::Kernel::flash, in);
+  }
+};
+
+}  // namespace
+
+ATTNBENCH_PLUGIN(FlashBackend)

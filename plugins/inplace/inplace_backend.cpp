@@ -1,0 +1,18 @@
+// Textbook attention with masked_fill in place (masked_fill_): no copy of the scores.
+#include "../common/textbook_attention.hpp"
+
+namespace {
+
+class InplaceBackend final : public attnbench::Backend {
+ public:
+  std::string name() const override { return "inplace"; }
+  std::string description() const override { return "matmul, scale, masked_fill_ (in place), softmax, matmul"; }
+  attnbench::Support supports(const attnbench::Problem&) const override { return attnbench::Support::yes(); }
+  at::Tensor forward(const attnbench::Inputs& in) override {
+    return attnbench::textbook_attention(in, /*mask_in_place=*/true);
+  }
+};
+
+}  // namespace
+
+ATTNBENCH_PLUGIN(InplaceBackend)

@@ -1,0 +1,21 @@
+// SDPA forced to its math backend: the safe reference, composed of ordinary ATen ops. On CUDA it
+// upcasts fp16/bf16 to fp32 and launches many kernels.
+#include "../common/forced_sdpa.hpp"
+
+namespace {
+
+class MathBackend final : public attnbench::Backend {
+ public:
+  std::string name() const override { return "math"; }
+  std::string description() const override {
+    return "scaled_dot_product_attention forced to the MATH backend (unfused reference)";
+  }
+  attnbench::Support supports(const attnbench::Problem&) const override { return attnbench::Support::yes(); }
+  at::Tensor forward(const attnbench::Inputs& in) override {
+    return attnbench::sdpa::forced_attention(attnbench::sdpa::Kernel::math, in);
+  }
+};
+
+}  // namespace
+
+ATTNBENCH_PLUGIN(MathBackend)

@@ -1,0 +1,18 @@
+// Textbook attention with masked_fill out of place: the scores are copied once more than needed.
+#include "../common/textbook_attention.hpp"
+
+namespace {
+
+class NaiveBackend final : public attnbench::Backend {
+ public:
+  std::string name() const override { return "naive"; }
+  std::string description() const override { return "matmul, scale, masked_fill (out of place), softmax, matmul"; }
+  attnbench::Support supports(const attnbench::Problem&) const override { return attnbench::Support::yes(); }
+  at::Tensor forward(const attnbench::Inputs& in) override {
+    return attnbench::textbook_attention(in, /*mask_in_place=*/false);
+  }
+};
+
+}  // namespace
+
+ATTNBENCH_PLUGIN(NaiveBackend)
