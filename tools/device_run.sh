@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Builds attnbench on the GPU machine and runs the named steps, copying results to $OUT.
+# Usage (from the repository root there): tools/device_run.sh STEP... with steps among
+#   build tests seed seqlen dtypes calibrate ncu bench smoke
+# The device machine has no .git: pass the commit as ATTNBENCH_GIT_SHA.
+set -uo pipefail
+src=$(pwd)
+build=${ATTNBENCH_BUILD:-/tmp/attnbench-build}
+out=/tmp/attnbench-logs  # logs; packed with results/h200 into $OUT/run.tgz at the end
+mkdir -p "$out" results/h200
+export PATH=/opt/torch/.venv/bin:$PATH
+log() { echo "== $(date +%T) $*"; }
+for step in "$@"; do
+  case $step in
+    build)
+      log build
+      cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_PREFIX_PATH="$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')" >"$out/cmake.log" 2>&1 \
+        || { tail -30 "$out/cmake.log"; exit 1; }
+      ninja -C "$build" -j16 >"$out/build.log" 2>&1 || { grep -E "error|FAILED" -A3 "$out/build.log" | head -60; exit 1; }
+      ;;
+    tests)
+      log tests
+      (cd "$build" && ctest --output-on-failure -j4 2>&1 | tee "$out/ctest.log" | tail -40)
+      ;;
+    smoke)
+      log smoke
+      "$build/attnbench" run configs/tiny.yaml -o "$out/tiny.csv" 2>&1 | tail -40
+      ;;
+    seed)
+      log seed
+      /usr/bin/time -v "$build/attnbench" run configs/seed.yaml -o results/h200/seed.csv 2>"$out/seed.stderr" | tee "$out/seed.summary"
+      grep -E "Elapsed|Maximum resident" "$out/seed.stderr"; grep -v "^\[" "$out/seed.stderr" | grep -v "Elapsed\|Command\|time\|size\|faults\|switches\|File system\|Socket\|Signals\|Swaps\|Exit\|Percent\|Page\|Average" | head
+      ;;
+    seqlen)
+      log seqlen
+      "$build/attnbench" run configs/sweep-seqlen.yaml -o results/h200/sweep-seqlen.csv 2>"$out/seqlen.stderr" | tee "$out/seqlen.summary"
+      ;;
+    dtypes)
+      log dtypes
+      "$build/attnbench" run configs/dtypes.yaml -o results/h200/dtypes.csv 2>"$out/dtypes.stderr" | tee "$out/dtypes.summary"
+      ;;
+    calibrate)
+      log calibrate
+      "$build/attnbench" calibrate
+      ;;
+    bench)
+      log bench
+      "$build/tools/plugin_overhead_bench" --plugin-dir "$build/plugins" --benchmark_repetitions=5 \
+        --benchmark_report_aggregates_only=true 2>&1 | tee results/h200/plugin_overhead.txt
+      ;;
+    ncu)
+      log ncu
+      python3 tools/ncu_check.py --attnbench "$build/attnbench" --out results/h200 2>&1 | tail -40
+      ;;
+    *) echo "unknown step $step"; exit 2 ;;
+  esac
+done
+[ -n "${OUT:-}" ] && tar czf "$OUT/run.tgz" results/h200 -C /tmp attnbench-logs
+log done
