@@ -102,6 +102,7 @@ class Reader {
         msg += "; allowed here: " + join(allowed);
         fail_at(kv.first.Mark(), qualified(where, key), msg);
       }
+      if (kv.second.IsNull()) fail_at(kv.first.Mark(), qualified(where, key), "has no value");
     }
   }
 
@@ -202,6 +203,7 @@ class Reader {
     std::string best;
     size_t best_distance = 3;  // suggest only near misses
     for (const auto& a : allowed) {
+      if (a.rfind(key, 0) == 0) return a;  // "warmup" for "warmup_ms"
       const size_t d = edit_distance(key, a);
       if (d < best_distance) best_distance = d, best = a;
     }

@@ -18,13 +18,18 @@ double quantile_sorted(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
 }
 
+// Two robust estimates of the standard deviation, the larger one: MAD alone is 0 whenever half the
+// samples are equal (coarse clocks, few samples), the interquartile range alone misses a narrow core.
 double relative_noise(std::vector<double> samples) {
   using boost::math::statistics::median;
-  const double center = median(samples);
+  std::sort(samples.begin(), samples.end());
+  const double center = quantile_sorted(samples, 0.5);
   if (center == 0) return 0;
+  const double iqr_sigma = (quantile_sorted(samples, 0.75) - quantile_sorted(samples, 0.25)) / 1.349;
   // Not boost's median_absolute_deviation: in Boost 1.74 it ignores the center (returns median |x|).
   for (double& x : samples) x = std::abs(x - center);
-  return 1.4826 * median(samples) / std::abs(center);
+  const double mad_sigma = 1.4826 * median(samples);
+  return std::max(mad_sigma, iqr_sigma) / std::abs(center);
 }
 
 }  // namespace
@@ -38,7 +43,7 @@ Summary summarize(std::vector<double> samples) {
   s.p10 = quantile_sorted(samples, 0.1);
   s.p90 = quantile_sorted(samples, 0.9);
   s.rel_spread = s.median != 0 ? (s.p90 - s.p10) / s.median : 0;
-  s.rel_noise = relative_noise(std::move(samples));
+  s.rel_noise = relative_noise(samples);
   return s;
 }
 

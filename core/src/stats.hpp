@@ -14,7 +14,7 @@ struct Summary {
   double p10 = 0;
   double p90 = 0;
   double rel_spread = 0;  // (p90 - p10) / median
-  double rel_noise = 0;   // 1.4826 * MAD / median: a robust relative standard deviation
+  double rel_noise = 0;   // max(1.4826 * MAD, IQR / 1.349) / median: a robust relative standard deviation
 };
 
 Summary summarize(std::vector<double> samples);

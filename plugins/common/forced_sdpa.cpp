@@ -75,18 +75,19 @@ std::string refusal_reason(Kernel kernel, const std::vector<std::string>& warnin
   // for every kernel, including the ones we switched off ("... has been runtime disabled").
   const std::string wanted = kernel_words(kernel);
   std::string reason;
-  bool in_section = false;
+  bool in_section = false, any_section = false;
   for (const auto& raw : warnings) {
     const std::string msg = strip_location(raw);
     const std::string low = lower(msg);
     if (low.find("not used because") != std::string::npos) {
       in_section = low.find(wanted) != std::string::npos;
+      any_section = true;
       continue;
     }
     if (!in_section || low.find("runtime disabled") != std::string::npos) continue;
     reason += (reason.empty() ? "" : "; ") + msg;
   }
-  if (reason.empty())
+  if (!any_section)  // not the usual layout: keep everything rather than lose the reason
     for (const auto& raw : warnings) reason += (reason.empty() ? "" : "; ") + strip_location(raw);
   return reason;
 }
@@ -102,7 +103,9 @@ at::Tensor forced_attention(Kernel kernel, const Inputs& in) {
     throw;  // the harness reports oom
   } catch (const c10::Error& e) {
     const std::string what = strip_location(e.what_without_backtrace());
-    if (what.find("No available kernel") == std::string::npos) throw;
+    // CUDA says "No available kernel", the CPU dispatcher "No viable backend".
+    if (what.find("No available kernel") == std::string::npos && what.find("No viable backend") == std::string::npos)
+      throw;
     const std::string reason = refusal_reason(kernel, warnings.messages);
     throw Unsupported(kernel_words(kernel) + " refused: " + (reason.empty() ? what : reason));
   }

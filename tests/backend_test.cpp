@@ -1,0 +1,115 @@
+#include "../plugins/common/forced_sdpa.hpp"
+#include "op_counter.hpp"
+#include "test_support.hpp"
+
+#include <ATen/Context.h>
+#include <c10/core/InferenceMode.h>
+
+namespace attnbench {
+namespace {
+
+using test::backend;
+using test::problem;
+
+struct CpuCase {
+  const char* backend;
+  DType dtype;
+  bool causal;
+  double tolerance;
+};
+
+void PrintTo(const CpuCase& c, std::ostream* os) { *os << c.backend; }
+
+class CpuBackendTest : public ::testing::TestWithParam<CpuCase> {};
+
+TEST_P(CpuBackendTest, MatchesTheFloat64Reference) {
+  const CpuCase& c = GetParam();
+  c10::InferenceMode guard;
+  const Problem p = problem(2, 3, 77, 16, c.dtype, c.causal, Device::cpu);
+  for (uint64_t seed : {1u, 2u}) {  // fresh inputs: the same function on any input
+    const InputTensors in = make_inputs(p, seed);
+    const at::Tensor out = backend(c.backend).forward(in.view());
+    EXPECT_LT(max_row_rel_error(in, out), c.tolerance) << c.backend;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    NaiveInplaceMath, CpuBackendTest,
+    ::testing::Values(CpuCase{"naive", DType::f32, true, 1e-5}, CpuCase{"naive", DType::f32, false, 1e-5},
+                      CpuCase{"inplace", DType::f32, true, 1e-5}, CpuCase{"inplace", DType::bf16, true, 2e-2},
+                      CpuCase{"math", DType::f32, true, 1e-5}, CpuCase{"math", DType::f32, false, 1e-5},
+                      CpuCase{"math", DType::bf16, true, 2e-2}),
+    [](const auto& info) {
+      return std::string(info.param.backend) + "_" + (info.param.dtype == DType::f32 ? "fp32" : "bf16") +
+             (info.param.causal ? "_causal" : "_full");
+    });
+
+TEST(CpuBackends, ReferenceCatchesAWrongOutput) {
+  c10::InferenceMode guard;
+  const InputTensors in = make_inputs(problem(1, 2, 64, 16, DType::f32, true, Device::cpu), 3);
+  at::Tensor out = backend("naive").forward(in.view());
+  EXPECT_LT(max_row_rel_error(in, out), 1e-5);
+  out[0][1][63] += 0.1;  // one wrong row (the last, which sees every key) is enough
+  EXPECT_GT(max_row_rel_error(in, out), 1e-2);
+  out[0][0][0] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(max_row_rel_error(in, out)));
+}
+
+// The study: naive is five ops and copies the scores in masked_fill; inplace is the same five ops
+// with masked_fill_ and no copy.
+TEST(CpuBackends, NaiveCopiesTheScoresAndInplaceDoesNot) {
+  c10::InferenceMode guard;
+  const InputTensors in = make_inputs(problem(1, 2, 64, 16, DType::f32, true, Device::cpu), 4);
+  const OpCounts naive = count_aten_ops([&] { backend("naive").forward(in.view()); });
+  const OpCounts inplace = count_aten_ops([&] { backend("inplace").forward(in.view()); });
+  EXPECT_EQ(naive.top_level, (std::vector<std::string>{"matmul", "mul", "masked_fill", "softmax", "matmul"}));
+  EXPECT_EQ(inplace.top_level, (std::vector<std::string>{"matmul", "mul", "masked_fill_", "softmax", "matmul"}));
+  EXPECT_EQ(naive.copies, 1);
+  EXPECT_EQ(inplace.copies, 0);
+  EXPECT_GT(naive.nested, inplace.nested);
+}
+
+TEST(CpuBackends, FusedBackendsSayTheyNeedCuda) {
+  const Problem p = problem(1, 1, 64, 64, DType::bf16, true, Device::cpu);
+  for (const char* name : {"efficient", "flash", "cudnn"}) {
+    const Support s = backend(name).supports(p);
+    EXPECT_FALSE(s.supported) << name;
+    EXPECT_NE(s.reason.find("CUDA kernel"), std::string::npos) << name << ": " << s.reason;
+  }
+}
+
+std::vector<bool> sdpa_switches() {
+  const auto& ctx = at::globalContext();
+  return {ctx.userEnabledMathSDP(), ctx.userEnabledMemEfficientSDP(), ctx.userEnabledFlashSDP(),
+          ctx.userEnabledCuDNNSDP(), ctx.userEnabledOverrideableSDP(), ctx.userEnabledFA3SDP()};
+}
+
+TEST(ForcedSdpa, ForcingDoesNotLeakIntoOtherPlugins) {
+  c10::InferenceMode guard;
+  const std::vector<bool> before = sdpa_switches();
+  const InputTensors in = make_inputs(problem(1, 2, 32, 16, DType::f32, true, Device::cpu), 5);
+  backend("math").forward(in.view());
+  EXPECT_EQ(sdpa_switches(), before);
+  // A refusal (flash forced on inputs it cannot take) restores them too.
+  EXPECT_THROW(sdpa::forced_attention(sdpa::Kernel::cudnn, in.view()), Unsupported);
+  EXPECT_EQ(sdpa_switches(), before);
+}
+
+TEST(ForcedSdpa, RefusalReasonKeepsOnlyTheForcedKernelsSection) {
+  const std::vector<std::string> warnings = {
+      "Memory efficient kernel not used because:",
+      "Memory Efficient attention has been runtime disabled.",
+      "Flash attention kernel not used because:",
+      "Flash attention requires q,k,v to have the same last dimension and to be less than or equal to 256. Got "
+      "Query.size(-1): 512 (Triggered internally at /pytorch/aten/src/ATen/native/transformers/sdp_utils_cpp.h:123.)",
+      "CuDNN attention kernel not used because:",
+      "CuDNN attention has been runtime disabled.",
+  };
+  EXPECT_EQ(sdpa::refusal_reason(sdpa::Kernel::flash, warnings),
+            "Flash attention requires q,k,v to have the same last dimension and to be less than or equal to 256. Got "
+            "Query.size(-1): 512");
+  EXPECT_EQ(sdpa::refusal_reason(sdpa::Kernel::efficient, warnings), "");
+}
+
+}  // namespace
+}  // namespace attnbench

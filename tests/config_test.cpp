@@ -1,0 +1,167 @@
+#include "config.hpp"
+#include "errors.hpp"
+
+#include <gtest/gtest.h>
+
+namespace attnbench {
+namespace {
+
+constexpr const char* kGood = R"(name: good
+output: out.csv
+backends: [naive, flash]
+measurement:
+  warmup_ms: 10
+  min_samples: 3
+  max_samples: 100
+  min_time_s: 0.01
+  max_time_s: 0.5
+  target_rel_noise: 0.02
+  timing_modes: [cold, graph]
+  keep_samples: true
+  passes: [timing, kernels]
+tolerance:
+  bf16: 0.03
+peak_tflops: 800
+seed: 7
+sweep:
+  batch: [1, 2]
+  heads: 8
+  seq_len: {from: 512, to: 4096, mul: 2}
+  head_dim: [64, 128]
+  dtype: [bf16, fp16]
+  causal: [true, false]
+  device: cuda
+)";
+
+TEST(Config, ParsesEveryKey) {
+  const SweepConfig c = parse_config(kGood, "good.yaml");
+  EXPECT_EQ(c.name, "good");
+  EXPECT_EQ(c.output, "out.csv");
+  EXPECT_EQ(c.backends, (std::vector<std::string>{"naive", "flash"}));
+  EXPECT_EQ(c.backend_marks.at(1), (std::pair<int, int>{3, 19}));
+  EXPECT_DOUBLE_EQ(c.measurement.warmup_ms, 10);
+  EXPECT_EQ(c.measurement.min_samples, 3);
+  EXPECT_EQ(c.measurement.max_samples, 100);
+  EXPECT_DOUBLE_EQ(c.measurement.target_rel_noise, 0.02);
+  EXPECT_EQ(c.measurement.timing_modes, (std::vector<TimingMode>{TimingMode::cold, TimingMode::graph}));
+  EXPECT_TRUE(c.measurement.keep_samples);
+  EXPECT_EQ(c.measurement.passes, (std::vector<Pass>{Pass::timing, Pass::kernels}));
+  EXPECT_DOUBLE_EQ(c.tolerance.at(DType::bf16), 0.03);
+  EXPECT_DOUBLE_EQ(c.tolerance.at(DType::f16), default_tolerances().at(DType::f16));
+  EXPECT_DOUBLE_EQ(*c.peak_tflops, 800);
+  EXPECT_EQ(c.seed, 7u);
+  ASSERT_EQ(c.axes.size(), 7u);
+  EXPECT_EQ(c.axes[2].name, AxisName::seq_len);
+  EXPECT_EQ(c.axes[2].values.size(), 4u);  // 512 1024 2048 4096
+  EXPECT_EQ(std::get<int64_t>(c.axes[2].values.back()), 4096);
+}
+
+TEST(Config, RangeWithStepAndZipGroups) {
+  const SweepConfig c = parse_config(R"(sweep:
+  heads: {from: 4, to: 12, step: 4}
+  zip:
+    - batch: [4, 2, 1]
+      seq_len: [1024, 2048, 4096]
+)",
+                                     "zip.yaml");
+  ASSERT_EQ(c.axes.size(), 1u);
+  EXPECT_EQ(c.axes[0].values.size(), 3u);
+  ASSERT_EQ(c.zips.size(), 1u);
+  EXPECT_EQ(c.zips[0].axes.size(), 2u);
+  EXPECT_EQ(c.zips[0].line, 4);
+}
+
+struct BadConfig {
+  const char* what;
+  const char* yaml;
+  int line;
+  int column;  // 0: not checked
+  const char* key;
+  const char* message;  // a part of the message
+};
+
+// Each bad config names its file, line, column and key, and says what is wrong.
+const BadConfig kBadConfigs[] = {
+    {"not YAML", "sweep: [1, 2\n", 2, 0, "", "not valid YAML"},
+    {"empty file", "", 1, 1, "", "the file is empty"},
+    {"top level is a list", "- 1\n- 2\n", 1, 1, "", "expected a mapping"},
+    {"unknown top key", "sweeep:\n  seq_len: 1\n", 1, 1, "sweeep", "did you mean 'sweep'"},
+    {"no sweep", "name: x\n", 1, 1, "sweep", "needs a 'sweep' section"},
+    {"no seq_len", "sweep:\n  batch: 1\n", 2, 3, "sweep.seq_len", "needs seq_len"},
+    {"unknown axis", "sweep:\n  seq_len: 1\n  hedas: 2\n", 3, 3, "sweep.hedas", "did you mean 'heads'"},
+    {"batch zero", "sweep:\n  seq_len: 128\n  batch: 0\n", 3, 10, "sweep.batch", "at least 1"},
+    {"negative seq_len", "sweep:\n  seq_len: [128, -4]\n", 2, 18, "sweep.seq_len", "at least 1"},
+    {"float head_dim", "sweep:\n  seq_len: 128\n  head_dim: 64.5\n", 3, 13, "sweep.head_dim", "expected an integer"},
+    {"word for heads", "sweep:\n  seq_len: 128\n  heads: many\n", 3, 10, "sweep.heads", "expected an integer, got 'many'"},
+    {"unknown dtype", "sweep:\n  seq_len: 128\n  dtype: [bf16, fp8]\n", 3, 17, "sweep.dtype", "unknown dtype 'fp8'"},
+    {"causal not bool", "sweep:\n  seq_len: 128\n  causal: maybe\n", 3, 11, "sweep.causal", "expected true or false"},
+    {"unknown device", "sweep:\n  seq_len: 128\n  device: tpu\n", 3, 11, "sweep.device", "unknown device 'tpu'"},
+    {"empty list", "sweep:\n  seq_len: []\n", 2, 12, "sweep.seq_len", "the list is empty"},
+    {"duplicate value", "sweep:\n  seq_len: [128, 128]\n", 2, 12, "sweep.seq_len", "appears twice"},
+    {"range to below from", "sweep:\n  seq_len: {from: 4096, to: 512, mul: 2}\n", 2, 0, "sweep.seq_len.to", "below 'from'"},
+    {"range with step and mul", "sweep:\n  seq_len: {from: 1, to: 8, step: 1, mul: 2}\n", 2, 12, "sweep.seq_len", "exactly one of 'step' or 'mul'"},
+    {"range mul 1", "sweep:\n  seq_len: {from: 1, to: 8, mul: 1}\n", 2, 0, "sweep.seq_len.mul", "at least 2"},
+    {"range unknown key", "sweep:\n  seq_len: {from: 1, to: 8, by: 2}\n", 2, 0, "sweep.seq_len.by", "unknown key"},
+    {"zip lengths differ", "sweep:\n  zip:\n    - batch: [1, 2]\n      seq_len: [128, 256, 512]\n", 4, 16,
+     "sweep.zip[0].seq_len", "need equal lengths"},
+    {"axis in zip and free", "sweep:\n  seq_len: 128\n  zip:\n    - seq_len: [1, 2]\n      batch: [1, 2]\n", 4, 7,
+     "sweep.zip[0].seq_len", "already swept elsewhere"},
+    {"zip group of one axis", "sweep:\n  zip:\n    - seq_len: [1, 2]\n", 3, 7, "sweep.zip[0]", "at least two axes"},
+    {"zip not a list", "sweep:\n  seq_len: 1\n  zip: {batch: [1]}\n", 3, 8, "sweep.zip", "non-empty list"},
+    {"unknown measurement key", "measurement:\n  warmup: 5\nsweep:\n  seq_len: 1\n", 2, 3, "measurement.warmup",
+     "did you mean 'warmup_ms'"},
+    {"max below min samples", "measurement:\n  min_samples: 10\n  max_samples: 5\nsweep:\n  seq_len: 1\n", 2, 3,
+     "measurement.max_samples", "below min_samples"},
+    {"zero noise target", "measurement:\n  target_rel_noise: 0\nsweep:\n  seq_len: 1\n", 2, 21,
+     "measurement.target_rel_noise", "greater than 0"},
+    {"unknown timing mode", "measurement:\n  timing_modes: [cold, warm]\nsweep:\n  seq_len: 1\n", 2, 24,
+     "measurement.timing_modes", "unknown timing mode 'warm'"},
+    {"wall is not a CUDA mode", "measurement:\n  timing_modes: wall\nsweep:\n  seq_len: 1\n", 2, 17,
+     "measurement.timing_modes", "unknown timing mode 'wall'"},
+    {"unknown pass", "measurement:\n  passes: [timing, ncu]\nsweep:\n  seq_len: 1\n", 2, 20, "measurement.passes",
+     "unknown pass 'ncu'"},
+    {"keep_samples not bool", "measurement:\n  keep_samples: 3\nsweep:\n  seq_len: 1\n", 2, 17,
+     "measurement.keep_samples", "expected true or false"},
+    {"backend twice", "backends: [flash, flash]\nsweep:\n  seq_len: 1\n", 1, 19, "backends", "appears twice"},
+    {"backends a mapping", "backends: {flash: 1}\nsweep:\n  seq_len: 1\n", 1, 11, "backends", "expected a value or a list"},
+    {"tolerance for unknown dtype", "tolerance:\n  fp8: 0.1\nsweep:\n  seq_len: 1\n", 2, 3, "tolerance.fp8", "unknown key"},
+    {"negative peak", "peak_tflops: -5\nsweep:\n  seq_len: 1\n", 1, 14, "peak_tflops", "greater than 0"},
+    {"empty output", "output: ''\nsweep:\n  seq_len: 1\n", 1, 9, "output", "output path is empty"},
+    {"axis without value", "sweep:\n  seq_len:\n", 2, 3, "sweep.seq_len", "has no value"},
+    {"too many points", "sweep:\n  seq_len: {from: 1, to: 1000, step: 1}\n  batch: {from: 1, to: 1000, step: 1}\n", 2, 3,
+     "sweep", "more than 100000"},
+};
+
+void PrintTo(const BadConfig& bad, std::ostream* os) { *os << bad.what; }
+
+class BadConfigTest : public ::testing::TestWithParam<BadConfig> {};
+
+TEST_P(BadConfigTest, NamesFileLineColumnAndKey) {
+  const BadConfig& bad = GetParam();
+  try {
+    parse_config(bad.yaml, "bad.yaml");
+    FAIL() << bad.what << ": parsed without error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.file(), "bad.yaml") << bad.what;
+    EXPECT_EQ(e.line(), bad.line) << bad.what << ": " << e.what();
+    if (bad.column) EXPECT_EQ(e.column(), bad.column) << bad.what << ": " << e.what();
+    EXPECT_EQ(e.key(), bad.key) << bad.what << ": " << e.what();
+    EXPECT_NE(std::string(e.what()).find(bad.message), std::string::npos) << bad.what << ": " << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("bad.yaml:" + std::to_string(e.line()) + ":", 0), 0u) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllBadConfigs, BadConfigTest, ::testing::ValuesIn(kBadConfigs),
+                         [](const ::testing::TestParamInfo<BadConfig>& info) {
+                           std::string name = info.param.what;
+                           for (auto& c : name)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return name;
+                         });
+
+TEST(Config, MissingFileIsAnInputError) {
+  EXPECT_THROW(load_config("/nonexistent/sweep.yaml"), InputError);
+}
+
+}  // namespace
+}  // namespace attnbench

@@ -1,0 +1,103 @@
+#include "csv.hpp"
+#include "errors.hpp"
+#include "types.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace attnbench {
+namespace {
+
+std::string temp_path(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("attnbench-csv-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return (dir / name).string();
+}
+
+TEST(Csv, EscapesOnlyWhatNeedsIt) {
+  EXPECT_EQ(csv_escape("plain"), "plain");
+  EXPECT_EQ(csv_escape("a,b"), "\"a,b\"");
+  EXPECT_EQ(csv_escape("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(csv_escape("two\nlines"), "\"two\nlines\"");
+}
+
+TEST(Csv, ParsesQuotedCommasQuotesAndNewlines) {
+  const CsvTable t = parse_csv("a,b,c\r\n1,\"x, y\",\"he said \"\"no\"\"\"\n2,\"multi\nline\",\n", "t.csv");
+  ASSERT_EQ(t.header, (std::vector<std::string>{"a", "b", "c"}));
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.rows[0][1], "x, y");
+  EXPECT_EQ(t.rows[0][2], "he said \"no\"");
+  EXPECT_EQ(t.rows[1][1], "multi\nline");
+  EXPECT_EQ(t.rows[1][2], "");
+}
+
+TEST(Csv, RejectsBrokenFilesWithTheirLine) {
+  try {
+    parse_csv("a,b\n1,2\n3\n", "short.csv");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("short.csv:3: row has 1 fields, the header has 2"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_csv("a\n\"never closed\n", "open.csv"), InputError);
+  EXPECT_THROW(parse_csv("", "empty.csv"), InputError);
+}
+
+TEST(Csv, RowsWriteAndReadBackThroughTheSchema) {
+  Row row;
+  row.point_id = "b1-h2-s64-d32-fp32-causal-cpu";
+  row.backend = "naive";
+  row.problem.batch = 1, row.problem.heads = 2, row.problem.seq_len = 64, row.problem.head_dim = 32;
+  row.problem.dtype = DType::f32;
+  row.problem.causal = true;
+  row.timing_mode = "wall";
+  row.status = Status::unsupported;
+  row.reason = "flash refused: head_dim, \"512\", too large";
+  row.time_ms_median = 0.125;
+  row.aten_ops = "matmul mul masked_fill softmax matmul";
+  row.add_flag("noise_target_missed");
+  row.add_flag("above_peak");
+
+  const std::string path = temp_path("rows.csv");
+  {
+    CsvWriter w(path, row_header());
+    w.write(row_fields(row));
+  }  // each row is flushed as it is written; closing adds nothing
+  const CsvTable t = read_csv(path);
+  EXPECT_EQ(t.header, row_header());
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(t.at(0, "schema_version"), std::to_string(kCsvSchemaVersion));
+  EXPECT_EQ(t.at(0, "reason"), row.reason);
+  EXPECT_EQ(t.at(0, "status"), "unsupported");
+  EXPECT_EQ(t.at(0, "time_ms_median"), "0.125");
+  EXPECT_EQ(t.at(0, "time_ms_p10"), "");  // not measured: empty, never a made-up number
+  EXPECT_EQ(t.at(0, "causal"), "true");
+  EXPECT_EQ(t.at(0, "aten_ops"), row.aten_ops);
+  EXPECT_EQ(t.at(0, "flags"), "noise_target_missed;above_peak");
+}
+
+TEST(Csv, HeaderHasTheDocumentedColumns) {
+  const auto header = row_header();
+  for (const char* column :
+       {"backend", "batch", "heads", "seq_len", "head_dim", "dtype", "causal", "device", "status", "reason",
+        "time_ms_median", "time_ms_p10", "time_ms_p90", "time_rel_spread", "samples", "timing_mode", "cpu_us_median",
+        "aten_ops_per_call", "kernels_per_call", "memcpy_per_call", "memset_per_call", "peak_mem_mib", "rel_err",
+        "tflops", "device_name", "torch_version", "git_sha", "started_at"})
+    EXPECT_NE(std::find(header.begin(), header.end(), column), header.end()) << column;
+  const auto kernels = kernel_row_header();
+  for (const char* column : {"point_id", "backend", "name", "launches_per_call", "duration_us_mean", "grid", "block",
+                             "registers_per_thread", "static_smem_bytes", "dynamic_smem_bytes",
+                             "theoretical_occupancy_pct"})
+    EXPECT_NE(std::find(kernels.begin(), kernels.end(), column), kernels.end()) << column;
+}
+
+TEST(Csv, ResultsReadmeDocumentsEveryColumn) {
+  std::ifstream in(std::string(ATTNBENCH_SOURCE_DIR) + "/results/README.md");
+  ASSERT_TRUE(in) << "results/README.md is missing";
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const auto& column : row_header()) EXPECT_NE(text.find("`" + column + "`"), std::string::npos) << column;
+  for (const auto& column : kernel_row_header()) EXPECT_NE(text.find("`" + column + "`"), std::string::npos) << column;
+}
+
+}  // namespace
+}  // namespace attnbench

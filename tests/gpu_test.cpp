@@ -1,0 +1,191 @@
+// GPU checks: skipped, with a message, where there is no CUDA device.
+#include "cupti_tracer.hpp"
+#include "host_info.hpp"
+#include "runner.hpp"
+#include "test_support.hpp"
+
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+
+#include <cmath>
+#include <regex>
+
+namespace attnbench {
+namespace {
+
+using test::backend;
+using test::problem;
+
+const HostInfo& host() {
+  static const HostInfo h = query_host();
+  return h;
+}
+
+#define REQUIRE_CUDA()                                                          \
+  if (!host().cuda_available) GTEST_SKIP() << "no CUDA device: GPU test skipped"; \
+  static_assert(true)
+
+const char* const kAll[] = {"naive", "inplace", "math", "efficient", "flash", "cudnn"};
+
+TEST(Gpu, EveryBackendIsCorrectInBf16AndFp16) {
+  REQUIRE_CUDA();
+  c10::InferenceMode guard;
+  for (DType dtype : {DType::bf16, DType::f16}) {
+    for (const char* name : kAll) {
+      for (uint64_t seed : {11u, 12u}) {
+        const InputTensors in = make_inputs(problem(2, 4, 512, 64, dtype, true, Device::cuda), seed);
+        const at::Tensor out = backend(name).forward(in.view());
+        EXPECT_LT(max_row_rel_error(in, out), default_tolerances().at(dtype)) << name;
+      }
+    }
+  }
+}
+
+TEST(Gpu, UnfusedBackendsAreCorrectInFp32) {
+  REQUIRE_CUDA();
+  c10::InferenceMode guard;
+  for (const char* name : {"naive", "inplace", "math"}) {
+    const InputTensors in = make_inputs(problem(1, 2, 256, 64, DType::f32, true, Device::cuda), 13);
+    EXPECT_LT(max_row_rel_error(in, backend(name).forward(in.view())), 1e-4) << name;
+  }
+}
+
+TEST(Gpu, ForcedKernelsRefuseWhatTheyCannotRunWithPyTorchsReason) {
+  REQUIRE_CUDA();
+  c10::InferenceMode guard;
+  auto refusal = [](const char* name, const Problem& p) -> std::string {
+    const InputTensors in = make_inputs(p, 14);
+    try {
+      backend(name).forward(in.view());
+    } catch (const Unsupported& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const std::string flash_512 = refusal("flash", problem(1, 2, 128, 512, DType::bf16, true, Device::cuda));
+  EXPECT_NE(flash_512.find("flash attention refused"), std::string::npos) << flash_512;
+  EXPECT_NE(flash_512.find("256"), std::string::npos) << flash_512;
+  const std::string flash_fp32 = refusal("flash", problem(1, 2, 128, 64, DType::f32, true, Device::cuda));
+  EXPECT_NE(flash_fp32.find("flash attention refused"), std::string::npos) << flash_fp32;
+  const std::string cudnn_fp32 = refusal("cudnn", problem(1, 2, 128, 64, DType::f32, true, Device::cuda));
+  EXPECT_NE(cudnn_fp32.find("cudnn attention refused"), std::string::npos) << cudnn_fp32;
+}
+
+GpuTrace trace(const char* name, const Problem& p, int iterations = 3) {
+  c10::InferenceMode guard;
+  const InputTensors in = make_inputs(p, 15);
+  backend(name).forward(in.view());  // warm-up outside the trace
+  return trace_gpu_activity([&] { backend(name).forward(in.view()); }, iterations);
+}
+
+int count(const GpuTrace& t, GpuActivity::Kind kind, const std::string& pattern = ".*") {
+  int n = 0;
+  for (const auto& a : t.activities) n += a.kind == kind && std::regex_search(a.name, std::regex(pattern));
+  return n;
+}
+
+std::string names(const GpuTrace& t) {
+  std::string out;
+  for (const auto& a : t.activities) out += "\n  " + to_string(a.kind) + " " + a.name;
+  return out;
+}
+
+TEST(Gpu, EfficientAndFlashLaunchExactlyOneAttentionKernel) {
+  REQUIRE_CUDA();
+  if (!cupti_available()) GTEST_SKIP() << "built without CUPTI";
+  const Problem p = problem(2, 8, 1024, 64, DType::bf16, true, Device::cuda);
+  const GpuTrace efficient = trace("efficient", p);
+  EXPECT_EQ(count(efficient, GpuActivity::Kind::kernel, "fmha|attention|Attention"), 3) << names(efficient);
+  const GpuTrace flash = trace("flash", p);
+  EXPECT_EQ(count(flash, GpuActivity::Kind::kernel, "flash"), 3) << names(flash);
+  EXPECT_TRUE(flash.same_every_iteration) << flash.difference;
+}
+
+TEST(Gpu, InplaceHasOneMemcpyFewerThanNaive) {
+  REQUIRE_CUDA();
+  if (!cupti_available()) GTEST_SKIP() << "built without CUPTI";
+  const Problem p = problem(2, 8, 1024, 64, DType::bf16, true, Device::cuda);
+  const GpuTrace naive = trace("naive", p, 2), inplace = trace("inplace", p, 2);
+  EXPECT_EQ(count(naive, GpuActivity::Kind::memcpy) - count(inplace, GpuActivity::Kind::memcpy), 2)
+      << "naive:" << names(naive) << "\ninplace:" << names(inplace);
+  EXPECT_EQ(count(naive, GpuActivity::Kind::kernel), count(inplace, GpuActivity::Kind::kernel));
+}
+
+TEST(Gpu, CuptiIsAttachedOnlyDuringTheKernelPass) {
+  REQUIRE_CUDA();
+  if (!cupti_available()) GTEST_SKIP() << "built without CUPTI";
+  c10::InferenceMode guard;
+  const InputTensors in = make_inputs(problem(1, 2, 256, 64, DType::bf16, true, Device::cuda), 16);
+  bool attached_inside = false;
+  trace_gpu_activity([&] { attached_inside = cupti_attached(); backend("flash").forward(in.view()); }, 1);
+  EXPECT_TRUE(attached_inside);
+  EXPECT_FALSE(cupti_attached());
+}
+
+MeasureSettings quick() {
+  MeasureSettings m;
+  m.warmup_ms = 2;
+  m.min_samples = 5;
+  m.max_samples = 200;
+  m.min_time_s = 0;
+  m.max_time_s = 0.1;
+  m.cpu_pass_calls = 20;
+  m.kernel_pass_iterations = 2;
+  m.timing_modes = {TimingMode::cold, TimingMode::batch, TimingMode::graph};
+  return m;
+}
+
+TEST(Gpu, EveryTimingModeGivesPositiveFiniteTimesAndEveryPassItsColumns) {
+  REQUIRE_CUDA();
+  RunOptions options;
+  options.measurement = quick();
+  options.info.device_name = host().device_name;
+  Runner runner(host(), options);
+  const Problem p = problem(2, 8, 1024, 64, DType::bf16, true, Device::cuda);
+  for (const char* name : kAll) {
+    const BackendResult r = runner.measure({p, "gpu-test"}, *test::plugins().find(name));
+    ASSERT_EQ(r.rows.size(), 3u) << name;
+    for (const Row& row : r.rows) {
+      EXPECT_EQ(row.status, Status::ok) << name << " " << row.timing_mode << ": " << row.reason;
+      ASSERT_TRUE(row.time_ms_median) << name << " " << row.timing_mode;
+      EXPECT_TRUE(std::isfinite(*row.time_ms_median) && *row.time_ms_median > 0) << name << " " << row.timing_mode;
+      EXPECT_GT(*row.time_ms_p10, 0);
+      EXPECT_TRUE(row.cpu_us_median && *row.cpu_us_median > 0) << name;
+      EXPECT_TRUE(row.peak_mem_mib) << name;
+      EXPECT_TRUE(row.kernels_per_call && *row.kernels_per_call >= 1) << name;
+      EXPECT_TRUE(row.aten_ops_per_call) << name;
+    }
+    EXPECT_FALSE(r.kernels.empty()) << name;
+  }
+}
+
+class SynchronizingBackend : public Backend {
+ public:
+  std::string name() const override { return "syncs"; }
+  std::string description() const override { return "reads a value back to the host inside forward"; }
+  Support supports(const Problem&) const override { return Support::yes(); }
+  at::Tensor forward(const Inputs& in) override {
+    at::Tensor out = in.q * 1.0;
+    if (out.sum().item<float>() == 12345.f) out.add_(1);  // a host read: forbidden during graph capture
+    return out;
+  }
+};
+
+TEST(Gpu, GraphCaptureFailureIsAStatusNotACrash) {
+  REQUIRE_CUDA();
+  RunOptions options;
+  options.measurement = quick();
+  options.measurement.timing_modes = {TimingMode::graph, TimingMode::batch};
+  options.measurement.passes = {Pass::timing};
+  Runner runner(host(), options);
+  auto b = std::make_shared<SynchronizingBackend>();
+  const BackendResult r =
+      runner.measure({problem(1, 2, 128, 64, DType::bf16, false, Device::cuda), "sync-test"}, {"syncs", "", "", b});
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_EQ(r.rows[0].status, Status::error);
+  EXPECT_NE(r.rows[0].reason.find("graph capture failed"), std::string::npos) << r.rows[0].reason;
+  EXPECT_EQ(r.rows[1].status, Status::ok) << r.rows[1].reason;  // batch still works after the failed capture
+}
+
+}  // namespace
+}  // namespace attnbench

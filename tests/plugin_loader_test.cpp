@@ -1,0 +1,74 @@
+#include "plugin_loader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace attnbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kSix = {"cudnn", "efficient", "flash", "inplace", "math", "naive"};
+
+TEST(PluginLoader, LoadsTheSixBackends) {
+  const PluginSet set = load_plugins(ATTNBENCH_PLUGIN_DIR);
+  EXPECT_TRUE(set.failures.empty()) << set.failures.front().file << ": " << set.failures.front().reason;
+  EXPECT_EQ(set.names(), kSix);
+  for (const auto& b : set.backends) EXPECT_FALSE(b.description.empty()) << b.name;
+}
+
+std::string reason_for(const PluginSet& set, const std::string& file_part) {
+  for (const auto& f : set.failures)
+    if (f.file.find(file_part) != std::string::npos) return f.reason;
+  return "<loaded or not tried>";
+}
+
+// A folder with the good plugins, the test-only bad ones and a duplicate: the bad are refused,
+// each with its reason, and the good still load.
+TEST(PluginLoader, BadPluginsAreRefusedWithReasonsWhileGoodOnesLoad) {
+  const fs::path dir = fs::temp_directory_path() / ("attnbench-plugins-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const auto& entry : fs::directory_iterator(ATTNBENCH_PLUGIN_DIR)) fs::copy(entry.path(), dir / entry.path().filename());
+  for (const auto& entry : fs::directory_iterator(ATTNBENCH_BAD_PLUGIN_DIR)) fs::copy(entry.path(), dir / entry.path().filename());
+  fs::copy(fs::path(ATTNBENCH_PLUGIN_DIR) / "attnbench_naive.so", dir / "attnbench_zz_naive_again.so");
+  fs::copy(fs::path(ATTNBENCH_PLUGIN_DIR) / "attnbench_naive.so", dir / "not_a_plugin_name.so");  // not looked at
+
+  const PluginSet set = load_plugins(dir);
+  EXPECT_EQ(set.names(), kSix);
+  EXPECT_EQ(set.failures.size(), 5u);
+  EXPECT_NE(reason_for(set, "missing_factory").find("no factory"), std::string::npos) << reason_for(set, "missing_factory");
+  EXPECT_NE(reason_for(set, "wrong_abi").find("plugin ABI version 42, this attnbench needs 1"), std::string::npos)
+      << reason_for(set, "wrong_abi");
+  EXPECT_NE(reason_for(set, "throwing_factory").find("the factory threw: cannot initialise the vendor library"),
+            std::string::npos)
+      << reason_for(set, "throwing_factory");
+  EXPECT_NE(reason_for(set, "not_a_library").find("cannot load the library"), std::string::npos)
+      << reason_for(set, "not_a_library");
+  EXPECT_NE(reason_for(set, "zz_naive_again").find("duplicate backend name 'naive'"), std::string::npos)
+      << reason_for(set, "zz_naive_again");
+  fs::remove_all(dir);
+}
+
+TEST(PluginLoader, MissingFolderIsAFailureNotACrash) {
+  const PluginSet set = load_plugins("/nonexistent/plugins");
+  EXPECT_TRUE(set.backends.empty());
+  ASSERT_EQ(set.failures.size(), 1u);
+  EXPECT_NE(set.failures[0].reason.find("does not exist"), std::string::npos);
+}
+
+// The backend object keeps its library loaded: using it after the PluginSet is gone is fine.
+TEST(PluginLoader, BackendKeepsItsLibraryAlive) {
+  std::shared_ptr<Backend> naive;
+  {
+    const PluginSet set = load_plugins(ATTNBENCH_PLUGIN_DIR);
+    naive = set.find("naive")->backend;
+  }
+  EXPECT_EQ(naive->name(), "naive");  // the vtable lives in the plugin's code
+  Problem p;
+  EXPECT_TRUE(naive->supports(p).supported);
+}
+
+}  // namespace
+}  // namespace attnbench

@@ -1,0 +1,149 @@
+#include "cupti_tracer.hpp"
+#include "runner.hpp"
+#include "test_support.hpp"
+
+#include <ATen/ATen.h>
+
+namespace attnbench {
+namespace {
+
+using test::problem;
+
+MeasureSettings quick() {
+  MeasureSettings m;
+  m.warmup_ms = 1;
+  m.min_samples = 3;
+  m.max_samples = 20;
+  m.min_time_s = 0;
+  m.max_time_s = 0.05;
+  m.cpu_pass_calls = 5;
+  m.kernel_pass_iterations = 2;
+  return m;
+}
+
+HostInfo cpu_host() {
+  HostInfo h;
+  h.device_name = "cpu";
+  h.torch_version = "test";
+  return h;
+}
+
+Point point(const Problem& p) { return {p, "test-point"}; }
+
+// Backends defined here, not as plugins: a runner test needs behaviours no real backend has.
+class TestBackend : public Backend {
+ public:
+  enum class Kind { zeros, throws, refuses };
+  explicit TestBackend(Kind kind) : kind_(kind) {}
+  std::string name() const override { return "test"; }
+  std::string description() const override { return "test backend"; }
+  Support supports(const Problem&) const override { return Support::yes(); }
+  at::Tensor forward(const Inputs& in) override {
+    switch (kind_) {
+      case Kind::zeros: return at::zeros_like(in.q);
+      case Kind::throws: throw std::runtime_error("kernel launch failed: too many resources");
+      case Kind::refuses: throw Unsupported("this shape is not for me");
+    }
+    return {};
+  }
+
+ private:
+  Kind kind_;
+};
+
+LoadedBackend loaded(std::shared_ptr<Backend> b) { return {b->name(), b->description(), "(test)", std::move(b)}; }
+
+TEST(Runner, CpuPointFillsWhatAppliesAndLeavesTheRestEmpty) {
+  RunOptions options;
+  options.measurement = quick();
+  Runner runner(cpu_host(), options);
+  const LoadedBackend* naive = test::plugins().find("naive");
+  const BackendResult r = runner.measure(point(problem(1, 2, 64, 16, DType::f32, true, Device::cpu)), *naive);
+  ASSERT_EQ(r.rows.size(), 1u);
+  const Row& row = r.rows[0];
+  EXPECT_EQ(row.status, Status::ok) << row.reason;
+  EXPECT_EQ(row.timing_mode, "wall");
+  ASSERT_TRUE(row.time_ms_median);
+  EXPECT_GT(*row.time_ms_median, 0);
+  EXPECT_GE(*row.samples, 3);
+  EXPECT_LE(*row.time_ms_p10, *row.time_ms_median);
+  EXPECT_GE(*row.time_ms_p90, *row.time_ms_median);
+  ASSERT_TRUE(row.cpu_us_median);
+  EXPECT_EQ(*row.aten_ops_per_call, 5);
+  EXPECT_EQ(row.aten_ops, "matmul mul masked_fill softmax matmul");
+  EXPECT_EQ(*row.aten_copies_per_call, 1);
+  EXPECT_LT(*row.rel_err, 1e-5);
+  EXPECT_GT(*row.tflops, 0);
+  // GPU-only columns do not apply on the CPU: empty, not zero.
+  EXPECT_FALSE(row.kernels_per_call);
+  EXPECT_FALSE(row.memcpy_per_call);
+  EXPECT_FALSE(row.peak_mem_mib);
+  EXPECT_FALSE(row.pct_of_peak);
+  EXPECT_TRUE(r.kernels.empty());
+}
+
+TEST(Runner, WrongOutputIsStatusWrongWithTheError) {
+  RunOptions options;
+  options.measurement = quick();
+  Runner runner(cpu_host(), options);
+  const BackendResult r = runner.measure(point(problem(1, 1, 32, 16, DType::f32, false, Device::cpu)),
+                                         loaded(std::make_shared<TestBackend>(TestBackend::Kind::zeros)));
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0].status, Status::wrong);
+  EXPECT_NE(r.rows[0].reason.find("above the fp32 tolerance"), std::string::npos) << r.rows[0].reason;
+  EXPECT_TRUE(r.rows[0].time_ms_median);  // still timed: a wrong answer's speed is still a fact
+}
+
+TEST(Runner, ThrowingAndRefusingBackendsBecomeStatuses) {
+  RunOptions options;
+  options.measurement = quick();
+  Runner runner(cpu_host(), options);
+  const Point p = point(problem(1, 1, 32, 16, DType::f32, true, Device::cpu));
+  const BackendResult thrown = runner.measure(p, loaded(std::make_shared<TestBackend>(TestBackend::Kind::throws)));
+  EXPECT_EQ(thrown.rows.at(0).status, Status::error);
+  EXPECT_EQ(thrown.rows.at(0).reason, "first call: kernel launch failed: too many resources");
+  const BackendResult refused = runner.measure(p, loaded(std::make_shared<TestBackend>(TestBackend::Kind::refuses)));
+  EXPECT_EQ(refused.rows.at(0).status, Status::unsupported);
+  EXPECT_EQ(refused.rows.at(0).reason, "this shape is not for me");
+  EXPECT_FALSE(refused.rows.at(0).time_ms_median);
+}
+
+TEST(Runner, UnsupportedByTheBackendSaysWhy) {
+  RunOptions options;
+  options.measurement = quick();
+  Runner runner(cpu_host(), options);
+  const BackendResult r =
+      runner.measure(point(problem(1, 1, 64, 64, DType::bf16, true, Device::cpu)), *test::plugins().find("flash"));
+  EXPECT_EQ(r.rows.at(0).status, Status::unsupported);
+  EXPECT_NE(r.rows.at(0).reason.find("CUDA kernel"), std::string::npos);
+}
+
+TEST(Runner, CudaPointWithoutCudaIsUnsupportedInEveryMode) {
+  RunOptions options;
+  options.measurement = quick();
+  options.measurement.timing_modes = {TimingMode::cold, TimingMode::batch};
+  Runner runner(cpu_host(), options);  // a host without CUDA, whatever this machine has
+  const BackendResult r =
+      runner.measure(point(problem(1, 1, 64, 64, DType::bf16, true, Device::cuda)), *test::plugins().find("naive"));
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_EQ(r.rows[0].timing_mode, "cold");
+  EXPECT_EQ(r.rows[1].timing_mode, "batch");
+  for (const auto& row : r.rows) {
+    EXPECT_EQ(row.status, Status::unsupported);
+    EXPECT_EQ(row.reason, "no CUDA device on this machine");
+  }
+}
+
+TEST(Runner, KeepsRawSamplesOnRequest) {
+  RunOptions options;
+  options.measurement = quick();
+  options.measurement.keep_samples = true;
+  Runner runner(cpu_host(), options);
+  const BackendResult r =
+      runner.measure(point(problem(1, 1, 32, 16, DType::f32, true, Device::cpu)), *test::plugins().find("inplace"));
+  ASSERT_EQ(r.samples.size(), 1u);
+  EXPECT_EQ(static_cast<int64_t>(r.samples[0].time_ms.size()), *r.rows[0].samples);
+}
+
+}  // namespace
+}  // namespace attnbench

@@ -1,0 +1,61 @@
+#include "config.hpp"
+#include "sweep.hpp"
+#include "types.hpp"
+
+#include <gtest/gtest.h>
+
+namespace attnbench {
+namespace {
+
+TEST(Sweep, CartesianProductInFileOrderLastAxisFastest) {
+  const SweepConfig c = parse_config("sweep:\n  batch: [1, 2]\n  seq_len: [128, 256, 512]\n  device: cpu\n", "s.yaml");
+  const auto points = expand_sweep(c, false);
+  ASSERT_EQ(points.size(), 6u);
+  EXPECT_EQ(points[0].problem.batch, 1);
+  EXPECT_EQ(points[0].problem.seq_len, 128);
+  EXPECT_EQ(points[1].problem.seq_len, 256);
+  EXPECT_EQ(points[3].problem.batch, 2);
+  EXPECT_EQ(points[3].problem.seq_len, 128);
+  EXPECT_EQ(points[5].id, "b2-h1-s512-d64-bf16-causal-cpu");
+}
+
+TEST(Sweep, ZippedAxesMoveTogether) {
+  const SweepConfig c = parse_config(
+      "sweep:\n  head_dim: [64, 128]\n  zip:\n    - batch: [4, 2, 1]\n      seq_len: {from: 1024, to: 4096, mul: 2}\n",
+      "z.yaml");
+  const auto points = expand_sweep(c, true);
+  ASSERT_EQ(points.size(), 6u);
+  for (const auto& p : points) EXPECT_EQ(p.problem.batch * p.problem.seq_len, 4096) << p.id;
+  EXPECT_EQ(points[0].problem.head_dim, 64);
+  EXPECT_EQ(points[3].problem.head_dim, 128);
+  EXPECT_EQ(points[0].problem.device, Device::cuda);
+}
+
+TEST(Sweep, DefaultsAndAutoDevice) {
+  const SweepConfig c = parse_config("sweep:\n  seq_len: 256\n  device: auto\n", "d.yaml");
+  const auto cpu = expand_sweep(c, false);
+  ASSERT_EQ(cpu.size(), 1u);
+  EXPECT_EQ(cpu[0].problem.device, Device::cpu);
+  EXPECT_EQ(cpu[0].problem.head_dim, 64);
+  EXPECT_EQ(cpu[0].problem.dtype, DType::bf16);
+  EXPECT_TRUE(cpu[0].problem.causal);
+  EXPECT_EQ(expand_sweep(c, true)[0].problem.device, Device::cuda);
+}
+
+TEST(Sweep, AutoAndExplicitDeviceNameOnePointOnce) {
+  const SweepConfig c = parse_config("sweep:\n  seq_len: 256\n  device: [auto, cpu]\n", "d.yaml");
+  EXPECT_EQ(expand_sweep(c, false).size(), 1u);
+  EXPECT_EQ(expand_sweep(c, true).size(), 2u);
+}
+
+TEST(Types, CausalFlopCountsTheUnmaskedHalf) {
+  Problem p;
+  p.batch = 2, p.heads = 3, p.seq_len = 4, p.head_dim = 8;
+  p.causal = false;
+  EXPECT_DOUBLE_EQ(attention_flop(p), 4.0 * 2 * 3 * 8 * 16);
+  p.causal = true;
+  EXPECT_DOUBLE_EQ(attention_flop(p), 4.0 * 2 * 3 * 8 * 10);  // 4 + 3 + 2 + 1 pairs
+}
+
+}  // namespace
+}  // namespace attnbench

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# One entry point for a fresh machine: installs what is missing (idempotent, quick when present),
+# configures and builds in build/, then
+#   tools/setup.sh run [CONFIG]   runs a sweep (default configs/seed.yaml) and prints its summary
+#   tools/setup.sh test           runs the whole test suite (GPU tests skip themselves without CUDA)
+#   tools/setup.sh build          only builds
+set -euo pipefail
+cd "$(dirname "$0")/.."
+action=${1:-run}
+build=${ATTNBENCH_BUILD_DIR:-build}
+say() { echo "[setup] $*" >&2; }
+
+packages=(cmake ninja-build g++ libboost-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libbenchmark-dev libgtest-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  say "installing ${missing[*]}"
+  sudo=""; [ "$(id -u)" -ne 0 ] && sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if ! python3 -c 'import torch, sys; sys.exit(0 if torch.__version__.startswith("2.11.0") else 1)' 2>/dev/null; then
+  say "installing torch==2.11.0 (LibTorch comes from its wheel)"
+  python3 -m pip install -q torch==2.11.0
+fi
+torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null)
+
+if [ ! -f "$build/build.ninja" ]; then
+  say "configuring $build/"
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$torch_prefix" >"$build.configure.log" 2>&1 \
+    || { cat "$build.configure.log"; exit 1; }
+fi
+say "building (ninja -C $build)"
+ninja -C "$build" -j"$(nproc)" | grep -vE '^\[[0-9]+/[0-9]+\] (Building|Linking)' || { echo "build failed" >&2; exit 1; }
+
+case $action in
+  build) ;;
+  run) "$build/attnbench" run "${2:-configs/seed.yaml}" ;;
+  test) ctest --test-dir "$build" --output-on-failure -j"$(nproc)" ;;
+  *) echo "usage: tools/setup.sh run [CONFIG] | test | build" >&2; exit 2 ;;
+esac
