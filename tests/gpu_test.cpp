@@ -22,7 +22,7 @@ const HostInfo& host() {
 }
 
 #define REQUIRE_CUDA()                                                          \
-  if (!host().cuda_available) GTEST_SKIP() << "no CUDA device: GPU test skipped"; \
+  if (!host().cuda_available) GTEST_SKIP() << "skipped: no CUDA device on this machine"; \
   static_assert(true)
 
 const char* const kAll[] = {"naive", "inplace", "math", "efficient", "flash", "cudnn"};
@@ -92,7 +92,7 @@ std::string names(const GpuTrace& t) {
 
 TEST(Gpu, EfficientAndFlashLaunchExactlyOneAttentionKernel) {
   REQUIRE_CUDA();
-  if (!cupti_available()) GTEST_SKIP() << "built without CUPTI";
+  if (!cupti_available()) GTEST_SKIP() << "skipped: built without CUPTI";
   const Problem p = problem(2, 8, 1024, 64, DType::bf16, true, Device::cuda);
   const GpuTrace efficient = trace("efficient", p);
   EXPECT_EQ(count(efficient, GpuActivity::Kind::kernel, "fmha|attention|Attention"), 3) << names(efficient);
@@ -103,7 +103,7 @@ TEST(Gpu, EfficientAndFlashLaunchExactlyOneAttentionKernel) {
 
 TEST(Gpu, InplaceHasOneMemcpyFewerThanNaive) {
   REQUIRE_CUDA();
-  if (!cupti_available()) GTEST_SKIP() << "built without CUPTI";
+  if (!cupti_available()) GTEST_SKIP() << "skipped: built without CUPTI";
   const Problem p = problem(2, 8, 1024, 64, DType::bf16, true, Device::cuda);
   const GpuTrace naive = trace("naive", p, 2), inplace = trace("inplace", p, 2);
   EXPECT_EQ(count(naive, GpuActivity::Kind::memcpy) - count(inplace, GpuActivity::Kind::memcpy), 2)
@@ -113,7 +113,7 @@ TEST(Gpu, InplaceHasOneMemcpyFewerThanNaive) {
 
 TEST(Gpu, CuptiIsAttachedOnlyDuringTheKernelPass) {
   REQUIRE_CUDA();
-  if (!cupti_available()) GTEST_SKIP() << "built without CUPTI";
+  if (!cupti_available()) GTEST_SKIP() << "skipped: built without CUPTI";
   c10::InferenceMode guard;
   const InputTensors in = make_inputs(problem(1, 2, 256, 64, DType::bf16, true, Device::cuda), 16);
   bool attached_inside = false;

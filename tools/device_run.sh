@@ -42,7 +42,7 @@ for step in "$@"; do
       ;;
     calibrate)
       log calibrate
-      "$build/attnbench" calibrate
+      "$build/attnbench" calibrate 2>&1 | tee "$out/calibrate.log"
       ;;
     bench)
       log bench
@@ -51,10 +51,11 @@ for step in "$@"; do
       ;;
     ncu)
       log ncu
-      python3 tools/ncu_check.py --attnbench "$build/attnbench" --out results/h200 2>&1 | tail -40
+      ncu --version | tail -1
+      python3 tools/ncu_check.py --attnbench "$build/attnbench" --out results/h200 2>&1 | tee "$out/ncu.log" | tail -40
       ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
 done
-[ -n "${OUT:-}" ] && tar czf "$OUT/run.tgz" results/h200 -C /tmp attnbench-logs
+[ -n "${OUT:-}" ] && tar czf "$OUT/run.tgz" results/h200 $(ls -d results/calibration 2>/dev/null) -C /tmp attnbench-logs
 log done

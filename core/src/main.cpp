@@ -16,6 +16,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -65,6 +66,7 @@ struct RunArgs {
   std::vector<std::string> backends;
   std::vector<std::string> passes;
   std::vector<std::string> timing_modes;
+  std::vector<std::string> points;
   bool dry_run = false;
   bool no_summary = false;
 };
@@ -102,7 +104,16 @@ int cmd_run(const RunArgs& args) {
                                                 : "results/" + std::filesystem::path(args.config).stem().string() + ".csv";
 
   const HostInfo host = query_host();
-  const std::vector<Point> points = expand_sweep(config, host.cuda_available);
+  std::vector<Point> points = expand_sweep(config, host.cuda_available);
+  if (!args.points.empty()) {
+    std::vector<Point> chosen;
+    for (const auto& id : args.points) {
+      auto it = std::find_if(points.begin(), points.end(), [&](const Point& p) { return p.id == id; });
+      if (it == points.end()) throw InputError("--points: the sweep has no point '" + id + "' (see --dry-run)");
+      chosen.push_back(*it);
+    }
+    points = std::move(chosen);
+  }
   const PluginSet plugins = load_plugins(plugin_dir_or_default(args.plugin_dir));
   print_failures(plugins);
 
@@ -237,6 +248,7 @@ int main(int argc, char** argv) {
   run->add_option("--backends", run_args.backends, "Only these backends (overrides the config)")->delimiter(',');
   run->add_option("--passes", run_args.passes, "Only these passes: correctness,timing,cpu,memory,ops,kernels")->delimiter(',');
   run->add_option("--timing-modes", run_args.timing_modes, "CUDA timing modes: cold,batch,graph (overrides the config)")->delimiter(',');
+  run->add_option("--points", run_args.points, "Only these point ids (as --dry-run prints them)")->delimiter(',');
   run->add_option("--calibration", run_args.calibration, "Calibration JSON for % of peak (default: results/calibration/<device>.json)");
   run->add_flag("--dry-run", run_args.dry_run, "Print the expanded points and backends; write nothing");
   run->add_flag("--no-summary", run_args.no_summary, "Do not print the summary table");
