@@ -46,8 +46,11 @@ for step in "$@"; do
       ;;
     bench)
       log bench
-      "$build/tools/plugin_overhead_bench" --plugin-dir "$build/plugins" --benchmark_repetitions=5 \
-        --benchmark_report_aggregates_only=true 2>&1 | tee results/h200/plugin_overhead.txt
+      # Interleaved repetitions, so drift hits direct and plugin alike; the JSON keeps every repetition.
+      "$build/tools/plugin_overhead_bench" --plugin-dir "$build/plugins" --benchmark_repetitions=20 \
+        --benchmark_enable_random_interleaving=true --benchmark_min_time=0.1 --benchmark_report_aggregates_only=true \
+        --benchmark_out=results/h200/plugin_overhead.json --benchmark_out_format=json 2>&1 | tee results/h200/plugin_overhead.txt
+      python3 tools/plugin_overhead_summary.py results/h200/plugin_overhead.json | tee -a results/h200/plugin_overhead.txt
       ;;
     ncu)
       log ncu

@@ -28,7 +28,7 @@ def ncu_durations_us(ncu, attnbench, config, point, backend, cache, skip, count)
     lines = [l for l in proc.stdout.splitlines() if l.startswith('"')]
     if proc.returncode != 0 or not lines:
         raise RuntimeError(f"ncu failed ({proc.returncode}) for {backend} {point}:\n{proc.stderr[-2000:]}\n{proc.stdout[-2000:]}")
-    scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6}
+    scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3, "second": 1e6, "s": 1e6}
     values, names = [], set()
     for row in csv.DictReader(io.StringIO("\n".join(lines))):
         if row["Metric Name"] != "gpu__time_duration.sum":
