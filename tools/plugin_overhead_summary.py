@@ -13,7 +13,7 @@ print(f"{'case':16s} {'direct us':>10s} {'plugin us':>10s} {'plugin - direct us'
 for name, direct in medians.items():
     if not name.startswith("direct/"):
         continue
-    case = name[len("direct/"):]
-    plugin = medians.get("plugin/" + case)
+    case = name[len("direct/"):].replace("/real_time", "")
+    plugin = medians.get("plugin/" + case + "/real_time", medians.get("plugin/" + case))
     if plugin is not None:
         print(f"{case:16s} {direct:10.2f} {plugin:10.2f} {plugin - direct:19.2f}")
