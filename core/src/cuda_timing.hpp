@@ -16,8 +16,9 @@ class CudaTimer {
   CudaTimer(const CudaTimer&) = delete;
   CudaTimer& operator=(const CudaTimer&) = delete;
 
-  // `cold`: L2 flushed by a write, then the stream is held by a host gate while the call is
-  // enqueued, so the events measure GPU time and not the host's launch gap.
+  // `cold`: L2 flushed (a write of twice its size, then a read of as much, so that no dirty line of
+  // the flush is left for the timed call to write back), then the stream is held by a host gate
+  // while the call is enqueued, so the events measure GPU time and not the host's launch gap.
   double cold_ms(const std::function<void()>& call);
 
   // `batch`: `calls` calls back to back between two events, divided by `calls`. A call that is
@@ -26,6 +27,7 @@ class CudaTimer {
 
  private:
   struct Gate;
+  struct ReadFlush;
   int device_;
   void* flush_ = nullptr;
   size_t flush_bytes_ = 0;
@@ -33,6 +35,7 @@ class CudaTimer {
   void* start_ = nullptr;  // cudaEvent_t, kept opaque so this header needs no CUDA
   void* stop_ = nullptr;
   std::unique_ptr<Gate> gate_;
+  std::unique_ptr<ReadFlush> read_flush_;
 };
 
 // `graph`: the call captured once into a CUDA graph on a private stream, then replayed.
