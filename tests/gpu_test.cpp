@@ -123,14 +123,11 @@ TEST(Gpu, CuptiIsAttachedOnlyDuringTheKernelPass) {
 }
 
 MeasureSettings quick() {
-  MeasureSettings m;
-  m.warmup_ms = 2;
+  MeasureSettings m = test::quick_settings();
   m.min_samples = 5;
   m.max_samples = 200;
-  m.min_time_s = 0;
   m.max_time_s = 0.1;
   m.cpu_pass_calls = 20;
-  m.kernel_pass_iterations = 2;
   m.timing_modes = {TimingMode::cold, TimingMode::batch, TimingMode::graph};
   return m;
 }

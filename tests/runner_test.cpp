@@ -9,17 +9,7 @@ namespace {
 
 using test::problem;
 
-MeasureSettings quick() {
-  MeasureSettings m;
-  m.warmup_ms = 1;
-  m.min_samples = 3;
-  m.max_samples = 20;
-  m.min_time_s = 0;
-  m.max_time_s = 0.05;
-  m.cpu_pass_calls = 5;
-  m.kernel_pass_iterations = 2;
-  return m;
-}
+MeasureSettings quick() { return test::quick_settings(); }
 
 HostInfo cpu_host() {
   HostInfo h;

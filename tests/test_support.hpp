@@ -1,6 +1,7 @@
 // Helpers shared by the measurement tests.
 #pragma once
 
+#include "config.hpp"
 #include "plugin_loader.hpp"
 #include "tensors.hpp"
 
@@ -25,6 +26,19 @@ inline Problem problem(int64_t batch, int64_t heads, int64_t seq_len, int64_t he
   p.batch = batch, p.heads = heads, p.seq_len = seq_len, p.head_dim = head_dim;
   p.dtype = dtype, p.causal = causal, p.device = device;
   return p;
+}
+
+// Measurement settings that keep a test's passes short; tests change what they need.
+inline MeasureSettings quick_settings() {
+  MeasureSettings m;
+  m.warmup_ms = 1;
+  m.min_samples = 3;
+  m.max_samples = 20;
+  m.min_time_s = 0;
+  m.max_time_s = 0.05;
+  m.cpu_pass_calls = 5;
+  m.kernel_pass_iterations = 2;
+  return m;
 }
 
 }  // namespace attnbench::test
