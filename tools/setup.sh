@@ -34,7 +34,7 @@ if [ ! -f "$build/build.ninja" ]; then
     || { cat "$build.configure.log"; exit 1; }
 fi
 say "building (ninja -C $build)"
-ninja -C "$build" -j"$(nproc)" | grep -vE '^\[[0-9]+/[0-9]+\] (Building|Linking)' || { echo "build failed" >&2; exit 1; }
+ninja -C "$build" -j"$(nproc)" >"$build.build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$build.build.log" | head -80; echo "build failed: $build.build.log" >&2; exit 1; }
 
 case $action in
   build) ;;
