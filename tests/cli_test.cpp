@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <sys/wait.h>
 
 namespace attnbench {
@@ -127,34 +129,273 @@ TEST_F(Cli, ListShowsWhyBadPluginsFailed) {
   EXPECT_NE(good.output.find("flash"), std::string::npos) << good.output;
 }
 
-std::string report(const std::string& flash_ms) {
-  std::string header, row;
+// Rows of a report, for assertions: (point_id, backend, timing_mode) -> column -> value.
+std::map<std::string, std::map<std::string, std::string>> rows_of(const std::string& csv) {
+  const CsvTable t = read_csv(csv);
+  std::map<std::string, std::map<std::string, std::string>> out;
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    auto& row = out[t.at(r, "point_id") + " " + t.at(r, "backend") + " " + t.at(r, "timing_mode")];
+    for (size_t c = 0; c < t.header.size(); ++c) row[t.header[c]] = t.rows[r][c];
+  }
+  return out;
+}
+
+std::vector<std::string> keys(const std::map<std::string, std::map<std::string, std::string>>& rows) {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : rows) out.push_back(k);
+  return out;
+}
+
+constexpr const char* kTwoPoints = R"(backends: [naive, inplace]
+measurement:
+  warmup_ms: 1
+  min_samples: 3
+  max_samples: 5
+  min_time_s: 0
+  max_time_s: 0.05
+  cpu_pass_calls: 3
+  kernel_pass_iterations: 1
+sweep:
+  heads: 2
+  seq_len: [32, 48]
+  head_dim: 16
+  dtype: fp32
+  device: cpu
+)";
+
+TEST_F(Cli, PointsBackendsAndPassesOverridesChooseTheRows) {
+  const std::string config = write("two.yaml", kTwoPoints);
+  const Result all = run("run " + config + " --no-summary -o " + path("all.csv"));
+  ASSERT_EQ(all.code, 0) << all.output;
+  EXPECT_EQ(keys(rows_of(path("all.csv"))),
+            (std::vector<std::string>{"b1-h2-s32-d16-fp32-causal-cpu inplace wall", "b1-h2-s32-d16-fp32-causal-cpu naive wall",
+                                      "b1-h2-s48-d16-fp32-causal-cpu inplace wall", "b1-h2-s48-d16-fp32-causal-cpu naive wall"}));
+
+  const Result some = run("run " + config + " --no-summary --points b1-h2-s48-d16-fp32-causal-cpu --backends naive "
+                          "--passes timing -o " + path("some.csv"));
+  ASSERT_EQ(some.code, 0) << some.output;
+  const auto rows = rows_of(path("some.csv"));
+  ASSERT_EQ(keys(rows), std::vector<std::string>{"b1-h2-s48-d16-fp32-causal-cpu naive wall"});
+  const auto& row = rows.begin()->second;
+  EXPECT_EQ(row.at("status"), "ok");
+  EXPECT_FALSE(row.at("time_ms_median").empty());  // timed
+  for (const char* not_run : {"rel_err", "cpu_us_median", "aten_ops_per_call", "aten_copies_per_call"})
+    EXPECT_EQ(row.at(not_run), "") << not_run << ": a pass that was left out must leave its columns empty";
+
+  const Result passes = run("run " + config + " --no-summary --backends naive --passes ops,correctness -o " + path("ops.csv"));
+  ASSERT_EQ(passes.code, 0) << passes.output;
+  for (const auto& [key, r] : rows_of(path("ops.csv"))) {
+    EXPECT_EQ(r.at("time_ms_median"), "") << key;
+    EXPECT_EQ(r.at("cpu_us_median"), "") << key;
+    EXPECT_EQ(r.at("aten_ops_per_call"), "5") << key;
+    EXPECT_EQ(r.at("aten_copies_per_call"), "1") << key;
+    EXPECT_FALSE(r.at("rel_err").empty()) << key;
+  }
+
+  const Result unknown = run("run " + config + " --points b9-h9-s9-d9-fp32-causal-cpu -o " + path("never.csv"));
+  EXPECT_EQ(unknown.code, 2) << unknown.output;
+  EXPECT_NE(unknown.output.find("--points: the sweep has no point 'b9-h9-s9-d9-fp32-causal-cpu'"), std::string::npos)
+      << unknown.output;
+  EXPECT_FALSE(fs::exists(path("never.csv")));
+}
+
+TEST_F(Cli, TimingModesOverrideGivesOneRowPerModeOnCudaPoints) {
+  const std::string config = write("cuda.yaml", "backends: [naive]\nmeasurement:\n  timing_modes: cold\n  max_time_s: 0.05\n"
+                                                 "  min_time_s: 0\n  warmup_ms: 1\nsweep:\n  seq_len: 64\n  device: cuda\n");
+  const Result r = run("run " + config + " --no-summary --timing-modes batch,graph -o " + path("modes.csv"));
+  const auto rows = rows_of(path("modes.csv"));
+  ASSERT_EQ(keys(rows), (std::vector<std::string>{"b1-h1-s64-d64-bf16-causal-cuda naive batch",
+                                                  "b1-h1-s64-d64-bf16-causal-cuda naive graph"}))
+      << r.output;
+  for (const auto& [key, row] : rows) {
+    if (row.at("status") == "unsupported")  // a machine without a GPU
+      EXPECT_EQ(row.at("reason"), "no CUDA device on this machine") << key;
+    else
+      EXPECT_EQ(row.at("status"), "ok") << key << ": " << row.at("reason");
+  }
+  EXPECT_EQ(r.code, 0) << r.output;
+
+  const Result twice = run("run " + config + " --timing-modes cold,cold -o " + path("never.csv"));
+  EXPECT_EQ(twice.code, 2) << twice.output;
+  EXPECT_NE(twice.output.find("--timing-modes: timing mode 'cold' appears twice"), std::string::npos) << twice.output;
+  const Result wall = run("run " + config + " --timing-modes wall -o " + path("never.csv"));
+  EXPECT_EQ(wall.code, 2) << wall.output;
+  const Result pass = run("run " + config + " --passes timing,ncu -o " + path("never.csv"));
+  EXPECT_EQ(pass.code, 2) << pass.output;
+  EXPECT_NE(pass.output.find("--passes: unknown pass 'ncu'"), std::string::npos) << pass.output;
+  EXPECT_FALSE(fs::exists(path("never.csv")));
+}
+
+TEST_F(Cli, SamplesFileHoldsEveryTimingSample) {
+  const std::string config = write("s.yaml", std::string(kTwoPoints).replace(std::string(kTwoPoints).find("measurement:\n"), 13,
+                                                                             "measurement:\n  keep_samples: true\n"));
+  const Result r = run("run " + config + " --no-summary -o " + path("s.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto rows = rows_of(path("s.csv"));
+  const CsvTable samples = read_csv(path("s.samples.csv"));
+  EXPECT_EQ(samples.header, (std::vector<std::string>{"point_id", "backend", "timing_mode", "sample", "time_ms"}));
+  std::map<std::string, std::vector<double>> by_row;
+  for (size_t i = 0; i < samples.rows.size(); ++i) {
+    const std::string key = samples.at(i, "point_id") + " " + samples.at(i, "backend") + " " + samples.at(i, "timing_mode");
+    EXPECT_EQ(samples.at(i, "sample"), std::to_string(by_row[key].size())) << key;
+    by_row[key].push_back(std::stod(samples.at(i, "time_ms")));
+  }
+  ASSERT_EQ(by_row.size(), rows.size());
+  for (const auto& [key, row] : rows) {
+    const auto& times = by_row.at(key);
+    EXPECT_EQ(std::to_string(times.size()), row.at("samples")) << key;
+    std::vector<double> sorted = times;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(std::stod(row.at("time_ms_p10")) >= sorted.front(), true) << key;
+    EXPECT_EQ(std::stod(row.at("time_ms_p90")) <= sorted.back(), true) << key;
+  }
+}
+
+// A folder with naive and the test plugins that misbehave at run time.
+std::string faulty_dir(const fs::path& dir) {
+  const fs::path plugins = dir / "plugins";
+  fs::create_directories(plugins);
+  fs::copy(fs::path(ATTNBENCH_PLUGIN_DIR) / "attnbench_naive.so", plugins);
+  for (const auto& entry : fs::directory_iterator(ATTNBENCH_FAULTY_PLUGIN_DIR)) fs::copy(entry.path(), plugins);
+  return plugins.string();
+}
+
+TEST_F(Cli, RowsEndingWrongOrErrorExitOneAndKeepEveryRow) {
+  const std::string config = write("f.yaml", std::string(kTwoPoints).replace(0, std::string(kTwoPoints).find('\n'),
+                                                                             "backends: [naive, zeros, throws]"));
+  const Result r = run("run " + config + " --plugin-dir " + faulty_dir(dir_) + " -o " + path("f.csv"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("4 row(s) ended error, oom or wrong"), std::string::npos) << r.output;
+  const auto rows = rows_of(path("f.csv"));
+  ASSERT_EQ(rows.size(), 6u);
+  for (const auto& [key, row] : rows) {
+    if (row.at("backend") == "naive") EXPECT_EQ(row.at("status"), "ok") << key;
+    if (row.at("backend") == "zeros") {
+      EXPECT_EQ(row.at("status"), "wrong") << key;
+      EXPECT_NE(row.at("reason").find("above the fp32 tolerance"), std::string::npos) << row.at("reason");
+      EXPECT_FALSE(row.at("time_ms_median").empty()) << key;  // a wrong answer is still timed
+    }
+    if (row.at("backend") == "throws") {
+      EXPECT_EQ(row.at("status"), "error") << key;
+      EXPECT_EQ(row.at("reason"), "first call: kernel launch failed: too many resources requested") << key;
+    }
+  }
+  const Result fine = run("run " + config + " --plugin-dir " + faulty_dir(dir_ / "again") + " --backends naive -o " + path("ok.csv"));
+  EXPECT_EQ(fine.code, 0) << fine.output;
+}
+
+TEST_F(Cli, UnsupportedRowsAreNotFailures) {
+  const std::string config = write("u.yaml", std::string(kTwoPoints).replace(0, std::string(kTwoPoints).find('\n'),
+                                                                             "backends: [flash, cudnn]"));
+  const Result r = run("run " + config + " --no-summary -o " + path("u.csv"));
+  EXPECT_EQ(r.code, 0) << r.output;
+  for (const auto& [key, row] : rows_of(path("u.csv"))) EXPECT_EQ(row.at("status"), "unsupported") << key;
+}
+
+TEST_F(Cli, SummaryPrintsOneLinePerRowAndTheReasons) {
+  const std::string config = write("sum.yaml", std::string(kTwoPoints).replace(0, std::string(kTwoPoints).find('\n'),
+                                                                               "backends: [naive, flash]"));
+  ASSERT_EQ(run("run " + config + " --no-summary -o " + path("sum.csv")).code, 0);
+  const Result r = run("summary " + path("sum.csv"));
+  EXPECT_EQ(r.code, 0) << r.output;
+  std::vector<std::string> lines;
+  std::istringstream in(r.output);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  // header, rule, 4 rows, a blank line, one reason per (backend, point) that did not run
+  ASSERT_EQ(lines.size(), 9u) << r.output;
+  EXPECT_EQ(lines[0].rfind("point", 0), 0u) << lines[0];
+  size_t ok = 0, unsupported = 0;
+  for (size_t i = 2; i < 6; ++i) {
+    ok += lines[i].find(" naive ") != std::string::npos && lines[i].find(" ok ") != std::string::npos;
+    unsupported += lines[i].find(" flash ") != std::string::npos && lines[i].find(" unsupported") != std::string::npos;
+  }
+  EXPECT_EQ(ok, 2u) << r.output;
+  EXPECT_EQ(unsupported, 2u) << r.output;
+  EXPECT_EQ(lines[7].rfind("  flash @ b1-h2-s32-d16-fp32-causal-cpu [unsupported]: FlashAttention-2 is a CUDA kernel", 0), 0u)
+      << lines[7];
+  EXPECT_EQ(run("summary " + path("missing.csv")).code, 2);
+  EXPECT_EQ(run("summary " + write("other.csv", "a,b\n1,2\n")).code, 2);
+}
+
+std::string report(const std::string& backend, const std::string& ms, const std::string& kernels) {
+  std::string row;
   const auto columns = row_header();
   for (size_t i = 0; i < columns.size(); ++i) {
-    header += (i ? "," : "") + columns[i];
     std::string v;
     if (columns[i] == "schema_version") v = std::to_string(kCsvSchemaVersion);
     if (columns[i] == "point_id") v = "p1";
-    if (columns[i] == "backend") v = "flash";
+    if (columns[i] == "backend") v = backend;
     if (columns[i] == "timing_mode") v = "cold";
     if (columns[i] == "status") v = "ok";
-    if (columns[i] == "time_ms_median") v = flash_ms;
+    if (columns[i] == "time_ms_median") v = ms;
     if (columns[i] == "time_rel_noise") v = "0.01";
+    if (columns[i] == "kernels_per_call") v = kernels;
     row += (i ? "," : "") + v;
   }
-  return header + "\n" + row + "\n";
+  return row + "\n";
+}
+
+std::string header_line() {
+  std::string header;
+  for (const auto& c : row_header()) header += (header.empty() ? "" : ",") + c;
+  return header + "\n";
 }
 
 TEST_F(Cli, CompareFailsOnARegressionBeyondNoise) {
-  const std::string base = write("base.csv", report("1.0")), slow = write("slow.csv", report("1.5"));
+  const std::string base = write("base.csv", header_line() + report("flash", "1.0", "1")),
+                    slow = write("slow.csv", header_line() + report("flash", "1.5", "1"));
   const Result same = run("compare " + base + " " + base + " --fail-on-regression 5");
   EXPECT_EQ(same.code, 0) << same.output;
   const Result r = run("compare " + base + " " + slow + " --fail-on-regression 5 --markdown");
   EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_NE(r.output.find("| p1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("| p1 "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("1 regression(s)"), std::string::npos) << r.output;
+  EXPECT_EQ(run("compare " + base + " " + slow + " --fail-on-regression 60").code, 0);  // 50% slower, under 60%
+  EXPECT_EQ(run("compare " + base + " " + slow).code, 0);  // no threshold: a report, not a verdict
+  EXPECT_EQ(run("compare " + base + " " + slow + " --fail-on-regression -1").code, 2);
   EXPECT_EQ(run("compare " + base).code, 2);  // one report needs --baseline
   EXPECT_EQ(run("compare " + base + " " + write("bad.csv", "a,b\n1\n")).code, 2);
+}
+
+TEST_F(Cli, CompareBackendsByMetricFromTheCommandLine) {
+  const std::string one = write("one.csv", header_line() + report("inplace", "2.0", "5") + report("naive", "2.5", "6") +
+                                               report("flash", "0.5", "1"));
+  const Result r = run("compare " + one + " --baseline inplace --metric time_ms_median,kernels_per_call --fail-on-regression 10");
+  EXPECT_EQ(r.code, 1) << r.output;  // naive: 25% slower and one kernel more
+  EXPECT_NE(r.output.find("2 regression(s)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("== kernels_per_call"), std::string::npos) << r.output;
+  const Result better = run("compare " + one + " --baseline naive --metric kernels_per_call --fail-on-regression 10");
+  EXPECT_EQ(better.code, 0) << better.output;  // every other backend launches fewer kernels than naive
+  const Result unknown_metric = run("compare " + one + " --baseline inplace --metric speed");
+  EXPECT_EQ(unknown_metric.code, 2) << unknown_metric.output;
+  EXPECT_NE(unknown_metric.output.find("'speed' is not a metric"), std::string::npos) << unknown_metric.output;
+  const Result unknown_backend = run("compare " + one + " --baseline cudnn");
+  EXPECT_EQ(unknown_backend.code, 2) << unknown_backend.output;
+  EXPECT_NE(unknown_backend.output.find("no rows for the baseline backend 'cudnn'"), std::string::npos);
+  EXPECT_EQ(run("compare " + one + " " + one + " --baseline inplace").code, 2);
+}
+
+// With a GPU it measures and writes the file; without one it says so, exits 1 and writes nothing.
+TEST_F(Cli, CalibrateWritesItsFileOrSaysWhyNot) {
+  const Result r = run("calibrate -o " + path("cal/gpu.json"));
+  if (r.code == 0) {
+    std::ifstream in(path("cal/gpu.json"));
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("\"bf16_matmul_tflops\""), std::string::npos) << text;
+    EXPECT_NE(text.find("\"copy_gbps\""), std::string::npos) << text;
+  } else {
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_NE(r.output.find("calibrate needs a CUDA device; none was found"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(path("cal/gpu.json")));
+  }
+}
+
+TEST_F(Cli, ListRefusesABadPluginWithoutRunningItsCode) {
+  // attnbench_wrong_abi.so aborts in a static initialiser: if it were loaded, `list` would crash.
+  const Result r = run(std::string("list --plugin-dir ") + ATTNBENCH_BAD_PLUGIN_DIR);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("attnbench_wrong_abi.so: plugin ABI version 42, this attnbench needs 1"), std::string::npos)
+      << r.output;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <sstream>
 
 namespace attnbench {
@@ -34,7 +35,20 @@ CsvTable table(const std::vector<Row>& rows, const std::string& path) {
   return parse_csv(text, path);
 }
 
-TEST(Compare, RunAgainstRunWithNoiseAwareVerdicts) {
+const ComparedRow& find(const MetricComparison& mc, const std::string& backend, const std::string& point) {
+  for (const auto& r : mc.rows)
+    if (r.backend == backend && r.point_id == point) return r;
+  throw std::runtime_error("no compared row " + backend + " @ " + point);
+}
+
+CompareOptions with(std::vector<std::string> metrics, std::optional<double> fail_pct = std::nullopt) {
+  CompareOptions o;
+  o.metrics = std::move(metrics);
+  o.fail_on_regression_pct = fail_pct;
+  return o;
+}
+
+TEST(Compare, RunAgainstRunJoinsRowsAndJudgesEachAgainstItsNoise) {
   const CsvTable base = table({timed("flash", 512, 1.00, 0.01), timed("flash", 1024, 2.00, 0.01),
                                timed("naive", 512, 5.00, 0.01), timed("cudnn", 512, 1.0, 0.01)},
                               "base.csv");
@@ -42,59 +56,171 @@ TEST(Compare, RunAgainstRunWithNoiseAwareVerdicts) {
                                timed("naive", 512, 4.00, 0.01), timed("cudnn", 512, 0, 0, Status::error),
                                timed("math", 512, 9.0, 0.01)},
                               "new.csv");
-  CompareOptions options;
-  options.fail_on_regression_pct = 10;
-  std::ostringstream out;
-  const CompareResult result = compare_reports(base, next, options, out);
-  const std::string text = out.str();
-  EXPECT_EQ(result.compared, 3);
-  EXPECT_EQ(result.regressions, 1) << text;  // flash at 1024: 30% slower
-  EXPECT_NE(text.find("joined 4, only in base 0, only in new 1"), std::string::npos) << text;
-  EXPECT_NE(text.find("within noise"), std::string::npos) << text;  // 1.5% inside the 2% band
-  EXPECT_NE(text.find("worse"), std::string::npos) << text;
-  EXPECT_NE(text.find("better"), std::string::npos) << text;
-  EXPECT_NE(text.find("n/a: ok -> error"), std::string::npos) << text;
-  // flash: geometric mean of 1.015 and 1.3.
-  EXPECT_NE(text.find("1.149"), std::string::npos) << text;
+  const Comparison c = compare_reports(base, next, with({"time_ms_median"}, 10));
+  EXPECT_EQ(c.joined, 4u);
+  EXPECT_EQ(c.only_in_base, 0u);
+  EXPECT_EQ(c.only_in_candidate, 1u);
+  EXPECT_EQ(c.compared, 3);
+  EXPECT_EQ(c.regressions, 1);
+  ASSERT_EQ(c.metrics.size(), 1u);
+  const MetricComparison& mc = c.metrics[0];
+  ASSERT_EQ(mc.rows.size(), 4u);
+
+  const ComparedRow& small = find(mc, "flash", "s512");  // 1.5% inside the 2% band
+  EXPECT_EQ(small.verdict, Verdict::within_noise);
+  EXPECT_DOUBLE_EQ(small.band, 0.02);
+  EXPECT_DOUBLE_EQ(small.ratio, 1.015);
+  EXPECT_FALSE(small.regression);
+  const ComparedRow& slow = find(mc, "flash", "s1024");
+  EXPECT_EQ(slow.verdict, Verdict::worse);
+  EXPECT_DOUBLE_EQ(slow.ratio, 1.3);
+  EXPECT_TRUE(slow.regression);
+  const ComparedRow& faster = find(mc, "naive", "s512");
+  EXPECT_EQ(faster.verdict, Verdict::better);
+  EXPECT_DOUBLE_EQ(faster.ratio, 0.8);
+  EXPECT_FALSE(faster.regression);
+  const ComparedRow& broken = find(mc, "cudnn", "s512");
+  EXPECT_EQ(broken.verdict, Verdict::not_comparable);
+  EXPECT_EQ(broken.base_status, "ok");
+  EXPECT_EQ(broken.candidate_status, "error");
+
+  ASSERT_EQ(mc.geomeans.size(), 2u);  // cudnn has no comparable row
+  EXPECT_EQ(mc.geomeans[0].backend, "flash");
+  EXPECT_EQ(mc.geomeans[0].rows, 2);
+  EXPECT_NEAR(mc.geomeans[0].ratio, std::sqrt(1.015 * 1.3), 1e-12);
+  EXPECT_EQ(mc.geomeans[1].backend, "naive");
+  EXPECT_NEAR(mc.geomeans[1].ratio, 0.8, 1e-12);
 }
 
-TEST(Compare, DeterministicCountsAreSameOrDifferent) {
-  const CsvTable base = table({timed("naive", 512, 5, 0.01)}, "a.csv");
-  CompareOptions options;
-  options.metrics = {"kernels_per_call"};
-  std::ostringstream out;
-  compare_reports(base, base, options, out);
-  EXPECT_NE(out.str().find("same"), std::string::npos) << out.str();
+TEST(Compare, TheBandIsTheSumOfBothNoisesButNeverBelowTheMinimum) {
+  const CsvTable base = table({timed("flash", 512, 1.0, 0.001), timed("flash", 1024, 1.0, 0.03)}, "a.csv");
+  const CsvTable next = table({timed("flash", 512, 1.015, 0.002), timed("flash", 1024, 1.05, 0.01)}, "b.csv");
+  const Comparison c = compare_reports(base, next, with({"time_ms_median"}));
+  const ComparedRow& quiet = find(c.metrics[0], "flash", "s512");
+  EXPECT_DOUBLE_EQ(quiet.band, 0.01);  // 0.3% of noise: the 1% floor applies
+  EXPECT_EQ(quiet.verdict, Verdict::worse);
+  const ComparedRow& noisy = find(c.metrics[0], "flash", "s1024");
+  EXPECT_DOUBLE_EQ(noisy.band, 0.04);
+  EXPECT_EQ(noisy.verdict, Verdict::worse);  // 5% beyond a 4% band
+  CompareOptions wide = with({"time_ms_median"});
+  wide.min_band = 0.02;
+  EXPECT_EQ(find(compare_reports(base, next, wide).metrics[0], "flash", "s512").verdict, Verdict::within_noise);
+}
+
+TEST(Compare, RegressionNeedsWorseBeyondTheBandAndBeyondThePercentage) {
+  const CsvTable base = table({timed("a", 1, 1.0, 0.01), timed("a", 2, 1.0, 0.01), timed("a", 3, 1.0, 0.01)}, "a.csv");
+  const CsvTable next = table({timed("a", 1, 1.08, 0.01), timed("a", 2, 1.12, 0.01), timed("a", 3, 0.5, 0.01)}, "b.csv");
+  const Comparison c = compare_reports(base, next, with({"time_ms_median"}, 10));
+  EXPECT_EQ(find(c.metrics[0], "a", "s1").verdict, Verdict::worse);
+  EXPECT_FALSE(find(c.metrics[0], "a", "s1").regression);  // 8% worse: under 10%
+  EXPECT_TRUE(find(c.metrics[0], "a", "s2").regression);   // 12% worse
+  EXPECT_FALSE(find(c.metrics[0], "a", "s3").regression);  // 50% better
+  EXPECT_EQ(c.regressions, 1);
+  EXPECT_EQ(compare_reports(base, next, with({"time_ms_median"})).regressions, 0);  // no percentage: no verdict of failure
+}
+
+TEST(Compare, HigherIsBetterMetricsFlipTheVerdict) {
+  Row slow = timed("flash", 512, 2.0, 0.01), fast = timed("flash", 512, 1.0, 0.01);
+  slow.tflops = 100, fast.tflops = 200;
+  slow.pct_of_peak = 10, fast.pct_of_peak = 20;
+  const CsvTable a = table({slow}, "a.csv"), b = table({fast}, "b.csv");
+  const Comparison up = compare_reports(a, b, with({"time_ms_median", "tflops", "pct_of_peak"}, 5));
+  ASSERT_EQ(up.metrics.size(), 3u);
+  EXPECT_FALSE(up.metrics[0].metric.higher_is_better);
+  EXPECT_EQ(up.metrics[0].rows[0].verdict, Verdict::better);  // half the time
+  EXPECT_TRUE(up.metrics[1].metric.higher_is_better);
+  EXPECT_EQ(up.metrics[1].rows[0].verdict, Verdict::better);  // twice the TFLOP/s
+  EXPECT_EQ(up.metrics[2].rows[0].verdict, Verdict::better);
+  EXPECT_EQ(up.regressions, 0);
+  const Comparison down = compare_reports(b, a, with({"tflops"}, 5));
+  EXPECT_EQ(down.metrics[0].rows[0].verdict, Verdict::worse);
+  EXPECT_DOUBLE_EQ(down.metrics[0].rows[0].ratio, 0.5);
+  EXPECT_TRUE(down.metrics[0].rows[0].regression);
+  EXPECT_EQ(down.regressions, 1);
+}
+
+TEST(Compare, DeterministicCountsHaveNoNoiseBand) {
+  Row a = timed("naive", 512, 5, 0.01), b = a;
+  a.kernels_per_call = 100;
+  b.kernels_per_call = 100.5;  // half a percent: a real change for a count
+  a.aten_copies_per_call = 1;
+  b.aten_copies_per_call = 0;
+  const CsvTable ta = table({a}, "a.csv"), tb = table({b}, "b.csv");
+  const Comparison c = compare_reports(ta, tb, with({"kernels_per_call", "aten_copies_per_call"}));
+  EXPECT_TRUE(c.metrics[0].metric.deterministic());
+  EXPECT_EQ(c.metrics[0].rows[0].verdict, Verdict::worse);
+  EXPECT_DOUBLE_EQ(c.metrics[0].rows[0].band, 0);
+  EXPECT_EQ(c.metrics[1].rows[0].verdict, Verdict::better);
+  EXPECT_EQ(compare_reports(ta, ta, with({"kernels_per_call"})).metrics[0].rows[0].verdict, Verdict::same);
+}
+
+TEST(Compare, HostTimeNoiseComesFromItsQuantiles) {
+  Row a = timed("flash", 512, 1, 0.01), b = a;
+  a.cpu_us_median = 10, a.cpu_us_p10 = 9, a.cpu_us_p90 = 11.563;  // (p90 - p10) / 2.563 = 1: 10% of the median
+  b.cpu_us_median = 11.5, b.cpu_us_p10 = 11.5, b.cpu_us_p90 = 11.5;
+  const Comparison c = compare_reports(table({a}, "a.csv"), table({b}, "b.csv"), with({"cpu_us_median"}));
+  EXPECT_NEAR(c.metrics[0].rows[0].band, 0.1, 1e-12);
+  EXPECT_EQ(c.metrics[0].rows[0].verdict, Verdict::worse);  // 15% beyond 10%
+}
+
+TEST(Compare, UnmeasuredValuesAreNotComparable) {
+  Row a = timed("flash", 512, 1, 0.01), b = a;
+  b.kernels_per_call.reset();
+  const Comparison c = compare_reports(table({a}, "a.csv"), table({b}, "b.csv"), with({"kernels_per_call"}));
+  EXPECT_EQ(c.metrics[0].rows[0].verdict, Verdict::not_comparable);
+  EXPECT_EQ(c.compared, 0);
+  EXPECT_TRUE(c.metrics[0].geomeans.empty());
 }
 
 TEST(Compare, BackendsInsideOneReportAgainstABaseline) {
   const CsvTable report = table({timed("inplace", 512, 4.0, 0.01), timed("naive", 512, 5.0, 0.01),
-                                 timed("flash", 512, 1.0, 0.01)},
+                                 timed("flash", 512, 1.0, 0.01), timed("flash", 1024, 2.0, 0.01)},
                                 "r.csv");
   CompareOptions options;
   options.baseline_backend = "inplace";
-  options.markdown = true;
+  const Comparison c = compare_backends(report, options);
+  EXPECT_EQ(c.base_label, "inplace");
+  EXPECT_EQ(c.joined, 2u);  // flash at 1024 has no inplace row
+  EXPECT_EQ(c.compared, 2);
+  const MetricComparison& mc = c.metrics.at(0);
+  EXPECT_DOUBLE_EQ(find(mc, "naive", "s512").ratio, 1.25);
+  EXPECT_EQ(find(mc, "naive", "s512").verdict, Verdict::worse);
+  EXPECT_DOUBLE_EQ(find(mc, "flash", "s512").ratio, 0.25);
+  EXPECT_EQ(find(mc, "flash", "s512").verdict, Verdict::better);
+
   std::ostringstream out;
-  const CompareResult result = compare_backends(report, options, out);
-  EXPECT_EQ(result.compared, 2);
-  const std::string text = out.str();
-  EXPECT_NE(text.find("| s512"), std::string::npos) << text;
-  EXPECT_NE(text.find("1.250"), std::string::npos) << text;  // naive / inplace
-  EXPECT_NE(text.find("0.250"), std::string::npos) << text;  // flash / inplace
+  print_comparison(c, out, /*markdown=*/true);
+  EXPECT_NE(out.str().find("| s512 "), std::string::npos) << out.str();
 }
 
-TEST(Compare, RefusesOtherSchemasAndMissingColumns) {
+TEST(Compare, RefusesOtherSchemasMissingColumnsAndUnknownMetrics) {
   CsvTable old = table({timed("flash", 512, 1, 0.01)}, "old.csv");
   old.rows[0][0] = "0";
-  std::ostringstream out;
-  EXPECT_THROW(compare_reports(old, old, {}, out), InputError);
+  EXPECT_THROW(compare_reports(old, old, {}), InputError);
   const CsvTable t = table({timed("flash", 512, 1, 0.01)}, "t.csv");
+  try {
+    compare_reports(t, t, with({"no_such_column"}));
+    FAIL() << "an unknown metric was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'no_such_column' is not a metric"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("kernels_per_call"), std::string::npos) << e.what();
+  }
+  CsvTable no_noise = t;
+  no_noise.header[static_cast<size_t>(no_noise.column("time_rel_noise"))] = "renamed";
+  EXPECT_THROW(compare_reports(no_noise, no_noise, {}), InputError);
   CompareOptions options;
-  options.metrics = {"no_such_column"};
-  EXPECT_THROW(compare_reports(t, t, options, out), InputError);
-  options = {};
   options.baseline_backend = "cudnn";
-  EXPECT_THROW(compare_backends(t, options, out), InputError);
+  EXPECT_THROW(compare_backends(t, options), InputError);
+}
+
+TEST(Compare, EveryMetricNamesAColumnOfTheSchema) {
+  const auto header = row_header();
+  auto in_schema = [&](const std::string& c) { return c.empty() || std::find(header.begin(), header.end(), c) != header.end(); };
+  for (const auto& m : metric_table()) {
+    EXPECT_TRUE(in_schema(m.name)) << m.name;
+    EXPECT_TRUE(in_schema(m.noise_column)) << m.name;
+    EXPECT_TRUE(in_schema(m.p10_column) && in_schema(m.p90_column)) << m.name;
+  }
 }
 
 }  // namespace

@@ -120,6 +120,24 @@ const BadConfig kBadConfigs[] = {
      "measurement.timing_modes", "unknown timing mode 'wall'"},
     {"unknown pass", "measurement:\n  passes: [timing, ncu]\nsweep:\n  seq_len: 1\n", 2, 20, "measurement.passes",
      "unknown pass 'ncu'"},
+    {"pass twice", "measurement:\n  passes: [timing, cpu, timing]\nsweep:\n  seq_len: 1\n", 2, 25,
+     "measurement.passes", "pass 'timing' appears twice"},
+    {"timing mode twice", "measurement:\n  timing_modes: [cold, cold]\nsweep:\n  seq_len: 1\n", 2, 24,
+     "measurement.timing_modes", "timing mode 'cold' appears twice"},
+    {"max time below min time", "measurement:\n  min_time_s: 2\n  max_time_s: 1\nsweep:\n  seq_len: 1\n", 2, 3,
+     "measurement.max_time_s", "max_time_s is below min_time_s"},
+    {"zero max time", "measurement:\n  max_time_s: 0\nsweep:\n  seq_len: 1\n", 2, 15, "measurement.max_time_s",
+     "greater than 0"},
+    {"negative warm-up", "measurement:\n  warmup_ms: -1\nsweep:\n  seq_len: 1\n", 2, 14, "measurement.warmup_ms",
+     "at least 0"},
+    {"zero kernel iterations", "measurement:\n  kernel_pass_iterations: 0\nsweep:\n  seq_len: 1\n", 2, 27,
+     "measurement.kernel_pass_iterations", "at least 1"},
+    {"negative seed", "seed: -1\nsweep:\n  seq_len: 1\n", 1, 7, "seed", "at least 0"},
+    {"zero tolerance", "tolerance:\n  bf16: 0\nsweep:\n  seq_len: 1\n", 2, 9, "tolerance.bf16", "greater than 0"},
+    {"range step 0", "sweep:\n  seq_len: {from: 1, to: 8, step: 0}\n", 2, 0, "sweep.seq_len.step", "at least 1"},
+    {"range without to", "sweep:\n  seq_len: {from: 1, mul: 2}\n", 2, 12, "sweep.seq_len.to", "needs 'to'"},
+    {"range of a dtype", "sweep:\n  seq_len: 1\n  dtype: {from: 1, to: 2, step: 1}\n", 3, 10, "sweep.dtype",
+     "expected a value or a list"},
     {"keep_samples not bool", "measurement:\n  keep_samples: 3\nsweep:\n  seq_len: 1\n", 2, 17,
      "measurement.keep_samples", "expected true or false"},
     {"backend twice", "backends: [flash, flash]\nsweep:\n  seq_len: 1\n", 1, 19, "backends", "appears twice"},
@@ -158,6 +176,81 @@ INSTANTIATE_TEST_SUITE_P(AllBadConfigs, BadConfigTest, ::testing::ValuesIn(kBadC
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            return name;
                          });
+
+TEST(Config, DefaultsWhenKeysAreLeftOut) {
+  const SweepConfig c = parse_config("sweep:\n  seq_len: 64\n", "d.yaml");
+  const MeasureSettings defaults;
+  EXPECT_EQ(c.measurement.min_samples, defaults.min_samples);
+  EXPECT_EQ(c.measurement.max_samples, defaults.max_samples);
+  EXPECT_DOUBLE_EQ(c.measurement.max_time_s, defaults.max_time_s);
+  EXPECT_EQ(c.measurement.timing_modes, std::vector<TimingMode>{TimingMode::cold});
+  EXPECT_EQ(c.measurement.passes, all_passes());
+  EXPECT_FALSE(c.measurement.keep_samples);
+  EXPECT_TRUE(c.backends.empty());
+  EXPECT_EQ(c.tolerance, default_tolerances());
+  EXPECT_FALSE(c.peak_tflops);
+  EXPECT_EQ(c.seed, 1234u);
+}
+
+TEST(Config, EveryMeasurementKeyIsRead) {
+  const SweepConfig c = parse_config(R"(measurement:
+  warmup_ms: 0
+  min_samples: 4
+  max_samples: 4
+  min_time_s: 0.25
+  max_time_s: 0.25
+  target_rel_noise: 0.5
+  batch_sample_ms: 3.5
+  kernel_pass_iterations: 7
+  cpu_pass_calls: 11
+  keep_samples: false
+  timing_modes: batch
+sweep:
+  seq_len: 1
+)",
+                                     "m.yaml");
+  const MeasureSettings& m = c.measurement;
+  EXPECT_DOUBLE_EQ(m.warmup_ms, 0);
+  EXPECT_EQ(m.min_samples, 4);
+  EXPECT_EQ(m.max_samples, 4);
+  EXPECT_DOUBLE_EQ(m.min_time_s, 0.25);
+  EXPECT_DOUBLE_EQ(m.max_time_s, 0.25);
+  EXPECT_DOUBLE_EQ(m.target_rel_noise, 0.5);
+  EXPECT_DOUBLE_EQ(m.batch_sample_ms, 3.5);
+  EXPECT_EQ(m.kernel_pass_iterations, 7);
+  EXPECT_EQ(m.cpu_pass_calls, 11);
+  EXPECT_EQ(m.timing_modes, std::vector<TimingMode>{TimingMode::batch});
+}
+
+TEST(Config, ZipGroupsStandWhereTheyAreWritten) {
+  EXPECT_EQ(parse_config("sweep:\n  zip:\n    - batch: [1, 2]\n      seq_len: [8, 16]\n  heads: [1, 2]\n", "z.yaml").zips_at, 0u);
+  EXPECT_EQ(parse_config("sweep:\n  heads: [1, 2]\n  zip:\n    - batch: [1, 2]\n      seq_len: [8, 16]\n", "z.yaml").zips_at, 1u);
+}
+
+TEST(Config, CommandLineListsAreCheckedLikeTheFile) {
+  EXPECT_EQ(parse_timing_modes({"graph", "cold"}), (std::vector<TimingMode>{TimingMode::graph, TimingMode::cold}));
+  EXPECT_EQ(parse_passes({"kernels", "timing"}), (std::vector<Pass>{Pass::kernels, Pass::timing}));
+  auto failure = [](auto parse, std::vector<std::string> names) -> std::pair<size_t, std::string> {
+    try {
+      parse(names);
+    } catch (const ListItemError& e) {
+      return {e.index(), e.what()};
+    }
+    return {99, "accepted"};
+  };
+  EXPECT_EQ(failure(parse_timing_modes, {"cold", "cold"}), (std::pair<size_t, std::string>{1, "timing mode 'cold' appears twice"}));
+  EXPECT_EQ(failure(parse_timing_modes, {"batch", "wall"}).first, 1u);
+  EXPECT_EQ(failure(parse_passes, {"cpu", "ncu"}).first, 1u);
+  EXPECT_EQ(failure(parse_passes, {"ops", "ops"}), (std::pair<size_t, std::string>{1, "pass 'ops' appears twice"}));
+}
+
+TEST(Config, EnumNamesReadBack) {
+  for (auto m : {TimingMode::cold, TimingMode::batch, TimingMode::graph, TimingMode::wall})
+    EXPECT_EQ(parse_timing_mode(to_string(m)), m);
+  for (auto p : all_passes()) EXPECT_EQ(parse_pass(to_string(p)), p);
+  EXPECT_EQ(all_passes().size(), 6u);
+  EXPECT_FALSE(parse_timing_mode("hot"));
+}
 
 TEST(Config, MissingFileIsAnInputError) {
   EXPECT_THROW(load_config("/nonexistent/sweep.yaml"), InputError);

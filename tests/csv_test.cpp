@@ -76,6 +76,35 @@ TEST(Csv, RowsWriteAndReadBackThroughTheSchema) {
   EXPECT_EQ(t.at(0, "flags"), "noise_target_missed;above_peak");
 }
 
+TEST(Csv, NumbersReadBackExactly) {
+  for (double v : {0.1 + 0.2, 1.0 / 3.0, 1e-300, 123456789.123456789, 2.5e-7, 6.02214076e23, 0.125, 7.0})
+    EXPECT_EQ(std::stod(format_number(v)), v) << format_number(v);
+  EXPECT_EQ(format_number(0.125), "0.125");
+  EXPECT_EQ(format_number(7), "7");
+
+  Row row;
+  row.time_ms_median = 1.0 / 3.0;
+  row.cpu_us_p90 = 12.345678901234567;
+  row.kernels_per_call = 2.0 / 3.0;
+  row.samples = 9007199254740993;  // 2^53 + 1: integers are written as integers
+  const std::string path = temp_path("precise.csv");
+  {
+    CsvWriter w(path, row_header());
+    w.write(row_fields(row));
+  }
+  const CsvTable t = read_csv(path);
+  EXPECT_EQ(std::stod(t.at(0, "time_ms_median")), 1.0 / 3.0);
+  EXPECT_EQ(std::stod(t.at(0, "cpu_us_p90")), 12.345678901234567);
+  EXPECT_EQ(std::stod(t.at(0, "kernels_per_call")), 2.0 / 3.0);
+  EXPECT_EQ(t.at(0, "samples"), "9007199254740993");
+}
+
+TEST(Csv, WriterRefusesARowOfTheWrongWidth) {
+  CsvWriter w(temp_path("width.csv"), {"a", "b"});
+  EXPECT_THROW(w.write({"1"}), std::logic_error);
+  EXPECT_THROW(CsvWriter("/proc/no/such/dir/x.csv", {"a"}), InputError);
+}
+
 TEST(Csv, HeaderHasTheDocumentedColumns) {
   const auto header = row_header();
   for (const char* column :

@@ -1,7 +1,9 @@
+#include "elf_exports.hpp"
 #include "plugin_loader.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 namespace attnbench {
@@ -49,6 +51,33 @@ TEST(PluginLoader, BadPluginsAreRefusedWithReasonsWhileGoodOnesLoad) {
   EXPECT_NE(reason_for(set, "zz_naive_again").find("duplicate backend name 'naive'"), std::string::npos)
       << reason_for(set, "zz_naive_again");
   fs::remove_all(dir);
+}
+
+// The loader reads the ABI from the file: the wrong-ABI and factory-less test plugins abort in their
+// static initialisers, so loading either of them would end this test program.
+TEST(ElfExports, ReadsTheAbiWithoutLoadingTheLibrary) {
+  const ElfExports good(fs::path(ATTNBENCH_PLUGIN_DIR) / "attnbench_naive.so");
+  EXPECT_EQ(good.int_value("attnbench_abi_version"), kPluginAbiVersion);
+  EXPECT_TRUE(good.defines("attnbench_create_backend"));
+  EXPECT_FALSE(good.defines("attnbench_no_such_symbol"));
+  EXPECT_FALSE(good.int_value("attnbench_no_such_symbol"));
+  const ElfExports wrong(fs::path(ATTNBENCH_BAD_PLUGIN_DIR) / "attnbench_wrong_abi.so");
+  EXPECT_EQ(wrong.int_value("attnbench_abi_version"), kPluginAbiVersion + 41);
+  const ElfExports no_factory(fs::path(ATTNBENCH_BAD_PLUGIN_DIR) / "attnbench_missing_factory.so");
+  EXPECT_FALSE(no_factory.defines("attnbench_create_backend"));
+  EXPECT_THROW(ElfExports(fs::path(ATTNBENCH_BAD_PLUGIN_DIR) / "attnbench_not_a_library.so"), std::runtime_error);
+  EXPECT_THROW(ElfExports("/nonexistent/attnbench_x.so"), std::runtime_error);
+}
+
+// Installed libraries are often stripped: the dynamic symbol table, which the check reads, stays.
+TEST(ElfExports, ReadsAStrippedPlugin) {
+  const fs::path copy = fs::temp_directory_path() / ("attnbench-stripped-" + std::to_string(::getpid()) + ".so");
+  fs::copy_file(fs::path(ATTNBENCH_PLUGIN_DIR) / "attnbench_flash.so", copy, fs::copy_options::overwrite_existing);
+  ASSERT_EQ(std::system(("strip --strip-all " + copy.string()).c_str()), 0) << "strip (binutils) is needed";
+  const ElfExports stripped(copy);
+  EXPECT_EQ(stripped.int_value("attnbench_abi_version"), kPluginAbiVersion);
+  EXPECT_TRUE(stripped.defines("attnbench_create_backend"));
+  fs::remove(copy);
 }
 
 TEST(PluginLoader, MissingFolderIsAFailureNotACrash) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 namespace attnbench {
 namespace {
 
@@ -47,6 +49,77 @@ TEST(Stats, StopsAtMaxSamplesWhenNoisy) {
   const SampleRun run = sample_until_stable(m, [&] { return (i++ % 2) ? 1.0 : 2.0; });
   EXPECT_FALSE(run.converged);
   EXPECT_EQ(run.samples.size(), 40u);
+}
+
+// A clock that moves a fixed step every time it is read: the sampler reads it once at the start and
+// once after each sample, so sample n ends at n * step seconds.
+std::function<double()> ticking(double step) {
+  auto t = std::make_shared<double>(0);
+  return [t, step] {
+    const double now = *t;
+    *t += step;
+    return now;
+  };
+}
+
+MeasureSettings settings(int min_samples, int max_samples, double min_time_s, double max_time_s, double target) {
+  MeasureSettings m;
+  m.min_samples = min_samples, m.max_samples = max_samples;
+  m.min_time_s = min_time_s, m.max_time_s = max_time_s;
+  m.target_rel_noise = target;
+  return m;
+}
+
+TEST(Stats, KeepsSamplingUntilMinTimeEvenWhenQuiet) {
+  const SampleRun run = sample_until_stable(settings(1, 1000, 1.0, 60, 0.01), [] { return 1.0; }, ticking(0.125));
+  EXPECT_EQ(run.samples.size(), 8u);  // 8 x 0.125 s
+  EXPECT_TRUE(run.converged);
+  EXPECT_DOUBLE_EQ(run.elapsed_s, 1.0);
+}
+
+TEST(Stats, StopsAtMaxTimeWhenNoisy) {
+  int i = 0;
+  const SampleRun run =
+      sample_until_stable(settings(2, 1000, 0, 1.0, 0.001), [&] { return (i++ % 2) ? 1.0 : 2.0; }, ticking(0.125));
+  EXPECT_EQ(run.samples.size(), 8u);
+  EXPECT_FALSE(run.converged);
+}
+
+TEST(Stats, MaxTimeWinsOverMinSamples) {
+  const SampleRun run = sample_until_stable(settings(100, 1000, 0, 0.5, 0.01), [] { return 1.0; }, ticking(0.125));
+  EXPECT_EQ(run.samples.size(), 4u);
+}
+
+TEST(Stats, MaxSamplesWinsOverMinTime) {
+  const SampleRun run = sample_until_stable(settings(1, 5, 10, 60, 0.01), [] { return 1.0; }, ticking(0.125));
+  EXPECT_EQ(run.samples.size(), 5u);
+}
+
+// Samples alternating 1.00 and 1.02 have a relative noise of 0.01 * 1.4826 / 1.01 = 1.468%.
+TEST(Stats, TheNoiseTargetDecidesWhenToStop) {
+  auto alternating = [] {
+    auto i = std::make_shared<int>(0);
+    return [i] { return ((*i)++ % 2) ? 1.02 : 1.0; };
+  };
+  EXPECT_NEAR(summarize({1.0, 1.02, 1.0, 1.02}).rel_noise, 0.01 * 1.4826 / 1.01, 1e-9);
+  const SampleRun met = sample_until_stable(settings(10, 500, 0, 60, 0.015), alternating(), ticking(0.001));
+  EXPECT_TRUE(met.converged);
+  EXPECT_EQ(met.samples.size(), 10u);
+  const SampleRun missed = sample_until_stable(settings(10, 500, 0, 60, 0.014), alternating(), ticking(0.001));
+  EXPECT_FALSE(missed.converged);
+  EXPECT_EQ(missed.samples.size(), 500u);
+}
+
+TEST(Stats, QuantilesInterpolateBetweenOrderStatistics) {
+  const Summary s = summarize({10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110});
+  EXPECT_DOUBLE_EQ(s.median, 60);
+  EXPECT_DOUBLE_EQ(s.p10, 20);
+  EXPECT_DOUBLE_EQ(s.p90, 100);
+  const Summary two = summarize({1, 2});
+  EXPECT_DOUBLE_EQ(two.median, 1.5);
+  EXPECT_DOUBLE_EQ(two.p10, 1.1);
+  EXPECT_DOUBLE_EQ(two.p90, 1.9);
+  EXPECT_EQ(summarize({}).count, 0);
 }
 
 }  // namespace

@@ -31,6 +31,46 @@ TEST(Sweep, ZippedAxesMoveTogether) {
   EXPECT_EQ(points[0].problem.device, Device::cuda);
 }
 
+TEST(Sweep, AZipGroupWrittenFirstVariesSlowest) {
+  const SweepConfig c = parse_config(
+      "sweep:\n  zip:\n    - batch: [4, 1]\n      seq_len: [256, 1024]\n  head_dim: [64, 128]\n  dtype: [bf16, fp16]\n",
+      "z.yaml");
+  const auto points = expand_sweep(c, false);
+  ASSERT_EQ(points.size(), 8u);
+  const std::vector<std::string> expected = {
+      "b4-h1-s256-d64-bf16-causal-cpu",   "b4-h1-s256-d64-fp16-causal-cpu",   "b4-h1-s256-d128-bf16-causal-cpu",
+      "b4-h1-s256-d128-fp16-causal-cpu",  "b1-h1-s1024-d64-bf16-causal-cpu",  "b1-h1-s1024-d64-fp16-causal-cpu",
+      "b1-h1-s1024-d128-bf16-causal-cpu", "b1-h1-s1024-d128-fp16-causal-cpu"};
+  for (size_t i = 0; i < points.size(); ++i) EXPECT_EQ(points[i].id, expected[i]) << i;
+}
+
+TEST(Sweep, EveryAxisReachesTheProblem) {
+  const SweepConfig c = parse_config(
+      "sweep:\n  batch: 3\n  heads: 5\n  seq_len: 77\n  head_dim: 96\n  dtype: fp32\n  causal: false\n  device: cuda\n",
+      "a.yaml");
+  const auto points = expand_sweep(c, false);
+  ASSERT_EQ(points.size(), 1u);
+  const Problem& p = points[0].problem;
+  EXPECT_EQ(p.batch, 3);
+  EXPECT_EQ(p.heads, 5);
+  EXPECT_EQ(p.seq_len, 77);
+  EXPECT_EQ(p.head_dim, 96);
+  EXPECT_EQ(p.dtype, DType::f32);
+  EXPECT_FALSE(p.causal);
+  EXPECT_EQ(p.device, Device::cuda);  // explicit: not resolved by what this machine has
+  EXPECT_EQ(points[0].id, "b3-h5-s77-d96-fp32-full-cuda");
+}
+
+TEST(Sweep, RangesIncludeTheirEnds) {
+  const SweepConfig c = parse_config("sweep:\n  seq_len: {from: 3, to: 11, step: 4}\n  batch: {from: 2, to: 16, mul: 2}\n", "r.yaml");
+  const auto points = expand_sweep(c, false);
+  ASSERT_EQ(points.size(), 12u);  // 3 7 11 x 2 4 8 16
+  EXPECT_EQ(points.front().problem.seq_len, 3);
+  EXPECT_EQ(points.front().problem.batch, 2);
+  EXPECT_EQ(points.back().problem.seq_len, 11);
+  EXPECT_EQ(points.back().problem.batch, 16);
+}
+
 TEST(Sweep, DefaultsAndAutoDevice) {
   const SweepConfig c = parse_config("sweep:\n  seq_len: 256\n  device: auto\n", "d.yaml");
   const auto cpu = expand_sweep(c, false);

@@ -9,9 +9,47 @@
 
 namespace attnbench {
 
-namespace {
+const std::vector<Metric>& metric_table() {
+  static const std::vector<Metric> metrics = {
+      {"time_ms_median", false, "time_rel_noise", "", ""},
+      {"time_ms_p10", false, "time_rel_noise", "", ""},
+      {"time_ms_p90", false, "time_rel_noise", "", ""},
+      {"tflops", true, "time_rel_noise", "", ""},
+      {"pct_of_peak", true, "time_rel_noise", "", ""},
+      {"cpu_us_median", false, "", "cpu_us_p10", "cpu_us_p90"},
+      {"aten_ops_per_call", false, "", "", ""},
+      {"aten_ops_nested_per_call", false, "", "", ""},
+      {"aten_copies_per_call", false, "", "", ""},
+      {"kernels_per_call", false, "", "", ""},
+      {"memcpy_per_call", false, "", "", ""},
+      {"memset_per_call", false, "", "", ""},
+      {"peak_mem_mib", false, "", "", ""},
+      {"rel_err", false, "", "", ""},
+  };
+  return metrics;
+}
 
-bool higher_is_better(const std::string& metric) { return metric == "tflops" || metric == "pct_of_peak"; }
+const Metric& find_metric(const std::string& name) {
+  std::string known;
+  for (const auto& m : metric_table()) {
+    if (m.name == name) return m;
+    known += (known.empty() ? "" : ", ") + m.name;
+  }
+  throw InputError("'" + name + "' is not a metric compare can judge; use one of " + known);
+}
+
+std::string to_string(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::same: return "same";
+    case Verdict::within_noise: return "within noise";
+    case Verdict::better: return "better";
+    case Verdict::worse: return "worse";
+    case Verdict::not_comparable: return "n/a";
+  }
+  return "?";
+}
+
+namespace {
 
 std::optional<double> value(const CsvTable& t, size_t row, const std::string& column) {
   const int c = t.column(column);
@@ -19,24 +57,85 @@ std::optional<double> value(const CsvTable& t, size_t row, const std::string& co
   const std::string& text = t.rows[row][static_cast<size_t>(c)];
   if (text.empty()) return std::nullopt;
   try {
-    return std::stod(text);
+    size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used != text.size()) throw std::invalid_argument(text);
+    return v;
   } catch (const std::exception&) {
     throw InputError(t.path + ": column '" + column + "' holds '" + text + "', not a number");
   }
 }
 
 // Relative standard deviation of one measurement; 0 for deterministic metrics (counts, errors).
-double noise(const CsvTable& t, size_t row, const std::string& metric) {
-  if (metric == "time_ms_median" || metric == "tflops" || metric == "pct_of_peak")
-    return value(t, row, "time_rel_noise").value_or(0);
-  const std::string suffix = "_median";
-  if (metric.size() > suffix.size() && metric.compare(metric.size() - suffix.size(), suffix.size(), suffix) == 0) {
-    const std::string stem = metric.substr(0, metric.size() - suffix.size());
-    const auto median = value(t, row, metric), p10 = value(t, row, stem + "_p10"), p90 = value(t, row, stem + "_p90");
-    // For a normal distribution p90 - p10 spans 2.563 standard deviations.
-    if (median && p10 && p90 && *median != 0) return (*p90 - *p10) / (2.563 * *median);
-  }
+double noise(const CsvTable& t, size_t row, const Metric& metric) {
+  if (!metric.noise_column.empty()) return value(t, row, metric.noise_column).value_or(0);
+  if (metric.p10_column.empty()) return 0;
+  const auto median = value(t, row, metric.name), p10 = value(t, row, metric.p10_column),
+             p90 = value(t, row, metric.p90_column);
+  // For a normal distribution p90 - p10 spans 2.563 standard deviations.
+  if (median && p10 && p90 && *median != 0) return (*p90 - *p10) / (2.563 * std::abs(*median));
   return 0;
+}
+
+struct Pairing {
+  size_t base_row, candidate_row;
+};
+
+ComparedRow judge(const CsvTable& bt, size_t br, const CsvTable& ct, size_t cr, const Metric& metric,
+                  const CompareOptions& options) {
+  ComparedRow row;
+  row.point_id = ct.at(cr, "point_id");
+  row.backend = ct.at(cr, "backend");
+  row.timing_mode = ct.at(cr, "timing_mode");
+  row.base_status = bt.at(br, "status");
+  row.candidate_status = ct.at(cr, "status");
+  row.base = value(bt, br, metric.name);
+  row.candidate = value(ct, cr, metric.name);
+  if (row.base_status != "ok" || row.candidate_status != "ok" || !row.base || !row.candidate) return row;
+  if (*row.base == *row.candidate) {
+    row.verdict = Verdict::same;
+    return row;
+  }
+  row.ratio = *row.base != 0 ? *row.candidate / *row.base : INFINITY;
+  if (!metric.deterministic())
+    row.band = std::max(options.min_band, noise(bt, br, metric) + noise(ct, cr, metric));
+  const double change = row.ratio - 1;
+  if (std::abs(change) <= row.band) {
+    row.verdict = Verdict::within_noise;
+    return row;
+  }
+  const bool worse = metric.higher_is_better ? change < 0 : change > 0;
+  row.verdict = worse ? Verdict::worse : Verdict::better;
+  row.regression = worse && options.fail_on_regression_pct && std::abs(change) * 100 > *options.fail_on_regression_pct;
+  return row;
+}
+
+Comparison compare_pairs(const std::vector<Pairing>& pairs, const CsvTable& bt, const CsvTable& ct,
+                         const CompareOptions& options, Comparison c) {
+  c.fail_on_regression_pct = options.fail_on_regression_pct;
+  for (const auto& name : options.metrics) {
+    MetricComparison mc;
+    mc.metric = find_metric(name);
+    std::map<std::string, std::pair<double, int>> log_sum;  // per backend: sum of log ratios, count
+    for (const auto& p : pairs) {
+      ComparedRow row = judge(bt, p.base_row, ct, p.candidate_row, mc.metric, options);
+      if (row.verdict != Verdict::not_comparable && std::isfinite(row.ratio) && row.ratio > 0) {
+        auto& acc = log_sum[row.backend];
+        acc.first += std::log(row.ratio);
+        acc.second += 1;
+        ++c.compared;
+      }
+      c.regressions += row.regression;
+      mc.rows.push_back(std::move(row));
+    }
+    for (const auto& [backend, acc] : log_sum) mc.geomeans.push_back({backend, std::exp(acc.first / acc.second), acc.second});
+    c.metrics.push_back(std::move(mc));
+  }
+  return c;
+}
+
+std::string key(const CsvTable& t, size_t r, bool with_backend) {
+  return t.at(r, "point_id") + "|" + (with_backend ? t.at(r, "backend") + "|" : "") + t.at(r, "timing_mode");
 }
 
 std::string fmt(double v, const char* spec = "%.4g") {
@@ -45,93 +144,16 @@ std::string fmt(double v, const char* spec = "%.4g") {
   return buf;
 }
 
-struct Pairing {
-  std::string point_id, label, mode;
-  size_t base_row, new_row;
-};
-
-struct Verdict {
-  std::string text;
-  bool comparable = false;
-  bool worse = false;
-  double ratio = 1;
-};
-
-Verdict judge(const CsvTable& bt, size_t br, const CsvTable& nt, size_t nr, const std::string& metric,
-              double min_band) {
-  Verdict v;
-  const std::string& bs = bt.at(br, "status");
-  const std::string& ns = nt.at(nr, "status");
-  if (bs != "ok" || ns != "ok") {
-    v.text = "n/a: " + bs + " -> " + ns;
-    return v;
-  }
-  const auto b = value(bt, br, metric), n = value(nt, nr, metric);
-  if (!b || !n) {
-    v.text = "n/a: not measured";
-    return v;
-  }
-  v.comparable = true;
-  if (*b == 0 && *n == 0) {
-    v.text = "same";
-    return v;
-  }
-  v.ratio = *b != 0 ? *n / *b : INFINITY;
-  const double base_noise = noise(bt, br, metric), new_noise = noise(nt, nr, metric);
-  const bool deterministic = base_noise == 0 && new_noise == 0;
-  const double band = deterministic ? 0 : std::max(min_band, base_noise + new_noise);
-  const double change = v.ratio - 1;
-  if (std::abs(change) <= band) {
-    v.text = deterministic ? "same" : "within noise";
-    return v;
-  }
-  const bool up = change > 0;
-  v.worse = higher_is_better(metric) ? !up : up;
-  v.text = v.worse ? "worse" : "better";
-  if (!deterministic) v.text += " (band " + fmt(100 * band, "%.1f") + "%)";
-  return v;
-}
-
-CompareResult report(const std::vector<Pairing>& pairs, const CsvTable& bt, const CsvTable& nt,
-                     const CompareOptions& options, const std::string& base_label,
-                     const std::string& new_label, std::ostream& out) {
-  CompareResult result;
-  for (const auto& metric : options.metrics) {
-    TextTable table;
-    table.header = {"point_id", "backend", "mode", base_label, new_label, "ratio", "verdict"};
-    std::map<std::string, std::pair<double, int>> log_sum;  // per label: sum of log ratios, count
-    for (const auto& p : pairs) {
-      const Verdict v = judge(bt, p.base_row, nt, p.new_row, metric, options.min_band);
-      auto cell = [&](const CsvTable& t, size_t r) { auto x = value(t, r, metric); return x ? fmt(*x) : std::string(); };
-      table.rows.push_back({p.point_id, p.label, p.mode, cell(bt, p.base_row), cell(nt, p.new_row),
-                            v.comparable ? fmt(v.ratio, "%.3f") : "", v.text});
-      if (v.comparable && std::isfinite(v.ratio) && v.ratio > 0) {
-        auto& acc = log_sum[p.label];
-        acc.first += std::log(v.ratio);
-        acc.second += 1;
-        ++result.compared;
-      }
-      if (v.worse && options.fail_on_regression_pct &&
-          std::abs(v.ratio - 1) * 100 > *options.fail_on_regression_pct)
-        ++result.regressions;
-    }
-    out << (options.markdown ? "### " : "== ") << metric << (options.markdown ? "\n\n" : "\n");
-    table.print(out, options.markdown);
-    TextTable summary;
-    summary.header = {"backend", "geomean ratio", "rows"};
-    for (const auto& [label, acc] : log_sum)
-      summary.rows.push_back({label, fmt(std::exp(acc.first / acc.second), "%.3f"), std::to_string(acc.second)});
-    out << (options.markdown ? "\n" : "\n");
-    summary.print(out, options.markdown);
-    out << '\n';
-  }
-  if (options.fail_on_regression_pct)
-    out << result.regressions << " regression(s) worse than " << fmt(*options.fail_on_regression_pct) << "%\n";
-  return result;
-}
-
-std::string key(const CsvTable& t, size_t r, bool with_backend) {
-  return t.at(r, "point_id") + "|" + (with_backend ? t.at(r, "backend") + "|" : "") + t.at(r, "timing_mode");
+std::string verdict_text(const ComparedRow& row) {
+  if (row.verdict == Verdict::not_comparable)
+    return row.base_status != "ok" || row.candidate_status != "ok"
+               ? "n/a: " + row.base_status + " -> " + row.candidate_status
+               : "n/a: not measured";
+  std::string text = to_string(row.verdict);
+  if ((row.verdict == Verdict::better || row.verdict == Verdict::worse) && row.band > 0)
+    text += " (band " + fmt(100 * row.band, "%.1f") + "%)";
+  if (row.regression) text += ", regression";
+  return text;
 }
 
 }  // namespace
@@ -145,35 +167,43 @@ void check_report(const CsvTable& table, const std::vector<std::string>& metrics
                        "', this attnbench reads version " + std::to_string(kCsvSchemaVersion));
   for (const char* needed : {"point_id", "backend", "timing_mode", "status"})
     if (table.column(needed) < 0) throw InputError(table.path + ": no column '" + std::string(needed) + "'");
-  for (const auto& m : metrics)
-    if (table.column(m) < 0) throw InputError(table.path + ": no column '" + m + "' to compare");
+  for (const auto& m : metrics) {
+    const Metric& metric = find_metric(m);
+    for (const std::string& column : {metric.name, metric.noise_column, metric.p10_column, metric.p90_column})
+      if (!column.empty() && table.column(column) < 0)
+        throw InputError(table.path + ": no column '" + column + "' to compare " + metric.name);
+  }
 }
 
-CompareResult compare_reports(const CsvTable& base, const CsvTable& candidate, const CompareOptions& options,
-                              std::ostream& out) {
+Comparison compare_reports(const CsvTable& base, const CsvTable& candidate, const CompareOptions& options) {
   check_report(base, options.metrics);
   check_report(candidate, options.metrics);
   std::map<std::string, size_t> base_rows;
   for (size_t r = 0; r < base.rows.size(); ++r) base_rows[key(base, r, true)] = r;
   std::vector<Pairing> pairs;
-  size_t only_new = 0;
+  Comparison c;
   for (size_t r = 0; r < candidate.rows.size(); ++r) {
     auto it = base_rows.find(key(candidate, r, true));
     if (it == base_rows.end()) {
-      ++only_new;
+      ++c.only_in_candidate;
       continue;
     }
-    pairs.push_back({candidate.at(r, "point_id"), candidate.at(r, "backend"), candidate.at(r, "timing_mode"), it->second, r});
+    pairs.push_back({it->second, r});
   }
-  out << "base: " << base.path << " (" << base.rows.size() << " rows), new: " << candidate.path << " ("
-      << candidate.rows.size() << " rows), joined " << pairs.size() << ", only in base "
-      << base.rows.size() - pairs.size() << ", only in new " << only_new << "\n\n";
-  return report(pairs, base, candidate, options, "base", "new", out);
+  c.base_label = "base";
+  c.candidate_label = "new";
+  c.base_path = base.path;
+  c.candidate_path = candidate.path;
+  c.base_rows = base.rows.size();
+  c.candidate_rows = candidate.rows.size();
+  c.joined = pairs.size();
+  c.only_in_base = base.rows.size() - pairs.size();
+  return compare_pairs(pairs, base, candidate, options, std::move(c));
 }
 
-CompareResult compare_backends(const CsvTable& table, const CompareOptions& options, std::ostream& out) {
+Comparison compare_backends(const CsvTable& table, const CompareOptions& options) {
   check_report(table, options.metrics);
-  const std::string& baseline = *options.baseline_backend;
+  const std::string& baseline = options.baseline_backend.value();
   std::map<std::string, size_t> base_rows;
   for (size_t r = 0; r < table.rows.size(); ++r)
     if (table.at(r, "backend") == baseline) base_rows[key(table, r, false)] = r;
@@ -182,11 +212,44 @@ CompareResult compare_backends(const CsvTable& table, const CompareOptions& opti
   for (size_t r = 0; r < table.rows.size(); ++r) {
     if (table.at(r, "backend") == baseline) continue;
     auto it = base_rows.find(key(table, r, false));
-    if (it == base_rows.end()) continue;
-    pairs.push_back({table.at(r, "point_id"), table.at(r, "backend"), table.at(r, "timing_mode"), it->second, r});
+    if (it != base_rows.end()) pairs.push_back({it->second, r});
   }
-  out << table.path << ": every backend against '" << baseline << "' (ratio = backend / " << baseline << ")\n\n";
-  return report(pairs, table, table, options, baseline, "backend", out);
+  Comparison c;
+  c.base_label = baseline;
+  c.candidate_label = "backend";
+  c.base_path = c.candidate_path = table.path;
+  c.base_rows = c.candidate_rows = table.rows.size();
+  c.joined = pairs.size();
+  return compare_pairs(pairs, table, table, options, std::move(c));
+}
+
+void print_comparison(const Comparison& c, std::ostream& out, bool markdown) {
+  if (c.base_path == c.candidate_path)
+    out << c.base_path << ": every backend against '" << c.base_label << "' (ratio = backend / " << c.base_label << ")\n\n";
+  else
+    out << "base: " << c.base_path << " (" << c.base_rows << " rows), new: " << c.candidate_path << " ("
+        << c.candidate_rows << " rows), joined " << c.joined << ", only in base " << c.only_in_base << ", only in new "
+        << c.only_in_candidate << "\n\n";
+  for (const auto& mc : c.metrics) {
+    TextTable table;
+    table.header = {"point_id", "backend", "mode", c.base_label, c.candidate_label, "ratio", "verdict"};
+    auto cell = [](const std::optional<double>& v) { return v ? fmt(*v) : std::string(); };
+    for (const auto& row : mc.rows)
+      table.rows.push_back({row.point_id, row.backend, row.timing_mode, cell(row.base), cell(row.candidate),
+                            row.verdict == Verdict::not_comparable ? "" : fmt(row.ratio, "%.3f"), verdict_text(row)});
+    out << (markdown ? "### " : "== ") << mc.metric.name << (mc.metric.higher_is_better ? " (higher is better)" : "")
+        << (markdown ? "\n\n" : "\n");
+    table.print(out, markdown);
+    TextTable summary;
+    summary.header = {"backend", "geomean ratio", "rows"};
+    for (const auto& g : mc.geomeans) summary.rows.push_back({g.backend, fmt(g.ratio, "%.3f"), std::to_string(g.rows)});
+    out << '\n';
+    summary.print(out, markdown);
+    out << '\n';
+  }
+  if (c.fail_on_regression_pct)
+    out << c.regressions << " regression(s): worse beyond the noise band and by more than "
+        << fmt(*c.fail_on_regression_pct) << "%\n";
 }
 
 }  // namespace attnbench

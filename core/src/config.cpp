@@ -63,6 +63,32 @@ std::string to_string(AxisName axis) {
   return "?";
 }
 
+std::vector<TimingMode> parse_timing_modes(const std::vector<std::string>& names) {
+  std::vector<TimingMode> modes;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const auto mode = parse_timing_mode(names[i]);
+    if (!mode || *mode == TimingMode::wall)
+      throw ListItemError(i, "unknown timing mode '" + names[i] +
+                                 "'; use cold, batch or graph (CPU points are always timed as wall)");
+    if (std::find(modes.begin(), modes.end(), *mode) != modes.end())
+      throw ListItemError(i, "timing mode '" + names[i] + "' appears twice");
+    modes.push_back(*mode);
+  }
+  return modes;
+}
+
+std::vector<Pass> parse_passes(const std::vector<std::string>& names) {
+  std::vector<Pass> passes;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const auto pass = parse_pass(names[i]);
+    if (!pass) throw ListItemError(i, "unknown pass '" + names[i] + "'; use correctness, timing, cpu, memory, ops or kernels");
+    if (std::find(passes.begin(), passes.end(), *pass) != passes.end())
+      throw ListItemError(i, "pass '" + names[i] + "' appears twice");
+    passes.push_back(*pass);
+  }
+  return passes;
+}
+
 std::map<DType, double> default_tolerances() {
   // Per-row relative error against float64. bf16 keeps 8 mantissa bits, so rounding the output
   // alone costs ~4e-3; fp16 keeps 11; fp32 matmuls run without TF32 in PyTorch's default.
@@ -293,27 +319,19 @@ void parse_measurement(const Reader& r, const YAML::Node& node, MeasureSettings&
   if (node["kernel_pass_iterations"]) m.kernel_pass_iterations = static_cast<int>(r.integer(node["kernel_pass_iterations"], key("kernel_pass_iterations"), 1));
   if (node["cpu_pass_calls"]) m.cpu_pass_calls = static_cast<int>(r.integer(node["cpu_pass_calls"], key("cpu_pass_calls"), 1));
   if (node["keep_samples"]) m.keep_samples = r.boolean(node["keep_samples"], key("keep_samples"));
-  if (node["timing_modes"]) {
-    m.timing_modes.clear();
-    for (const auto& item : r.list(node["timing_modes"], key("timing_modes"))) {
-      const std::string text = r.scalar(item, key("timing_modes"));
-      const auto mode = parse_timing_mode(text);
-      if (!mode || *mode == TimingMode::wall)
-        r.fail(item, key("timing_modes"), "unknown timing mode '" + text + "'; use cold, batch or graph (CPU points are always timed as wall)");
-      if (std::find(m.timing_modes.begin(), m.timing_modes.end(), *mode) != m.timing_modes.end())
-        r.fail(item, key("timing_modes"), "timing mode '" + text + "' appears twice");
-      m.timing_modes.push_back(*mode);
+  // A list setting: the shared parser, its error located at the offending item.
+  auto list_setting = [&](const char* name, auto parse) {
+    const std::vector<YAML::Node> items = r.list(node[name], key(name));
+    std::vector<std::string> names;
+    for (const auto& item : items) names.push_back(r.scalar(item, key(name)));
+    try {
+      return parse(names);
+    } catch (const ListItemError& e) {
+      r.fail(items[e.index()], key(name), e.what());
     }
-  }
-  if (node["passes"]) {
-    m.passes.clear();
-    for (const auto& item : r.list(node["passes"], key("passes"))) {
-      const std::string text = r.scalar(item, key("passes"));
-      const auto pass = parse_pass(text);
-      if (!pass) r.fail(item, key("passes"), "unknown pass '" + text + "'; use correctness, timing, cpu, memory, ops or kernels");
-      m.passes.push_back(*pass);
-    }
-  }
+  };
+  if (node["timing_modes"]) m.timing_modes = list_setting("timing_modes", parse_timing_modes);
+  if (node["passes"]) m.passes = list_setting("passes", parse_passes);
   if (m.max_samples < m.min_samples)
     r.fail(node, key("max_samples"), "max_samples (" + std::to_string(m.max_samples) + ") is below min_samples (" + std::to_string(m.min_samples) + ")");
   if (m.max_time_s < m.min_time_s)
@@ -331,7 +349,10 @@ void parse_sweep(const Reader& r, const YAML::Node& node, SweepConfig& config) {
   std::set<AxisName> seen;
   for (const auto& kv : node) {
     const std::string name = kv.first.as<std::string>();
-    if (name == "zip") continue;
+    if (name == "zip") {
+      config.zips_at = config.axes.size();
+      continue;
+    }
     const AxisName axis = *parse_axis_name(name);
     config.axes.push_back({axis, parse_axis_values(r, axis, kv.second, "sweep." + name)});
     seen.insert(axis);

@@ -2,6 +2,8 @@
 // file, line, column and key (ConfigError), and nothing is run or written before the whole file is good.
 #pragma once
 
+#include "errors.hpp"
+
 #include <attnbench/plugin.hpp>
 
 #include <cstdint>
@@ -65,10 +67,26 @@ struct SweepConfig {
   MeasureSettings measurement;
   std::vector<Axis> axes;             // free axes, cartesian product, in file order
   std::vector<ZipGroup> zips;
+  size_t zips_at = 0;                 // the zip groups stand before axes[zips_at] (where `zip:` was written)
   std::map<DType, double> tolerance;  // max relative error per row against the float64 reference
   std::optional<double> peak_tflops;  // overrides the calibration file
   uint64_t seed = 1234;
 };
+
+// A list item that is not allowed; `index` says which, so the caller can locate it.
+class ListItemError : public InputError {
+ public:
+  ListItemError(size_t index, const std::string& message) : InputError(message), index_(index) {}
+  size_t index() const { return index_; }
+
+ private:
+  size_t index_;
+};
+
+// The checks of `measurement.timing_modes` and `measurement.passes`, shared by the YAML reader and
+// the command-line overrides: known names, no repeats; throw ListItemError.
+std::vector<TimingMode> parse_timing_modes(const std::vector<std::string>& names);
+std::vector<Pass> parse_passes(const std::vector<std::string>& names);
 
 // Parses and validates `path`; throws ConfigError (or InputError when the file cannot be read).
 SweepConfig load_config(const std::string& path);

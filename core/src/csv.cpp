@@ -3,7 +3,7 @@
 #include "errors.hpp"
 #include "types.hpp"
 
-#include <cstdio>
+#include <charconv>
 #include <filesystem>
 #include <functional>
 #include <sstream>
@@ -23,12 +23,7 @@ std::string to_string(Status status) {
 
 namespace {
 
-std::string num(const std::optional<double>& v) {
-  if (!v) return "";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", *v);
-  return buf;
-}
+std::string num(const std::optional<double>& v) { return v ? format_number(*v) : ""; }
 std::string num(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : ""; }
 
 template <class R>
@@ -124,6 +119,13 @@ std::vector<std::string> fields_of(const std::vector<Column<R>>& schema, const R
 }
 
 }  // namespace
+
+std::string format_number(double value) {
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);  // shortest that reads back exactly
+  if (ec != std::errc()) throw std::logic_error("cannot format a number for the CSV");
+  return std::string(buf, end);
+}
 
 std::vector<std::string> row_header() { return header_of(row_schema()); }
 std::vector<std::string> row_fields(const Row& row) { return fields_of(row_schema(), row); }

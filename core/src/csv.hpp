@@ -34,6 +34,9 @@ class CsvWriter {
 
 std::string csv_escape(const std::string& field);
 
+// A number as the CSVs write it: the shortest text that reads back as exactly the same double.
+std::string format_number(double value);
+
 // A CSV read back as text: compare and tests work on column names, not on Row.
 struct CsvTable {
   std::string path;

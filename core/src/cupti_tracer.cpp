@@ -17,15 +17,6 @@
 
 namespace attnbench {
 
-std::string to_string(GpuActivity::Kind kind) {
-  switch (kind) {
-    case GpuActivity::Kind::kernel: return "kernel";
-    case GpuActivity::Kind::memcpy: return "memcpy";
-    case GpuActivity::Kind::memset: return "memset";
-  }
-  return "?";
-}
-
 #ifndef ATTNBENCH_WITH_CUPTI
 
 bool cupti_attached() { return false; }

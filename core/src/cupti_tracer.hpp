@@ -23,10 +23,10 @@ struct GpuActivity {
   int iteration = -1;              // which traced call it belongs to; -1: none
 };
 
-std::string to_string(GpuActivity::Kind kind);
+std::string to_string(GpuActivity::Kind kind);  // kernel_rows.cpp
 
 struct GpuTrace {
-  int iterations = 0;
+  int iterations = 0;                   // traced calls
   std::vector<GpuActivity> activities;  // those that fell inside a traced call
   bool same_every_iteration = true;     // the same multiset of kernels in every call
   std::string difference;               // when not: what differed

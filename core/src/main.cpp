@@ -1,5 +1,6 @@
 // attnbench command line: list, run, compare, summary, calibrate.
-// Exit codes: 0 done; 1 a failure while running (or a regression found by compare); 2 bad input.
+// Exit codes: 0 done; 1 a row ended error, oom or wrong, a failure stopped the run, or compare found
+// a regression; 2 bad input (config, command line, CSV), and then nothing is written.
 #include "calibration.hpp"
 #include "compare.hpp"
 #include "config.hpp"
@@ -83,21 +84,15 @@ int cmd_run(const RunArgs& args) {
     config.backends = args.backends;
     config.backend_marks.assign(args.backends.size(), {0, 0});
   }
-  if (!args.passes.empty()) {
-    config.measurement.passes.clear();
-    for (const auto& p : args.passes) {
-      const auto pass = parse_pass(p);
-      if (!pass) throw InputError("--passes: unknown pass '" + p + "'; use correctness, timing, cpu, memory, ops or kernels");
-      config.measurement.passes.push_back(*pass);
-    }
+  try {
+    if (!args.passes.empty()) config.measurement.passes = parse_passes(args.passes);
+  } catch (const ListItemError& e) {
+    throw InputError(std::string("--passes: ") + e.what());
   }
-  if (!args.timing_modes.empty()) {
-    config.measurement.timing_modes.clear();
-    for (const auto& t : args.timing_modes) {
-      const auto mode = parse_timing_mode(t);
-      if (!mode || *mode == TimingMode::wall) throw InputError("--timing-modes: unknown mode '" + t + "'; use cold, batch or graph");
-      config.measurement.timing_modes.push_back(*mode);
-    }
+  try {
+    if (!args.timing_modes.empty()) config.measurement.timing_modes = parse_timing_modes(args.timing_modes);
+  } catch (const ListItemError& e) {
+    throw InputError(std::string("--timing-modes: ") + e.what());
   }
   std::string output = !args.output.empty() ? args.output
                        : !config.output.empty() ? config.output
@@ -168,19 +163,20 @@ int cmd_run(const RunArgs& args) {
 
   Runner runner(host, options);
   Progress progress(points.size() * backends.size(), std::cerr, stderr_is_terminal());
+  int failed_rows = 0;
   for (const auto& point : points) {
     for (const auto* backend : backends) {
       progress.begin(point.id + " " + backend->name);
       const BackendResult result = runner.measure(point, *backend);
-      for (const auto& row : result.rows) rows_csv.write(row_fields(row));
+      for (const auto& row : result.rows) {
+        rows_csv.write(row_fields(row));
+        failed_rows += row.status == Status::error || row.status == Status::oom || row.status == Status::wrong;
+      }
       for (const auto& k : result.kernels) kernels_csv.write(kernel_row_fields(k));
       if (samples_csv)
         for (const auto& s : result.samples)
-          for (size_t i = 0; i < s.time_ms.size(); ++i) {
-            char ms[32];
-            std::snprintf(ms, sizeof ms, "%.6g", s.time_ms[i]);
-            samples_csv->write({point.id, backend->name, s.timing_mode, std::to_string(i), ms});
-          }
+          for (size_t i = 0; i < s.time_ms.size(); ++i)
+            samples_csv->write({point.id, backend->name, s.timing_mode, std::to_string(i), format_number(s.time_ms[i])});
       if (!result.notes.empty()) std::cerr << "\nattnbench: " << backend->name << " @ " << point.id << ": " << result.notes << '\n';
       progress.end();
     }
@@ -188,6 +184,10 @@ int cmd_run(const RunArgs& args) {
   progress.finish();
   std::cerr << "wrote " << rows_csv.path() << " and " << kernels_csv.path() << '\n';
   if (!args.no_summary) print_summary(read_csv(rows_csv.path()), std::cout);
+  if (failed_rows > 0) {
+    std::cerr << "attnbench: " << failed_rows << " row(s) ended error, oom or wrong (see their reason)\n";
+    return 1;
+  }
   return 0;
 }
 
@@ -196,26 +196,26 @@ struct CompareArgs {
   std::string baseline;
   std::vector<std::string> metrics;
   bool markdown = false;
-  double fail_pct = -1;
+  double fail_pct = -1;  // -1: not given
 };
 
 int cmd_compare(const CompareArgs& args) {
   CompareOptions options;
   if (!args.metrics.empty()) options.metrics = args.metrics;
-  options.markdown = args.markdown;
   if (args.fail_pct >= 0) options.fail_on_regression_pct = args.fail_pct;
-  CompareResult result;
+  Comparison comparison;
   if (args.files.size() == 1) {
     if (args.baseline.empty()) throw InputError("compare: one report needs --baseline BACKEND; two reports compare run against run");
     options.baseline_backend = args.baseline;
-    result = compare_backends(read_csv(args.files[0]), options, std::cout);
+    comparison = compare_backends(read_csv(args.files[0]), options);
   } else if (args.files.size() == 2) {
     if (!args.baseline.empty()) throw InputError("compare: --baseline compares backends inside one report; give one file");
-    result = compare_reports(read_csv(args.files[0]), read_csv(args.files[1]), options, std::cout);
+    comparison = compare_reports(read_csv(args.files[0]), read_csv(args.files[1]), options);
   } else {
     throw InputError("compare: give one report (with --baseline) or two reports");
   }
-  return result.regressions > 0 ? 1 : 0;
+  print_comparison(comparison, std::cout, args.markdown);
+  return comparison.regressions > 0 ? 1 : 0;
 }
 
 int cmd_calibrate(const std::string& output) {
@@ -241,7 +241,7 @@ int main(int argc, char** argv) {
   list->add_option("--plugin-dir", list_plugin_dir, "Folder with attnbench_*.so plugins (default: plugins/ beside the executable)");
 
   RunArgs run_args;
-  auto* run = app.add_subcommand("run", "Run a YAML sweep and write CSV reports");
+  auto* run = app.add_subcommand("run", "Run a YAML sweep and write CSV reports (exit 1 if a row ends error, oom or wrong)");
   run->add_option("config", run_args.config, "Sweep config (YAML)")->required();
   run->add_option("-o,--output", run_args.output, "CSV path (default: the config's output, else results/<config>.csv)");
   run->add_option("--plugin-dir", run_args.plugin_dir, "Folder with attnbench_*.so plugins");
@@ -259,7 +259,10 @@ int main(int argc, char** argv) {
   compare->add_option("--baseline", compare_args.baseline, "Backend to compare the others against (one report)");
   compare->add_option("--metric", compare_args.metrics, "Columns to compare (default time_ms_median)")->delimiter(',');
   compare->add_flag("--markdown", compare_args.markdown, "Markdown tables");
-  compare->add_option("--fail-on-regression", compare_args.fail_pct, "Exit 1 if a row is worse by more than PCT percent beyond its noise");
+  compare->add_option("--fail-on-regression", compare_args.fail_pct,
+                      "Exit 1 if a row is worse beyond its noise band (the two rows' noise, at least 1%; none for "
+                      "counts) and by more than PCT percent")
+      ->check(CLI::NonNegativeNumber);
 
   std::string summary_file;
   auto* summary = app.add_subcommand("summary", "Print the summary table of a report");

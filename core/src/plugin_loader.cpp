@@ -1,10 +1,13 @@
 #include "plugin_loader.hpp"
 
+#include "elf_exports.hpp"
+
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 namespace attnbench {
 
@@ -28,21 +31,29 @@ std::vector<std::string> PluginSet::names() const {
 
 LoadedBackend load_plugin(const std::filesystem::path& file) {
   namespace dll = boost::dll;
+  // The ABI and the factory are checked in the file itself, before dlopen runs any of its code.
+  std::optional<int32_t> abi;
+  bool has_factory = false;
+  try {
+    const ElfExports exports(file);
+    abi = exports.int_value(kAbiSymbol);
+    has_factory = exports.defines(kFactorySymbol);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("cannot load the library: " + std::string(e.what()));
+  }
+  if (!abi) throw std::runtime_error("not an attnbench plugin: it exports no '" + std::string(kAbiSymbol) + "'");
+  if (*abi != kPluginAbiVersion)
+    throw std::runtime_error("plugin ABI version " + std::to_string(*abi) + ", this attnbench needs " +
+                             std::to_string(kPluginAbiVersion) + "; rebuild the plugin against this attnbench");
+  if (!has_factory)
+    throw std::runtime_error("no factory: the plugin exports no '" + std::string(kFactorySymbol) +
+                             "' (use ATTNBENCH_PLUGIN(YourBackend))");
   std::shared_ptr<dll::shared_library> lib;
   try {
     lib = std::make_shared<dll::shared_library>(file, dll::load_mode::rtld_now | dll::load_mode::rtld_local);
   } catch (const std::exception& e) {
     throw std::runtime_error("cannot load the library: " + std::string(e.what()));
   }
-  if (!lib->has(kAbiSymbol))
-    throw std::runtime_error("not an attnbench plugin: it exports no '" + std::string(kAbiSymbol) + "'");
-  const int abi = lib->get<const int>(kAbiSymbol);
-  if (abi != kPluginAbiVersion)
-    throw std::runtime_error("plugin ABI version " + std::to_string(abi) + ", this attnbench needs " +
-                             std::to_string(kPluginAbiVersion) + "; rebuild the plugin against this attnbench");
-  if (!lib->has(kFactorySymbol))
-    throw std::runtime_error("no factory: the plugin exports no '" + std::string(kFactorySymbol) +
-                             "' (use ATTNBENCH_PLUGIN(YourBackend))");
   auto& factory = lib->get_alias<std::unique_ptr<Backend>()>(kFactorySymbol);
 
   std::unique_ptr<Backend> made;

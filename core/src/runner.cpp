@@ -2,6 +2,7 @@
 
 #include "cuda_timing.hpp"
 #include "cupti_tracer.hpp"
+#include "kernel_rows.hpp"
 #include "op_counter.hpp"
 #include "stats.hpp"
 #include "tensors.hpp"
@@ -79,10 +80,6 @@ bool wants(const MeasureSettings& m, Pass pass) {
   for (auto p : m.passes)
     if (p == pass) return true;
   return false;
-}
-
-std::string triple(const int v[3]) {
-  return std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]);
 }
 
 }  // namespace
@@ -283,43 +280,20 @@ BackendResult Runner::measure(const Point& point, const LoadedBackend& loaded) {
 
   if (on_cuda && cupti_available()) {
     pass(Pass::kernels, "kernels", [&] {
-      const int iterations = m.kernel_pass_iterations;
-      const GpuTrace trace = trace_gpu_activity(call, iterations);
-      int kernels = 0, memcpys = 0, memsets = 0;
-      std::map<std::string, std::vector<const GpuActivity*>> groups;  // same kernel, same launch shape
-      for (const auto& a : trace.activities) {
-        (a.kind == GpuActivity::Kind::kernel ? kernels : a.kind == GpuActivity::Kind::memcpy ? memcpys : memsets)++;
-        groups[to_string(a.kind) + "|" + a.name + "|" + triple(a.grid) + "|" + triple(a.block)].push_back(&a);
-      }
-      base.kernels_per_call = static_cast<double>(kernels) / iterations;
-      base.memcpy_per_call = static_cast<double>(memcpys) / iterations;
-      base.memset_per_call = static_cast<double>(memsets) / iterations;
+      const GpuTrace trace = trace_gpu_activity(call, m.kernel_pass_iterations);
+      TraceRecords records =
+          trace_records(trace, [&](const GpuActivity& a) { return theoretical_occupancy_pct(a, host_.cuda_device); });
+      base.kernels_per_call = records.counts.kernels_per_call;
+      base.memcpy_per_call = records.counts.memcpy_per_call;
+      base.memset_per_call = records.counts.memset_per_call;
       if (!trace.same_every_iteration) {
         base.add_flag("kernel_set_varies");
         result.notes = "kernel set differs between calls: " + trace.difference;
       }
-      for (const auto& [key, launches] : groups) {
-        const GpuActivity& a = *launches.front();
-        KernelRow k;
+      for (KernelRow& k : records.kernels) {
         k.point_id = point.id;
         k.backend = loaded.name;
-        k.kind = to_string(a.kind);
-        k.name = a.name;
-        k.launches_per_call = static_cast<double>(launches.size()) / iterations;
-        double total_ns = 0;
-        for (const auto* l : launches) total_ns += static_cast<double>(l->end_ns - l->start_ns);
-        k.duration_us_mean = total_ns / static_cast<double>(launches.size()) / 1e3;
         k.run = options_.info;
-        if (a.kind == GpuActivity::Kind::kernel) {
-          k.grid = triple(a.grid);
-          k.block = triple(a.block);
-          k.registers_per_thread = a.registers_per_thread;
-          k.static_smem_bytes = a.static_smem_bytes;
-          k.dynamic_smem_bytes = a.dynamic_smem_bytes;
-          k.theoretical_occupancy_pct = theoretical_occupancy_pct(a, host_.cuda_device);
-        } else {
-          k.bytes = static_cast<int64_t>(a.bytes);
-        }
         result.kernels.push_back(std::move(k));
       }
     });

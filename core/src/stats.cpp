@@ -47,14 +47,18 @@ Summary summarize(std::vector<double> samples) {
   return s;
 }
 
-SampleRun sample_until_stable(const MeasureSettings& settings, const std::function<double()>& sample) {
-  using clock = std::chrono::steady_clock;
-  const auto start = clock::now();
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+SampleRun sample_until_stable(const MeasureSettings& settings, const std::function<double()>& sample,
+                              const std::function<double()>& now_s) {
+  const double start = now_s();
   SampleRun run;
   size_t next_check = static_cast<size_t>(settings.min_samples);
   while (true) {
     run.samples.push_back(sample());
-    run.elapsed_s = std::chrono::duration<double>(clock::now() - start).count();
+    run.elapsed_s = now_s() - start;
     const size_t n = run.samples.size();
     if (n >= static_cast<size_t>(settings.max_samples) || run.elapsed_s >= settings.max_time_s) break;
     if (n < static_cast<size_t>(settings.min_samples) || run.elapsed_s < settings.min_time_s) continue;

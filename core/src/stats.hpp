@@ -25,8 +25,13 @@ struct SampleRun {
   double elapsed_s = 0;
 };
 
+// Seconds on the steady clock; the sampler's default time source.
+double steady_seconds();
+
 // Calls `sample` (returning one measurement) until at least min_samples and min_time_s are done and
-// the relative noise is at or below the target, or until max_samples or max_time_s.
-SampleRun sample_until_stable(const MeasureSettings& settings, const std::function<double()>& sample);
+// the relative noise is at or below the target, or until max_samples or max_time_s. Time is read from
+// `now_s` (seconds), which tests replace with a clock they control.
+SampleRun sample_until_stable(const MeasureSettings& settings, const std::function<double()>& sample,
+                              const std::function<double()>& now_s = steady_seconds);
 
 }  // namespace attnbench

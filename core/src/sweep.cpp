@@ -2,6 +2,8 @@
 
 #include "types.hpp"
 
+#include <unordered_set>
+
 namespace attnbench {
 
 namespace {
@@ -31,12 +33,16 @@ struct Factor {
 }  // namespace
 
 std::vector<Point> expand_sweep(const SweepConfig& config, bool cuda_available) {
+  // Factors in file order: the free axes written before `zip:`, the zip groups, the axes after.
   std::vector<Factor> factors;
-  for (const auto& axis : config.axes) factors.push_back({{&axis}});
-  for (const auto& zip : config.zips) {
-    Factor f;
-    for (const auto& axis : zip.axes) f.axes.push_back(&axis);
-    factors.push_back(f);
+  for (size_t i = 0; i <= config.axes.size(); ++i) {
+    if (i == config.zips_at)
+      for (const auto& zip : config.zips) {
+        Factor f;
+        for (const auto& axis : zip.axes) f.axes.push_back(&axis);
+        factors.push_back(f);
+      }
+    if (i < config.axes.size()) factors.push_back({{&config.axes[i]}});
   }
 
   Problem defaults;
@@ -45,6 +51,7 @@ std::vector<Point> expand_sweep(const SweepConfig& config, bool cuda_available) 
   defaults.device = cuda_available ? Device::cuda : Device::cpu;
 
   std::vector<Point> points;
+  std::unordered_set<std::string> ids;
   std::vector<size_t> index(factors.size(), 0);
   while (true) {
     Problem p = defaults;
@@ -52,9 +59,7 @@ std::vector<Point> expand_sweep(const SweepConfig& config, bool cuda_available) 
       for (const Axis* axis : factors[f].axes) apply(p, axis->name, axis->values[index[f]], cuda_available);
     Point point{p, point_id(p)};
     // "auto" and an explicit device can name the same point: measure it once.
-    bool seen = false;
-    for (const auto& q : points) seen = seen || q.id == point.id;
-    if (!seen) points.push_back(point);
+    if (ids.insert(point.id).second) points.push_back(point);
 
     // Odometer: the last factor turns fastest.
     size_t f = factors.size();

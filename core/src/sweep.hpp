@@ -15,8 +15,8 @@ struct Point {
   std::string id;  // point_id(problem)
 };
 
-// Cartesian product of the free axes and the zip groups, in file order (the first axis varies
-// slowest). `cuda_available` resolves device "auto". Axes left out take their defaults:
+// Cartesian product of the free axes and the zip groups, in file order: the first written varies
+// slowest, the last fastest; the zip groups stand where `zip:` is written. `cuda_available` resolves device "auto". Axes left out take their defaults:
 // batch 1, heads 1, head_dim 64, dtype bf16, causal true, device auto.
 std::vector<Point> expand_sweep(const SweepConfig& config, bool cuda_available);
 

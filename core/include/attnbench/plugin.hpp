@@ -2,7 +2,9 @@
 //
 // A plugin is one shared library in plugins/<name>/ that defines a class derived from
 // attnbench::Backend and exports it with ATTNBENCH_PLUGIN(ClassName). The harness:
-//   1. reads `attnbench_abi_version` and refuses the library if it differs from kPluginAbiVersion;
+//   1. reads `attnbench_abi_version` and the factory's symbol from the file, before loading it (no
+//      code of the plugin runs, not even static initialisers), and refuses the library if the
+//      version differs from kPluginAbiVersion or the factory is missing;
 //   2. calls the exported factory once and keeps the library loaded while the backend lives;
 //   3. for every point of a sweep asks supports(problem); when yes, it creates the inputs
 //      (q, k, v, the causal mask) outside the timed region and calls forward() many times.

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Measures how many wrong programs the test suite catches (mutation testing).
+
+universalmutator (PyPI) writes mutants of C++ sources by rule: an operator flipped, a constant
+changed, a line deleted. Each sampled mutant replaces its source in a configured build, the fast
+test binary (core_tests: no LibTorch in the mutated code) is rebuilt and run; a mutant is *killed*
+when the build of the tests succeeds and the tests fail (or hang), *survives* when they pass, and is
+*stillborn* when it does not compile (not counted). The report lists every survivor; those judged
+equivalent (no test could tell them apart from the original) are named in --equivalent with why.
+
+Slow (about 10 s a mutant on 2 cores) and not part of CI:
+
+    tools/mutation_test.py --build build                 # 120 mutants, report in results/mutation/
+    tools/mutation_test.py --build build --sample 20 --report /tmp/m.md
+
+Needs `mutate` from universalmutator: --mutate PATH, or it is installed into a venv under
+~/.cache/attnbench-mutation (pip with --target breaks it: its `typing` backport shadows Python's).
+"""
+import argparse
+import collections
+import hashlib
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DEFAULT_SOURCES = ["core/src/config.cpp", "core/src/sweep.cpp", "core/src/stats.cpp", "core/src/csv.cpp",
+                   "core/src/compare.cpp"]
+
+
+def find_mutate(explicit):
+    if explicit:
+        return explicit
+    if shutil.which("mutate"):
+        return shutil.which("mutate")
+    venv = Path.home() / ".cache" / "attnbench-mutation"
+    exe = venv / "bin" / "mutate"
+    if not exe.exists():
+        print(f"installing universalmutator into {venv}", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "universalmutator"], check=True)
+    return str(exe)
+
+
+def generate(mutate, source, workdir):
+    """All mutants of one source, as (mutant text, line number, original line, mutated line)."""
+    out = Path(workdir) / hashlib.sha1(str(source).encode()).hexdigest()[:8]
+    out.mkdir(parents=True, exist_ok=True)
+    subprocess.run([mutate, str(source), "cpp", "--noCheck", "--mutantDir", str(out)], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    original = source.read_text().splitlines(keepends=True)
+    mutants = []
+    for path in sorted(out.iterdir(), key=lambda p: int(p.name.split(".mutant.")[1].split(".")[0])):
+        text = path.read_text()
+        lines = text.splitlines(keepends=True)
+        changed = next((i for i, (a, b) in enumerate(zip(original, lines)) if a != b), min(len(original), len(lines)))
+        before = original[changed].rstrip("\n") if changed < len(original) else ""
+        after = lines[changed].rstrip("\n") if len(lines) == len(original) and changed < len(lines) else "(line deleted)"
+        mutants.append({"text": text, "line": changed + 1, "before": before.strip(), "after": after.strip()})
+    return mutants
+
+
+def mutant_id(rel, m):
+    """Stable across runs of the same source: file, line and a hash of the mutated text."""
+    return f"{rel}:{m['line']}:{hashlib.sha1(m['text'].encode()).hexdigest()[:10]}"
+
+
+def shuffled(all_mutants, seed):
+    """Every mutant of every file in one seeded random order: a file contributes in proportion to its count."""
+    pool = [(rel, m) for rel, ms in all_mutants.items() for m in ms]
+    random.Random(seed).shuffle(pool)
+    return pool
+
+
+def run(cmd, timeout, cwd=None):
+    try:
+        p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+        return p.returncode, p.stdout.decode(errors="replace")
+    except subprocess.TimeoutExpired:
+        return None, "timed out"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repo", default=str(Path(__file__).resolve().parent.parent), help="source tree (default: this one)")
+    ap.add_argument("--build", required=True, help="a configured and built build folder of that tree")
+    ap.add_argument("--sources", nargs="+", default=DEFAULT_SOURCES, help="sources to mutate, relative to --repo")
+    ap.add_argument("--sample", type=int, default=120, help="mutants that compile to test (stillborn ones are drawn past)")
+    ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--target", default="core_tests", help="ninja target that holds the tests")
+    ap.add_argument("--test", default="core_tests", help="test binary, relative to --build")
+    ap.add_argument("--timeout", type=int, default=180, help="seconds a test run may take before it counts as a kill")
+    ap.add_argument("--equivalent", default=None, help="file of 'mutant-id  reason' lines judged equivalent")
+    ap.add_argument("--mutate", default=None, help="universalmutator's mutate executable")
+    ap.add_argument("--report", default="results/mutation/report.md")
+    args = ap.parse_args()
+
+    repo, build = Path(args.repo).resolve(), Path(args.build).resolve()
+    test = build / args.test
+    equivalent = {}
+    if args.equivalent and Path(args.equivalent).exists():
+        for line in Path(args.equivalent).read_text().splitlines():
+            if line.strip() and not line.startswith("#"):
+                key, _, why = line.partition(" ")
+                equivalent[key] = why.strip()
+
+    mutate = find_mutate(args.mutate)
+    build_cmd = ["ninja", "-C", str(build), args.target]
+    code, log = run(build_cmd, 1800)
+    if code != 0:
+        sys.exit(f"the unmutated build fails:\n{log[-3000:]}")
+    code, log = run([str(test), "--gtest_brief=1"], args.timeout, cwd=build)
+    if code != 0:
+        sys.exit(f"the unmutated tests fail; fix them first:\n{log[-3000:]}")
+
+    with tempfile.TemporaryDirectory() as work:
+        all_mutants = {rel: generate(mutate, repo / rel, work) for rel in args.sources}
+    pool = shuffled(all_mutants, args.seed)
+    print(f"{len(pool)} mutants generated; testing until {args.sample} have compiled", file=sys.stderr)
+
+    results = []
+    originals = {rel: (repo / rel).read_text() for rel in args.sources}
+    started = time.time()
+    try:
+        for rel, m in pool:
+            if sum(r["outcome"] != "stillborn" for r in results) >= args.sample:
+                break
+            src = repo / rel
+            src.write_text(m["text"])
+            code, log = run(build_cmd, 600)
+            if code != 0:
+                outcome = "stillborn"
+            else:
+                code, log = run([str(test), "--gtest_brief=1"], args.timeout, cwd=build)
+                outcome = "survived" if code == 0 else "killed"
+            src.write_text(originals[rel])
+            mid = mutant_id(rel, m)
+            results.append({"id": mid, "rel": rel, **m, "outcome": outcome})
+            print(f"[{len(results)}] {outcome:9} {mid}  {m['before']!r} -> {m['after']!r}", file=sys.stderr)
+    finally:
+        for rel, text in originals.items():
+            (repo / rel).write_text(text)
+        run(build_cmd, 1800)  # leave the build matching the sources
+
+    counted = [r for r in results if r["outcome"] != "stillborn"]
+    killed = sum(r["outcome"] == "killed" for r in counted)
+    survivors = [r for r in counted if r["outcome"] == "survived"]
+    judged = [r for r in survivors if r["id"] in equivalent]
+    score = 100.0 * killed / len(counted) if counted else 0.0
+    score_eq = 100.0 * killed / (len(counted) - len(judged)) if len(counted) > len(judged) else 0.0
+
+    sha = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
+    per_file = collections.defaultdict(collections.Counter)
+    for r in results:
+        per_file[r["rel"]][r["outcome"]] += 1
+    lines = [
+        "# Mutation testing report",
+        "",
+        f"Sources at commit `{sha or 'unknown'}`{' with uncommitted changes' if dirty else ''}; "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; tests: `{args.target}`; "
+        f"{len(pool)} mutants generated by universalmutator, drawn in a seeded random order (seed {args.seed}) "
+        f"until {len(counted)} compiled; {time.time() - started:.0f} s.",
+        "",
+        f"**Mutation score: {killed}/{len(counted)} killed = {score:.1f}%** "
+        f"({len(results) - len(counted)} stillborn, not counted); "
+        f"{len(judged)} survivors judged equivalent, so {score_eq:.1f}% of the non-equivalent mutants are killed.",
+        "",
+        "| source | killed | survived | stillborn |",
+        "| --- | --- | --- | --- |",
+    ]
+    for rel in args.sources:
+        c = per_file[rel]
+        lines.append(f"| {rel} | {c['killed']} | {c['survived']} | {c['stillborn']} |")
+    lines += ["", "## Survivors", "", "| mutant | line | original | mutant | judged |", "| --- | --- | --- | --- | --- |"]
+    for r in survivors:
+        cell = lambda s: s.replace("|", "\\|")[:120]
+        lines.append(f"| `{r['id']}` | {r['line']} | `{cell(r['before'])}` | `{cell(r['after'])}` | "
+                     f"{('equivalent: ' + equivalent[r['id']]) if r['id'] in equivalent else 'not judged'} |")
+    Path(args.report).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.report).write_text("\n".join(lines) + "\n")
+    print("\n".join(lines[:8]))
+
+
+if __name__ == "__main__":
+    main()
