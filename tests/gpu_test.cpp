@@ -8,6 +8,8 @@
 #include <c10/core/InferenceMode.h>
 
 #include <cmath>
+#include <iostream>
+#include <map>
 #include <regex>
 
 namespace attnbench {
@@ -153,6 +155,61 @@ TEST(Gpu, EveryTimingModeGivesPositiveFiniteTimesAndEveryPassItsColumns) {
       EXPECT_TRUE(row.aten_ops_per_call) << name;
     }
     EXPECT_FALSE(r.kernels.empty()) << name;
+  }
+}
+
+// What each backend launches per call at one seed point (b4-h16-s1024-d64-bf16-causal), as the
+// study predicts and the H200 showed: the runner's columns, and its kernel rows adding up to them.
+struct Activities {
+  const char* backend;
+  double kernels, memcpy, memset;
+  int64_t aten_ops, aten_copies;
+};
+const Activities kSeedPoint[] = {
+    {"naive", 5, 1, 1, 5, 1},      // five ops, plus masked_fill's copy; cuBLASLt's 4-byte memset
+    {"inplace", 5, 0, 1, 5, 0},    // masked_fill_: the copy is gone
+    {"math", 20, 0, 0, 1, 5},      // the fp32 reference: upcasts, two fp32 GEMMs, softmax, ...
+    {"efficient", 1, 0, 0, 1, 0},  // one fused kernel each
+    {"flash", 1, 0, 0, 1, 0},
+    {"cudnn", 1, 0, 1, 1, 0},
+};
+
+TEST(Gpu, EveryBackendLaunchesExactlyItsKernelsCopiesAndMemsetsAtASeedPoint) {
+  REQUIRE_CUDA();
+  if (!cupti_available()) GTEST_SKIP() << "skipped: built without CUPTI";
+  RunOptions options;
+  options.measurement = quick();
+  options.measurement.passes = {Pass::correctness, Pass::ops, Pass::kernels};
+  options.measurement.kernel_pass_iterations = 3;
+  Runner runner(host(), options);
+  const Problem p = problem(4, 16, 1024, 64, DType::bf16, true, Device::cuda);
+  for (const Activities& want : kSeedPoint) {
+    const BackendResult r = runner.measure({p, "b4-h16-s1024-d64-bf16-causal-cuda"}, *test::plugins().find(want.backend));
+    ASSERT_EQ(r.rows.size(), 3u) << want.backend;
+    const Row& row = r.rows[0];
+    ASSERT_EQ(row.status, Status::ok) << want.backend << ": " << row.reason;
+    ASSERT_TRUE(row.kernels_per_call && row.memcpy_per_call && row.memset_per_call) << want.backend;
+    std::cout << "[ measured ] " << want.backend << ": kernels " << *row.kernels_per_call << ", memcpy "
+              << *row.memcpy_per_call << ", memset " << *row.memset_per_call << ", aten ops " << *row.aten_ops_per_call
+              << " (" << row.aten_ops << "), copies " << *row.aten_copies_per_call << ", flags '" << row.flags << "'\n";
+    EXPECT_EQ(*row.kernels_per_call, want.kernels) << want.backend;
+    EXPECT_EQ(*row.memcpy_per_call, want.memcpy) << want.backend;
+    EXPECT_EQ(*row.memset_per_call, want.memset) << want.backend;
+    EXPECT_EQ(*row.aten_ops_per_call, want.aten_ops) << want.backend;
+    EXPECT_EQ(*row.aten_copies_per_call, want.aten_copies) << want.backend;
+    EXPECT_EQ(row.flags.find("kernel_set_varies"), std::string::npos) << want.backend << ": " << r.notes;
+    for (const Row& other : r.rows) EXPECT_EQ(other.kernels_per_call, row.kernels_per_call) << other.timing_mode;
+    std::map<std::string, double> launches;
+    for (const KernelRow& k : r.kernels) {
+      launches[k.kind] += k.launches_per_call;
+      EXPECT_EQ(k.point_id, "b4-h16-s1024-d64-bf16-causal-cuda");
+      EXPECT_EQ(k.backend, want.backend);
+      if (k.kind == "kernel") EXPECT_TRUE(k.theoretical_occupancy_pct) << want.backend << " " << k.name;
+      else EXPECT_TRUE(k.bytes && *k.bytes > 0) << want.backend << " " << k.name;
+    }
+    EXPECT_EQ(launches["kernel"], want.kernels) << want.backend;
+    EXPECT_EQ(launches["memcpy"], want.memcpy) << want.backend;
+    EXPECT_EQ(launches["memset"], want.memset) << want.backend;
   }
 }
 

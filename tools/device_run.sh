@@ -2,6 +2,7 @@
 # Builds attnbench on the GPU machine and runs the named steps, copying results to $OUT.
 # Usage (from the repository root there): tools/device_run.sh STEP... with steps among
 #   build tests seed seqlen dtypes calibrate ncu bench smoke
+# tests writes results/h200/tests.txt (ctest) and results/h200/gpu-tests.txt (the GPU tests' own output).
 # The device machine has no .git: pass the commit as ATTNBENCH_GIT_SHA.
 set -uo pipefail
 src=$(pwd)
@@ -21,7 +22,9 @@ for step in "$@"; do
       ;;
     tests)
       log tests
-      (cd "$build" && ctest --output-on-failure -j4 2>&1 | tee "$out/ctest.log" | tail -40)
+      (cd "$build" && ctest --output-on-failure -j4 2>&1 | tee results/h200/tests.txt | tail -40)
+      # The GPU tests once more with everything they print (the measured counts), for the record.
+      (cd "$build" && ./measure_tests --gtest_filter='Gpu.*' 2>&1 | tee results/h200/gpu-tests.txt | grep -E "measured|OK|FAILED|PASSED")
       ;;
     smoke)
       log smoke
