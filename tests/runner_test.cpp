@@ -46,6 +46,8 @@ LoadedBackend loaded(std::shared_ptr<Backend> b) { return {b->name(), b->descrip
 TEST(Runner, CpuPointFillsWhatAppliesAndLeavesTheRestEmpty) {
   RunOptions options;
   options.measurement = quick();
+  options.measurement.max_time_s = 60;  // bounded by max_samples, not by a clock a loaded machine slows
+  options.measurement.max_samples = 5;
   Runner runner(cpu_host(), options);
   const LoadedBackend* naive = test::plugins().find("naive");
   const BackendResult r = runner.measure(point(problem(1, 2, 64, 16, DType::f32, true, Device::cpu)), *naive);
