@@ -1,5 +1,5 @@
-#include "../plugins/common/forced_sdpa.hpp"
-#include "op_counter.hpp"
+#include <attnbench/sdpa/forced_sdpa.hpp>
+#include "measure/op_counter.hpp"
 #include "test_support.hpp"
 
 #include <ATen/Context.h>

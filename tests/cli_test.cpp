@@ -1,5 +1,6 @@
 // The attnbench executable end to end: exit codes, messages, files written or not.
-#include "csv.hpp"
+#include "report/csv.hpp"
+#include "report/schema.hpp"
 
 #include <gtest/gtest.h>
 

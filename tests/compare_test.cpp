@@ -1,5 +1,6 @@
-#include "compare.hpp"
-#include "errors.hpp"
+#include "report/compare.hpp"
+#include "report/schema.hpp"
+#include "base/errors.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +15,7 @@ Row timed(const std::string& backend, int seq_len, double ms, double noise, Stat
   r.backend = backend;
   r.problem.seq_len = seq_len;
   r.point_id = "s" + std::to_string(seq_len);
-  r.timing_mode = "cold";
+  r.timing_mode = TimingMode::cold;
   r.status = status;
   if (status == Status::ok) {
     r.time_ms_median = ms;

@@ -1,6 +1,7 @@
-#include "csv.hpp"
-#include "errors.hpp"
-#include "types.hpp"
+#include "report/csv.hpp"
+#include "report/schema.hpp"
+#include "base/errors.hpp"
+#include "base/problem.hpp"
 
 #include <gtest/gtest.h>
 
@@ -50,7 +51,7 @@ TEST(Csv, RowsWriteAndReadBackThroughTheSchema) {
   row.problem.batch = 1, row.problem.heads = 2, row.problem.seq_len = 64, row.problem.head_dim = 32;
   row.problem.dtype = DType::f32;
   row.problem.causal = true;
-  row.timing_mode = "wall";
+  row.timing_mode = TimingMode::wall;
   row.status = Status::unsupported;
   row.reason = "flash refused: head_dim, \"512\", too large";
   row.time_ms_median = 0.125;

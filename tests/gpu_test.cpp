@@ -1,7 +1,7 @@
 // GPU checks: skipped, with a message, where there is no CUDA device.
-#include "cupti_tracer.hpp"
-#include "host_info.hpp"
-#include "runner.hpp"
+#include "measure/device/cupti_tracer.hpp"
+#include "measure/device/host_info.hpp"
+#include "measure/runner.hpp"
 #include "test_support.hpp"
 
 #include <ATen/ATen.h>
@@ -80,7 +80,7 @@ GpuTrace trace(const char* name, const Problem& p, int iterations = 3) {
   return trace_gpu_activity([&] { backend(name).forward(in.view()); }, iterations);
 }
 
-int count(const GpuTrace& t, GpuActivity::Kind kind, const std::string& pattern = ".*") {
+int count(const GpuTrace& t, ActivityKind kind, const std::string& pattern = ".*") {
   int n = 0;
   for (const auto& a : t.activities) n += a.kind == kind && std::regex_search(a.name, std::regex(pattern));
   return n;
@@ -97,9 +97,9 @@ TEST(Gpu, EfficientAndFlashLaunchExactlyOneAttentionKernel) {
   if (!cupti_available()) GTEST_SKIP() << "skipped: built without CUPTI";
   const Problem p = problem(2, 8, 1024, 64, DType::bf16, true, Device::cuda);
   const GpuTrace efficient = trace("efficient", p);
-  EXPECT_EQ(count(efficient, GpuActivity::Kind::kernel, "fmha|attention|Attention"), 3) << names(efficient);
+  EXPECT_EQ(count(efficient, ActivityKind::kernel, "fmha|attention|Attention"), 3) << names(efficient);
   const GpuTrace flash = trace("flash", p);
-  EXPECT_EQ(count(flash, GpuActivity::Kind::kernel, "flash"), 3) << names(flash);
+  EXPECT_EQ(count(flash, ActivityKind::kernel, "flash"), 3) << names(flash);
   EXPECT_TRUE(flash.same_every_iteration) << flash.difference;
 }
 
@@ -108,9 +108,9 @@ TEST(Gpu, InplaceHasOneMemcpyFewerThanNaive) {
   if (!cupti_available()) GTEST_SKIP() << "skipped: built without CUPTI";
   const Problem p = problem(2, 8, 1024, 64, DType::bf16, true, Device::cuda);
   const GpuTrace naive = trace("naive", p, 2), inplace = trace("inplace", p, 2);
-  EXPECT_EQ(count(naive, GpuActivity::Kind::memcpy) - count(inplace, GpuActivity::Kind::memcpy), 2)
+  EXPECT_EQ(count(naive, ActivityKind::memcpy) - count(inplace, ActivityKind::memcpy), 2)
       << "naive:" << names(naive) << "\ninplace:" << names(inplace);
-  EXPECT_EQ(count(naive, GpuActivity::Kind::kernel), count(inplace, GpuActivity::Kind::kernel));
+  EXPECT_EQ(count(naive, ActivityKind::kernel), count(inplace, ActivityKind::kernel));
 }
 
 TEST(Gpu, CuptiIsAttachedOnlyDuringTheKernelPass) {
@@ -142,12 +142,12 @@ TEST(Gpu, EveryTimingModeGivesPositiveFiniteTimesAndEveryPassItsColumns) {
   Runner runner(host(), options);
   const Problem p = problem(2, 8, 1024, 64, DType::bf16, true, Device::cuda);
   for (const char* name : kAll) {
-    const BackendResult r = runner.measure({p, "gpu-test"}, *test::plugins().find(name));
+    const BackendRecords r = runner.measure({p, "gpu-test"}, *test::plugins().find(name));
     ASSERT_EQ(r.rows.size(), 3u) << name;
     for (const Row& row : r.rows) {
-      EXPECT_EQ(row.status, Status::ok) << name << " " << row.timing_mode << ": " << row.reason;
-      ASSERT_TRUE(row.time_ms_median) << name << " " << row.timing_mode;
-      EXPECT_TRUE(std::isfinite(*row.time_ms_median) && *row.time_ms_median > 0) << name << " " << row.timing_mode;
+      EXPECT_EQ(row.status, Status::ok) << name << " " << to_string(row.timing_mode) << ": " << row.reason;
+      ASSERT_TRUE(row.time_ms_median) << name << " " << to_string(row.timing_mode);
+      EXPECT_TRUE(std::isfinite(*row.time_ms_median) && *row.time_ms_median > 0) << name << " " << to_string(row.timing_mode);
       EXPECT_GT(*row.time_ms_p10, 0);
       EXPECT_TRUE(row.cpu_us_median && *row.cpu_us_median > 0) << name;
       EXPECT_TRUE(row.peak_mem_mib) << name;
@@ -184,7 +184,7 @@ TEST(Gpu, EveryBackendLaunchesExactlyItsKernelsCopiesAndMemsetsAtASeedPoint) {
   Runner runner(host(), options);
   const Problem p = problem(4, 16, 1024, 64, DType::bf16, true, Device::cuda);
   for (const Activities& want : kSeedPoint) {
-    const BackendResult r = runner.measure({p, "b4-h16-s1024-d64-bf16-causal-cuda"}, *test::plugins().find(want.backend));
+    const BackendRecords r = runner.measure({p, "b4-h16-s1024-d64-bf16-causal-cuda"}, *test::plugins().find(want.backend));
     ASSERT_EQ(r.rows.size(), 3u) << want.backend;
     const Row& row = r.rows[0];
     ASSERT_EQ(row.status, Status::ok) << want.backend << ": " << row.reason;
@@ -198,13 +198,13 @@ TEST(Gpu, EveryBackendLaunchesExactlyItsKernelsCopiesAndMemsetsAtASeedPoint) {
     EXPECT_EQ(*row.aten_ops_per_call, want.aten_ops) << want.backend;
     EXPECT_EQ(*row.aten_copies_per_call, want.aten_copies) << want.backend;
     EXPECT_EQ(row.flags.find("kernel_set_varies"), std::string::npos) << want.backend << ": " << r.notes;
-    for (const Row& other : r.rows) EXPECT_EQ(other.kernels_per_call, row.kernels_per_call) << other.timing_mode;
+    for (const Row& other : r.rows) EXPECT_EQ(other.kernels_per_call, row.kernels_per_call) << to_string(other.timing_mode);
     std::map<std::string, double> launches;
     for (const KernelRow& k : r.kernels) {
-      launches[k.kind] += k.launches_per_call;
+      launches[to_string(k.kind)] += k.launches_per_call;
       EXPECT_EQ(k.point_id, "b4-h16-s1024-d64-bf16-causal-cuda");
       EXPECT_EQ(k.backend, want.backend);
-      if (k.kind == "kernel") EXPECT_TRUE(k.theoretical_occupancy_pct) << want.backend << " " << k.name;
+      if (k.kind == ActivityKind::kernel) EXPECT_TRUE(k.theoretical_occupancy_pct) << want.backend << " " << k.name;
       else EXPECT_TRUE(k.bytes && *k.bytes > 0) << want.backend << " " << k.name;
     }
     EXPECT_EQ(launches["kernel"], want.kernels) << want.backend;
@@ -233,7 +233,7 @@ TEST(Gpu, GraphCaptureFailureIsAStatusNotACrash) {
   options.measurement.passes = {Pass::timing};
   Runner runner(host(), options);
   auto b = std::make_shared<SynchronizingBackend>();
-  const BackendResult r =
+  const BackendRecords r =
       runner.measure({problem(1, 2, 128, 64, DType::bf16, false, Device::cuda), "sync-test"}, {"syncs", "", "", b});
   ASSERT_EQ(r.rows.size(), 2u);
   EXPECT_EQ(r.rows[0].status, Status::error);

@@ -1,11 +1,11 @@
-#include "kernel_rows.hpp"
+#include "records/kernel_rows.hpp"
 
 #include <gtest/gtest.h>
 
 namespace attnbench {
 namespace {
 
-GpuActivity activity(GpuActivity::Kind kind, const std::string& name, uint64_t start_ns, uint64_t duration_ns,
+GpuActivity activity(ActivityKind kind, const std::string& name, uint64_t start_ns, uint64_t duration_ns,
                      int grid_x = 0, uint64_t bytes = 0) {
   GpuActivity a;
   a.kind = kind;
@@ -23,7 +23,7 @@ GpuActivity activity(GpuActivity::Kind kind, const std::string& name, uint64_t s
 
 // Two traced calls, each: "gemm" twice with one grid and once with another, one memcpy, two memsets.
 GpuTrace two_calls() {
-  using K = GpuActivity::Kind;
+  using K = ActivityKind;
   GpuTrace t;
   t.iterations = 2;
   for (uint64_t call = 0; call < 2; ++call) {
@@ -39,15 +39,15 @@ GpuTrace two_calls() {
 }
 
 TEST(KernelRows, CountsEveryKindPerCall) {
-  const TraceRecords r = trace_records(two_calls(), [](const GpuActivity&) { return 12.5; });
-  EXPECT_DOUBLE_EQ(r.counts.kernels_per_call, 3);
-  EXPECT_DOUBLE_EQ(r.counts.memcpy_per_call, 1);
-  EXPECT_DOUBLE_EQ(r.counts.memset_per_call, 2);
+  const KernelsResult r = kernel_records(two_calls(), [](const GpuActivity&) { return 12.5; });
+  EXPECT_DOUBLE_EQ(r.kernels_per_call, 3);
+  EXPECT_DOUBLE_EQ(r.memcpy_per_call, 1);
+  EXPECT_DOUBLE_EQ(r.memset_per_call, 2);
 }
 
 TEST(KernelRows, OneRowPerKindNameAndLaunchShape) {
   int occupancy_asked = 0;
-  const TraceRecords r = trace_records(two_calls(), [&](const GpuActivity& a) {
+  const KernelsResult r = kernel_records(two_calls(), [&](const GpuActivity& a) {
     ++occupancy_asked;
     return a.grid[0] == 64 ? std::optional<double>(12.5) : std::nullopt;
   });
@@ -55,7 +55,7 @@ TEST(KernelRows, OneRowPerKindNameAndLaunchShape) {
   EXPECT_EQ(occupancy_asked, 2);  // kernels only, once per row
 
   const KernelRow& wide = r.kernels[1];  // sorted: "kernel|gemm|32,..." before "kernel|gemm|64,..."
-  EXPECT_EQ(wide.kind, "kernel");
+  EXPECT_EQ(wide.kind, ActivityKind::kernel);
   EXPECT_EQ(wide.name, "gemm");
   EXPECT_EQ(wide.grid, "64,1,1");
   EXPECT_EQ(wide.block, "128,1,1");
@@ -74,7 +74,7 @@ TEST(KernelRows, OneRowPerKindNameAndLaunchShape) {
   EXPECT_FALSE(narrow.theoretical_occupancy_pct);
 
   const KernelRow& copy = r.kernels[2];
-  EXPECT_EQ(copy.kind, "memcpy");
+  EXPECT_EQ(copy.kind, ActivityKind::memcpy);
   EXPECT_EQ(copy.name, "memcpy DtoD");
   EXPECT_EQ(copy.bytes, 1 << 20);
   EXPECT_DOUBLE_EQ(copy.launches_per_call, 1);
@@ -82,15 +82,25 @@ TEST(KernelRows, OneRowPerKindNameAndLaunchShape) {
   EXPECT_FALSE(copy.registers_per_thread);
 
   const KernelRow& set = r.kernels[3];
-  EXPECT_EQ(set.kind, "memset");
+  EXPECT_EQ(set.kind, ActivityKind::memset);
   EXPECT_DOUBLE_EQ(set.launches_per_call, 2);
   EXPECT_DOUBLE_EQ(set.duration_us_mean, 0.2);
   EXPECT_EQ(set.bytes, 4);
 }
 
+TEST(KernelRows, CarriesWhetherEveryCallLaunchedTheSameKernels) {
+  GpuTrace t = two_calls();
+  EXPECT_TRUE(kernel_records(t, [](const GpuActivity&) { return std::nullopt; }).same_every_call);
+  t.same_every_iteration = false;
+  t.difference = "call 1: 1x gemm; call 2: 2x gemm";
+  const KernelsResult r = kernel_records(t, [](const GpuActivity&) { return std::nullopt; });
+  EXPECT_FALSE(r.same_every_call);
+  EXPECT_EQ(r.difference, "call 1: 1x gemm; call 2: 2x gemm");
+}
+
 TEST(KernelRows, ATraceOfNoCallsIsAProgrammingError) {
   GpuTrace empty;
-  EXPECT_THROW(trace_records(empty, [](const GpuActivity&) { return std::nullopt; }), std::logic_error);
+  EXPECT_THROW(kernel_records(empty, [](const GpuActivity&) { return std::nullopt; }), std::logic_error);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-#include "elf_exports.hpp"
-#include "plugin_loader.hpp"
+#include "plugins/elf_exports.hpp"
+#include "plugins/plugin_loader.hpp"
 
 #include <gtest/gtest.h>
 

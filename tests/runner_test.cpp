@@ -1,5 +1,5 @@
-#include "cupti_tracer.hpp"
-#include "runner.hpp"
+#include "measure/device/cupti_tracer.hpp"
+#include "measure/runner.hpp"
 #include "test_support.hpp"
 
 #include <ATen/ATen.h>
@@ -50,11 +50,11 @@ TEST(Runner, CpuPointFillsWhatAppliesAndLeavesTheRestEmpty) {
   options.measurement.max_samples = 5;
   Runner runner(cpu_host(), options);
   const LoadedBackend* naive = test::plugins().find("naive");
-  const BackendResult r = runner.measure(point(problem(1, 2, 64, 16, DType::f32, true, Device::cpu)), *naive);
+  const BackendRecords r = runner.measure(point(problem(1, 2, 64, 16, DType::f32, true, Device::cpu)), *naive);
   ASSERT_EQ(r.rows.size(), 1u);
   const Row& row = r.rows[0];
   EXPECT_EQ(row.status, Status::ok) << row.reason;
-  EXPECT_EQ(row.timing_mode, "wall");
+  EXPECT_EQ(row.timing_mode, TimingMode::wall);
   ASSERT_TRUE(row.time_ms_median);
   EXPECT_GT(*row.time_ms_median, 0);
   EXPECT_GE(*row.samples, 3);
@@ -78,7 +78,7 @@ TEST(Runner, WrongOutputIsStatusWrongWithTheError) {
   RunOptions options;
   options.measurement = quick();
   Runner runner(cpu_host(), options);
-  const BackendResult r = runner.measure(point(problem(1, 1, 32, 16, DType::f32, false, Device::cpu)),
+  const BackendRecords r = runner.measure(point(problem(1, 1, 32, 16, DType::f32, false, Device::cpu)),
                                          loaded(std::make_shared<TestBackend>(TestBackend::Kind::zeros)));
   ASSERT_EQ(r.rows.size(), 1u);
   EXPECT_EQ(r.rows[0].status, Status::wrong);
@@ -91,10 +91,10 @@ TEST(Runner, ThrowingAndRefusingBackendsBecomeStatuses) {
   options.measurement = quick();
   Runner runner(cpu_host(), options);
   const Point p = point(problem(1, 1, 32, 16, DType::f32, true, Device::cpu));
-  const BackendResult thrown = runner.measure(p, loaded(std::make_shared<TestBackend>(TestBackend::Kind::throws)));
+  const BackendRecords thrown = runner.measure(p, loaded(std::make_shared<TestBackend>(TestBackend::Kind::throws)));
   EXPECT_EQ(thrown.rows.at(0).status, Status::error);
   EXPECT_EQ(thrown.rows.at(0).reason, "first call: kernel launch failed: too many resources");
-  const BackendResult refused = runner.measure(p, loaded(std::make_shared<TestBackend>(TestBackend::Kind::refuses)));
+  const BackendRecords refused = runner.measure(p, loaded(std::make_shared<TestBackend>(TestBackend::Kind::refuses)));
   EXPECT_EQ(refused.rows.at(0).status, Status::unsupported);
   EXPECT_EQ(refused.rows.at(0).reason, "this shape is not for me");
   EXPECT_FALSE(refused.rows.at(0).time_ms_median);
@@ -104,7 +104,7 @@ TEST(Runner, UnsupportedByTheBackendSaysWhy) {
   RunOptions options;
   options.measurement = quick();
   Runner runner(cpu_host(), options);
-  const BackendResult r =
+  const BackendRecords r =
       runner.measure(point(problem(1, 1, 64, 64, DType::bf16, true, Device::cpu)), *test::plugins().find("flash"));
   EXPECT_EQ(r.rows.at(0).status, Status::unsupported);
   EXPECT_NE(r.rows.at(0).reason.find("CUDA kernel"), std::string::npos);
@@ -115,11 +115,11 @@ TEST(Runner, CudaPointWithoutCudaIsUnsupportedInEveryMode) {
   options.measurement = quick();
   options.measurement.timing_modes = {TimingMode::cold, TimingMode::batch};
   Runner runner(cpu_host(), options);  // a host without CUDA, whatever this machine has
-  const BackendResult r =
+  const BackendRecords r =
       runner.measure(point(problem(1, 1, 64, 64, DType::bf16, true, Device::cuda)), *test::plugins().find("naive"));
   ASSERT_EQ(r.rows.size(), 2u);
-  EXPECT_EQ(r.rows[0].timing_mode, "cold");
-  EXPECT_EQ(r.rows[1].timing_mode, "batch");
+  EXPECT_EQ(r.rows[0].timing_mode, TimingMode::cold);
+  EXPECT_EQ(r.rows[1].timing_mode, TimingMode::batch);
   for (const auto& row : r.rows) {
     EXPECT_EQ(row.status, Status::unsupported);
     EXPECT_EQ(row.reason, "no CUDA device on this machine");
@@ -131,7 +131,7 @@ TEST(Runner, KeepsRawSamplesOnRequest) {
   options.measurement = quick();
   options.measurement.keep_samples = true;
   Runner runner(cpu_host(), options);
-  const BackendResult r =
+  const BackendRecords r =
       runner.measure(point(problem(1, 1, 32, 16, DType::f32, true, Device::cpu)), *test::plugins().find("inplace"));
   ASSERT_EQ(r.samples.size(), 1u);
   EXPECT_EQ(static_cast<int64_t>(r.samples[0].time_ms.size()), *r.rows[0].samples);

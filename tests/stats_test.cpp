@@ -1,4 +1,4 @@
-#include "stats.hpp"
+#include "measure/stats.hpp"
 
 #include <gtest/gtest.h>
 

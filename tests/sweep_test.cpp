@@ -1,6 +1,6 @@
-#include "config.hpp"
-#include "sweep.hpp"
-#include "types.hpp"
+#include "config/config.hpp"
+#include "config/sweep.hpp"
+#include "base/problem.hpp"
 
 #include <gtest/gtest.h>
 

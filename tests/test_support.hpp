@@ -1,9 +1,10 @@
 // Helpers shared by the measurement tests.
 #pragma once
 
-#include "config.hpp"
-#include "plugin_loader.hpp"
-#include "tensors.hpp"
+#include "base/names.hpp"
+#include "config/config.hpp"
+#include "plugins/plugin_loader.hpp"
+#include "measure/tensors.hpp"
 
 #include <gtest/gtest.h>
 

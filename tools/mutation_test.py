@@ -28,8 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
-DEFAULT_SOURCES = ["core/src/config.cpp", "core/src/sweep.cpp", "core/src/stats.cpp", "core/src/csv.cpp",
-                   "core/src/compare.cpp"]
+DEFAULT_SOURCES = ["core/src/config/config.cpp", "core/src/config/settings.cpp", "core/src/config/yaml_reader.cpp",
+                   "core/src/config/sweep.cpp", "core/src/measure/stats.cpp", "core/src/report/csv.cpp",
+                   "core/src/report/schema.cpp", "core/src/report/compare.cpp"]
 
 
 def find_mutate(explicit):

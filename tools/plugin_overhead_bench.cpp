@@ -2,12 +2,12 @@
 // difference is what the plugin boundary costs (target: under 1 us). Shapes are tiny so the GPU
 // keeps up with the host and the launch queue never blocks.
 //   plugin_overhead_bench [--plugin-dir DIR] [google benchmark flags]
-#include "../plugins/common/forced_sdpa.hpp"
-#include "../plugins/common/textbook_attention.hpp"
-#include "host_info.hpp"
-#include "plugin_loader.hpp"
-#include "tensors.hpp"
-#include "types.hpp"
+#include <attnbench/sdpa/forced_sdpa.hpp>
+#include <attnbench/sdpa/textbook_attention.hpp>
+#include "measure/device/host_info.hpp"
+#include "plugins/plugin_loader.hpp"
+#include "measure/tensors.hpp"
+#include "base/names.hpp"
 
 #include <benchmark/benchmark.h>
 #include <c10/core/InferenceMode.h>

@@ -1,4 +1,4 @@
-#include "forced_sdpa.hpp"
+#include <attnbench/sdpa/forced_sdpa.hpp>
 
 #include <ATen/Context.h>
 #include <c10/util/Exception.h>

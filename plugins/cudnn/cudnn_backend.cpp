@@ -1,5 +1,6 @@
 // SDPA forced to its cuDNN fused attention kernel: one fused kernel per call on CUDA.
-#include "../common/forced_sdpa.hpp"
+#include <attnbench/plugin.hpp>
+#include <attnbench/sdpa/forced_sdpa.hpp>
 
 namespace {
 

@@ -1,5 +1,6 @@
 // Textbook attention with masked_fill in place (masked_fill_): no copy of the scores.
-#include "../common/textbook_attention.hpp"
+#include <attnbench/plugin.hpp>
+#include <attnbench/sdpa/textbook_attention.hpp>
 
 namespace {
 

@@ -1,6 +1,7 @@
 // SDPA forced to its math backend: the safe reference, composed of ordinary ATen ops. On CUDA it
 // upcasts fp16/bf16 to fp32 and launches many kernels.
-#include "../common/forced_sdpa.hpp"
+#include <attnbench/plugin.hpp>
+#include <attnbench/sdpa/forced_sdpa.hpp>
 
 namespace {
 

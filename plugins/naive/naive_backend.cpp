@@ -1,5 +1,6 @@
 // Textbook attention with masked_fill out of place: the scores are copied once more than needed.
-#include "../common/textbook_attention.hpp"
+#include <attnbench/plugin.hpp>
+#include <attnbench/sdpa/textbook_attention.hpp>
 
 namespace {
 

@@ -1,0 +1,24 @@
+// The harness's enums. Their names (in configs, CSVs and messages) live in one table each: names.hpp.
+#pragma once
+
+namespace attnbench {
+
+// How a CUDA sample is timed; CPU points are always timed by the wall clock ("wall").
+enum class TimingMode { cold, batch, graph, wall };
+
+// The measurement passes a config can choose; first call and warm-up always run.
+enum class Pass { correctness, timing, cpu, memory, ops, kernels };
+
+// The sweep's axes, in the order a problem lists them.
+enum class AxisName { batch, heads, seq_len, head_dim, dtype, causal, device };
+
+// How a (point, backend, timing mode) ended.
+enum class Status { ok, unsupported, wrong, error, oom };
+
+// What CUPTI recorded on the GPU.
+enum class ActivityKind { kernel, memcpy, memset };
+
+// compare's judgement of one row.
+enum class Verdict { same, within_noise, better, worse, not_comparable };
+
+}  // namespace attnbench

@@ -1,0 +1,16 @@
+#include "cli/commands.hpp"
+#include "report/compare.hpp"
+#include "report/summary.hpp"
+
+#include <iostream>
+
+namespace attnbench {
+
+int cmd_summary(const std::string& report) {
+  const CsvTable table = read_csv(report);
+  check_report(table, {});
+  print_summary(table, std::cout);
+  return 0;
+}
+
+}  // namespace attnbench

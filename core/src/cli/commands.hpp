@@ -1,0 +1,41 @@
+// attnbench's subcommands, one file each; main.cpp parses the command line into these arguments and
+// catches errors once: InputError -> exit 2, anything else -> exit 1.
+#pragma once
+
+#include "cli/run_plan.hpp"
+
+#include <string>
+#include <vector>
+
+namespace attnbench {
+
+struct RunArgs {
+  std::string config;
+  std::string plugin_dir;
+  std::string calibration;
+  RunOverrides overrides;
+  bool dry_run = false;
+  bool no_summary = false;
+};
+
+struct CompareArgs {
+  std::vector<std::string> files;
+  std::string baseline;
+  std::vector<std::string> metrics;
+  bool markdown = false;
+  double fail_pct = -1;  // -1: not given
+};
+
+int cmd_list(const std::string& plugin_dir);
+// 0 when every row ran; 1 when a row ended error, oom or wrong (every row is still written).
+int cmd_run(const RunArgs& args);
+// 0, or 1 when --fail-on-regression found a regression.
+int cmd_compare(const CompareArgs& args);
+int cmd_summary(const std::string& report);
+int cmd_calibrate(const std::string& output);
+
+// The commit the binary was built from (or $ATTNBENCH_GIT_SHA, for trees copied without .git).
+std::string git_sha();
+std::string build_git_sha();  // generated at build time by cmake/git_sha.cmake
+
+}  // namespace attnbench

@@ -1,0 +1,229 @@
+#include "config/config.hpp"
+
+#include "base/names.hpp"
+#include "config/yaml_reader.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace attnbench {
+
+namespace {
+
+constexpr int kMaxAxisValues = 10000;
+constexpr size_t kMaxPoints = 100000;
+
+bool is_integer_axis(AxisName a) {
+  return a == AxisName::batch || a == AxisName::heads || a == AxisName::seq_len ||
+         a == AxisName::head_dim;
+}
+
+// {from: 512, to: 16384, mul: 2} or {from: 1, to: 8, step: 1}.
+std::vector<AxisValue> parse_range(const YamlReader& r, const YAML::Node& node, const std::string& key) {
+  r.check_keys(node, key, {"from", "to", "step", "mul"});
+  if (!node["from"]) r.fail(node, key + ".from", "a range needs 'from'");
+  if (!node["to"]) r.fail(node, key + ".to", "a range needs 'to'");
+  const int64_t from = r.integer(node["from"], key + ".from", 1);
+  const int64_t to = r.integer(node["to"], key + ".to", 1);
+  if (to < from) r.fail(node["to"], key + ".to", "'to' (" + std::to_string(to) + ") is below 'from' (" + std::to_string(from) + ")");
+  const bool has_step = static_cast<bool>(node["step"]);
+  const bool has_mul = static_cast<bool>(node["mul"]);
+  if (has_step == has_mul) r.fail(node, key, "a range needs exactly one of 'step' or 'mul'");
+  std::vector<AxisValue> values;
+  if (has_step) {
+    const int64_t step = r.integer(node["step"], key + ".step", 1);
+    for (int64_t v = from; v <= to; v += step) {
+      values.emplace_back(v);
+      if (values.size() > kMaxAxisValues) r.fail(node, key, "the range has more than 10000 values");
+    }
+  } else {
+    const int64_t mul = r.integer(node["mul"], key + ".mul", 2);
+    for (int64_t v = from; v <= to; v *= mul) values.emplace_back(v);
+  }
+  return values;
+}
+
+std::vector<AxisValue> parse_axis_values(const YamlReader& r, AxisName axis, const YAML::Node& node,
+                                         const std::string& key) {
+  if (is_integer_axis(axis) && node.IsMap()) return parse_range(r, node, key);
+  std::vector<AxisValue> values;
+  for (const auto& item : r.list(node, key)) {
+    if (is_integer_axis(axis)) {
+      values.emplace_back(r.integer(item, key, 1));
+    } else if (axis == AxisName::causal) {
+      values.emplace_back(r.boolean(item, key));
+    } else if (axis == AxisName::dtype) {
+      const std::string text = r.scalar(item, key);
+      const auto dtype = parse_enum<DType>(text);
+      if (!dtype) r.fail(item, key, "unknown dtype '" + text + "'; use " + enum_hint<DType>());
+      values.emplace_back(to_string(*dtype));
+    } else {  // device
+      const std::string text = r.scalar(item, key);
+      if (text != "auto" && !parse_enum<Device>(text))
+        r.fail(item, key, "unknown device '" + text + "'; use " + one_of({"cpu", "cuda", "auto"}));
+      values.emplace_back(text);
+    }
+  }
+  for (size_t i = 0; i < values.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (values[i] == values[j]) r.fail(node, key, "a value appears twice");
+  return values;
+}
+
+void parse_measurement(const YamlReader& r, const YAML::Node& node, MeasureSettings& m) {
+  const std::string where = "measurement";
+  r.check_keys(node, where,
+               {"warmup_ms", "min_samples", "max_samples", "min_time_s", "max_time_s",
+                "target_rel_noise", "timing_modes", "batch_sample_ms", "kernel_pass_iterations",
+                "cpu_pass_calls", "keep_samples", "passes"});
+  auto key = [&](const char* k) { return YamlReader::qualified(where, k); };
+  if (node["warmup_ms"]) m.warmup_ms = r.number(node["warmup_ms"], key("warmup_ms"), 0, false);
+  if (node["min_samples"]) m.min_samples = static_cast<int>(r.integer(node["min_samples"], key("min_samples"), 1));
+  if (node["max_samples"]) m.max_samples = static_cast<int>(r.integer(node["max_samples"], key("max_samples"), 1));
+  if (node["min_time_s"]) m.min_time_s = r.number(node["min_time_s"], key("min_time_s"), 0, false);
+  if (node["max_time_s"]) m.max_time_s = r.number(node["max_time_s"], key("max_time_s"), 0, true);
+  if (node["target_rel_noise"]) m.target_rel_noise = r.number(node["target_rel_noise"], key("target_rel_noise"), 0, true);
+  if (node["batch_sample_ms"]) m.batch_sample_ms = r.number(node["batch_sample_ms"], key("batch_sample_ms"), 0, true);
+  if (node["kernel_pass_iterations"]) m.kernel_pass_iterations = static_cast<int>(r.integer(node["kernel_pass_iterations"], key("kernel_pass_iterations"), 1));
+  if (node["cpu_pass_calls"]) m.cpu_pass_calls = static_cast<int>(r.integer(node["cpu_pass_calls"], key("cpu_pass_calls"), 1));
+  if (node["keep_samples"]) m.keep_samples = r.boolean(node["keep_samples"], key("keep_samples"));
+  // A list setting: the shared parser, its error located at the offending item.
+  auto list_setting = [&](const char* name, auto parse) {
+    const std::vector<YAML::Node> items = r.list(node[name], key(name));
+    std::vector<std::string> names;
+    for (const auto& item : items) names.push_back(r.scalar(item, key(name)));
+    try {
+      return parse(names);
+    } catch (const ListItemError& e) {
+      r.fail(items[e.index()], key(name), e.what());
+    }
+  };
+  if (node["timing_modes"]) m.timing_modes = list_setting("timing_modes", parse_timing_modes);
+  if (node["passes"]) m.passes = list_setting("passes", parse_passes);
+  if (m.max_samples < m.min_samples)
+    r.fail(node, key("max_samples"), "max_samples (" + std::to_string(m.max_samples) + ") is below min_samples (" + std::to_string(m.min_samples) + ")");
+  if (m.max_time_s < m.min_time_s)
+    r.fail(node, key("max_time_s"), "max_time_s is below min_time_s");
+}
+
+void parse_sweep(const YamlReader& r, const YAML::Node& node, SweepConfig& config) {
+  std::vector<std::string> allowed = enum_names<AxisName>();
+  allowed.push_back("zip");
+  r.check_keys(node, "sweep", allowed);
+
+  std::set<AxisName> seen;
+  for (const auto& kv : node) {
+    const std::string name = kv.first.as<std::string>();
+    if (name == "zip") {
+      config.zips_at = config.axes.size();
+      continue;
+    }
+    const AxisName axis = *parse_enum<AxisName>(name);
+    config.axes.push_back({axis, parse_axis_values(r, axis, kv.second, "sweep." + name)});
+    seen.insert(axis);
+  }
+  if (const YAML::Node zip = node["zip"]) {
+    if (!zip.IsSequence() || zip.size() == 0)
+      r.fail(zip, "sweep.zip", "expected a non-empty list of groups, each a mapping of axes to lists of equal length");
+    for (size_t g = 0; g < zip.size(); ++g) {
+      const YAML::Node group = zip[g];
+      const std::string where = "sweep.zip[" + std::to_string(g) + "]";
+      std::vector<std::string> axis_names(allowed.begin(), allowed.end() - 1);
+      r.check_keys(group, where, axis_names);
+      ZipGroup zg;
+      zg.line = group.Mark().line + 1;
+      size_t length = 0;
+      for (const auto& kv : group) {
+        const std::string name = kv.first.as<std::string>();
+        const AxisName axis = *parse_enum<AxisName>(name);
+        if (seen.count(axis))
+          r.fail_at(kv.first.Mark(), where + "." + name, "axis '" + name + "' is already swept elsewhere; an axis belongs to one place");
+        seen.insert(axis);
+        Axis a{axis, parse_axis_values(r, axis, kv.second, where + "." + name)};
+        if (length != 0 && a.values.size() != length)
+          r.fail(kv.second, where + "." + name,
+                 "has " + std::to_string(a.values.size()) + " values but the group's first axis has " + std::to_string(length) + "; zipped axes move together and need equal lengths");
+        length = a.values.size();
+        zg.axes.push_back(std::move(a));
+      }
+      if (zg.axes.size() < 2) r.fail(group, where, "a zip group needs at least two axes");
+      config.zips.push_back(std::move(zg));
+    }
+  }
+  if (!seen.count(AxisName::seq_len)) r.fail(node, "sweep.seq_len", "the sweep needs seq_len");
+
+  size_t points = 1;
+  for (const auto& a : config.axes) points *= a.values.size();
+  for (const auto& z : config.zips) points *= z.axes.front().values.size();
+  if (points > kMaxPoints)
+    r.fail(node, "sweep", "expands to " + std::to_string(points) + " points, more than " + std::to_string(kMaxPoints));
+}
+
+}  // namespace
+
+namespace {
+SweepConfig parse_config_unguarded(const std::string& yaml_text, const std::string& file_name) {
+  YamlReader r(file_name);
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::ParserException& e) {
+    r.fail_at(e.mark, "", "not valid YAML: " + e.msg);
+  }
+  if (!root || root.IsNull()) throw ConfigError(file_name, 1, 1, "", "the file is empty");
+  r.check_keys(root, "", {"name", "description", "output", "backends", "measurement", "sweep",
+                          "tolerance", "peak_tflops", "seed"});
+  SweepConfig config;
+  config.file = file_name;
+  config.tolerance = default_tolerances();
+  if (root["name"]) config.name = r.scalar(root["name"], "name");
+  if (root["description"]) config.description = r.scalar(root["description"], "description");
+  if (root["output"]) {
+    config.output = r.scalar(root["output"], "output");
+    if (config.output.empty()) r.fail(root["output"], "output", "the output path is empty");
+  }
+  if (root["backends"]) {
+    for (const auto& item : r.list(root["backends"], "backends")) {
+      const std::string name = r.scalar(item, "backends");
+      if (std::find(config.backends.begin(), config.backends.end(), name) != config.backends.end())
+        r.fail(item, "backends", "backend '" + name + "' appears twice");
+      config.backends.push_back(name);
+      config.backend_marks.emplace_back(item.Mark().line + 1, item.Mark().column + 1);
+    }
+  }
+  if (root["measurement"]) parse_measurement(r, root["measurement"], config.measurement);
+  if (root["tolerance"]) {
+    const YAML::Node tol = root["tolerance"];
+    r.check_keys(tol, "tolerance", enum_names<DType>());
+    for (const auto& kv : tol) {
+      const std::string name = kv.first.as<std::string>();
+      config.tolerance[*parse_enum<DType>(name)] = r.number(kv.second, "tolerance." + name, 0, true);
+    }
+  }
+  if (root["peak_tflops"]) config.peak_tflops = r.number(root["peak_tflops"], "peak_tflops", 0, true);
+  if (root["seed"]) config.seed = static_cast<uint64_t>(r.integer(root["seed"], "seed", 0));
+  if (!root["sweep"]) r.fail(root, "sweep", "the config needs a 'sweep' section");
+  parse_sweep(r, root["sweep"], config);
+  return config;
+}
+}  // namespace
+
+SweepConfig parse_config(const std::string& yaml_text, const std::string& file_name) {
+  try {
+    return parse_config_unguarded(yaml_text, file_name);
+  } catch (const YAML::Exception& e) {  // e.g. a key that is not a plain word
+    YamlReader(file_name).fail_at(e.mark, "", e.msg);
+  }
+}
+
+SweepConfig load_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot read the config file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_config(text.str(), path);
+}
+
+}  // namespace attnbench

@@ -1,0 +1,53 @@
+// A sweep as written in YAML, validated. Parsing is strict: every problem is reported with the
+// file, line, column and key (ConfigError), and nothing is run or written before the whole file is good.
+#pragma once
+
+#include "config/settings.hpp"
+
+#include <attnbench/backend.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace attnbench {
+
+// One value of an axis: an integer, causal's bool, or a dtype or device name (device "auto" becomes
+// cuda when a CUDA device is present).
+using AxisValue = std::variant<int64_t, bool, std::string>;
+
+struct Axis {
+  AxisName name;
+  std::vector<AxisValue> values;
+};
+
+// Axes whose values move together: the i-th values of every axis form one choice.
+struct ZipGroup {
+  std::vector<Axis> axes;
+  int line = 0;  // for messages
+};
+
+struct SweepConfig {
+  std::string file;
+  std::string name;
+  std::string description;
+  std::string output;                 // CSV path; relative paths are relative to the working directory
+  std::vector<std::string> backends;  // empty: every backend found
+  std::vector<std::pair<int, int>> backend_marks;  // line, column of each name, for messages
+  MeasureSettings measurement;
+  std::vector<Axis> axes;             // free axes, cartesian product, in file order
+  std::vector<ZipGroup> zips;
+  size_t zips_at = 0;                 // the zip groups stand before axes[zips_at] (where `zip:` was written)
+  std::map<DType, double> tolerance;  // max relative error per row against the float64 reference
+  std::optional<double> peak_tflops;  // overrides the calibration file
+  uint64_t seed = 1234;
+};
+
+// Parses and validates `path`; throws ConfigError (or InputError when the file cannot be read).
+SweepConfig load_config(const std::string& path);
+SweepConfig parse_config(const std::string& yaml_text, const std::string& file_name);
+
+}  // namespace attnbench

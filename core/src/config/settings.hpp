@@ -1,0 +1,53 @@
+// How each (point, backend) is measured: the `measurement:` section of a sweep, and the checks its
+// list-valued settings share with the command-line overrides.
+#pragma once
+
+#include "base/enums.hpp"
+#include "base/errors.hpp"
+
+#include <attnbench/backend.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace attnbench {
+
+std::vector<Pass> all_passes();
+
+struct MeasureSettings {
+  double warmup_ms = 50;         // warm-up calls for at least this long (and at least 2 calls)
+  int min_samples = 10;
+  int max_samples = 10000;
+  double min_time_s = 0.05;      // keep sampling at least this long
+  double max_time_s = 1.0;       // stop here even if the noise target was not met
+  double target_rel_noise = 0.01;
+  std::vector<TimingMode> timing_modes{TimingMode::cold};  // for CUDA points
+  double batch_sample_ms = 2.0;  // `batch`/`graph`: calls per sample chosen to fill this long
+  int kernel_pass_iterations = 3;
+  int cpu_pass_calls = 200;
+  bool keep_samples = false;     // write raw samples to <output>.samples.csv
+  std::vector<Pass> passes = all_passes();
+
+  bool wants(Pass pass) const;
+};
+
+// Max per-row relative error against float64, per dtype.
+std::map<DType, double> default_tolerances();
+
+// A list item that is not allowed; `index` says which, so the caller can locate it.
+class ListItemError : public InputError {
+ public:
+  ListItemError(size_t index, const std::string& message) : InputError(message), index_(index) {}
+  size_t index() const { return index_; }
+
+ private:
+  size_t index_;
+};
+
+// The checks of `measurement.timing_modes` and `measurement.passes`, shared by the YAML reader and
+// the command-line overrides: known names, no repeats; throw ListItemError.
+std::vector<TimingMode> parse_timing_modes(const std::vector<std::string>& names);
+std::vector<Pass> parse_passes(const std::vector<std::string>& names);
+
+}  // namespace attnbench

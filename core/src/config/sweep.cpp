@@ -1,0 +1,77 @@
+#include "config/sweep.hpp"
+
+#include "base/names.hpp"
+#include "base/problem.hpp"
+
+#include <unordered_set>
+
+namespace attnbench {
+
+namespace {
+
+void apply(Problem& p, AxisName axis, const AxisValue& value, bool cuda_available) {
+  switch (axis) {
+    case AxisName::batch: p.batch = std::get<int64_t>(value); break;
+    case AxisName::heads: p.heads = std::get<int64_t>(value); break;
+    case AxisName::seq_len: p.seq_len = std::get<int64_t>(value); break;
+    case AxisName::head_dim: p.head_dim = std::get<int64_t>(value); break;
+    case AxisName::dtype: p.dtype = *parse_enum<DType>(std::get<std::string>(value)); break;
+    case AxisName::causal: p.causal = std::get<bool>(value); break;
+    case AxisName::device: {
+      const auto& text = std::get<std::string>(value);
+      p.device = text == "auto" ? (cuda_available ? Device::cuda : Device::cpu) : *parse_enum<Device>(text);
+      break;
+    }
+  }
+}
+
+// One factor of the product: either a free axis or a zip group, each with `size()` choices.
+struct Factor {
+  std::vector<const Axis*> axes;
+  size_t size() const { return axes.front()->values.size(); }
+};
+
+}  // namespace
+
+std::vector<Point> expand_sweep(const SweepConfig& config, bool cuda_available) {
+  // Factors in file order: the free axes written before `zip:`, the zip groups, the axes after.
+  std::vector<Factor> factors;
+  for (size_t i = 0; i <= config.axes.size(); ++i) {
+    if (i == config.zips_at)
+      for (const auto& zip : config.zips) {
+        Factor f;
+        for (const auto& axis : zip.axes) f.axes.push_back(&axis);
+        factors.push_back(f);
+      }
+    if (i < config.axes.size()) factors.push_back({{&config.axes[i]}});
+  }
+
+  Problem defaults;
+  defaults.head_dim = 64;
+  defaults.causal = true;
+  defaults.device = cuda_available ? Device::cuda : Device::cpu;
+
+  std::vector<Point> points;
+  std::unordered_set<std::string> ids;
+  std::vector<size_t> index(factors.size(), 0);
+  while (true) {
+    Problem p = defaults;
+    for (size_t f = 0; f < factors.size(); ++f)
+      for (const Axis* axis : factors[f].axes) apply(p, axis->name, axis->values[index[f]], cuda_available);
+    Point point{p, point_id(p)};
+    // "auto" and an explicit device can name the same point: measure it once.
+    if (ids.insert(point.id).second) points.push_back(point);
+
+    // Odometer: the last factor turns fastest.
+    size_t f = factors.size();
+    while (f > 0) {
+      --f;
+      if (++index[f] < factors[f].size()) break;
+      index[f] = 0;
+      if (f == 0) return points;
+    }
+    if (factors.empty()) return points;
+  }
+}
+
+}  // namespace attnbench

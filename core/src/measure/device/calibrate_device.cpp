@@ -1,0 +1,44 @@
+#include "base/time.hpp"
+#include "measure/device/calibration.hpp"
+#include "measure/device/cuda_timing.hpp"
+#include "measure/stats.hpp"
+
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+
+#include <stdexcept>
+
+namespace attnbench {
+
+Calibration calibrate_device(const HostInfo& host) {
+  if (!host.cuda_available) throw std::runtime_error("calibrate needs a CUDA device; none was found");
+  c10::InferenceMode inference_mode;
+  CudaTimer timer(host.cuda_device, host.l2_cache_bytes);
+  auto median_ms = [&](const std::function<void()>& call) {
+    for (int i = 0; i < 3; ++i) call();
+    std::vector<double> samples;
+    for (int i = 0; i < 10; ++i) samples.push_back(timer.batch_ms(call, 1));
+    return summarize(samples).median;
+  };
+
+  Calibration c;
+  c.device_name = host.device_name;
+  c.torch_version = host.torch_version;
+  c.measured_at = utc_now_iso8601();
+
+  const int64_t n = 8192;
+  const auto bf16 = at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA);
+  const at::Tensor a = at::randn({n, n}, bf16), b = at::randn({n, n}, bf16);
+  at::Tensor product;
+  const double mm_ms = median_ms([&] { product = at::mm(a, b); });
+  c.bf16_matmul_tflops = 2.0 * n * n * n / (mm_ms * 1e-3) / 1e12;
+
+  const int64_t bytes = int64_t{4} << 30;
+  const at::Tensor src = at::randn({bytes / 2}, bf16);
+  at::Tensor dst = at::empty_like(src);
+  const double copy_ms = median_ms([&] { dst.copy_(src); });
+  c.copy_gbps = 2.0 * static_cast<double>(bytes) / (copy_ms * 1e-3) / 1e9;
+  return c;
+}
+
+}  // namespace attnbench

@@ -1,0 +1,41 @@
+#include "measure/device/host_info.hpp"
+
+#include <ATen/ATen.h>
+#include <ATen/Context.h>
+#include <torch/version.h>
+
+#ifdef ATTNBENCH_WITH_CUDA
+#include "measure/device/cuda_check.hpp"
+#endif
+
+#include <stdexcept>
+
+namespace attnbench {
+
+HostInfo query_host() {
+  HostInfo info;
+  info.torch_version = TORCH_VERSION;
+  info.device_name = "cpu";
+#ifdef ATTNBENCH_WITH_CUDA
+  info.cuda_available = at::globalContext().hasCUDA() && at::detail::getCUDAHooks().getNumGPUs() > 0;
+  if (info.cuda_available) {
+    cuda_check(cudaGetDevice(&info.cuda_device), "cudaGetDevice");
+    cudaDeviceProp prop{};
+    cuda_check(cudaGetDeviceProperties(&prop, info.cuda_device), "cudaGetDeviceProperties");
+    info.device_name = prop.name;
+    info.l2_cache_bytes = prop.l2CacheSize;
+  }
+#endif
+  return info;
+}
+
+void synchronize_device(const HostInfo& host) {
+#ifdef ATTNBENCH_WITH_CUDA
+  if (!host.cuda_available) return;
+  cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+#else
+  (void)host;
+#endif
+}
+
+}  // namespace attnbench

@@ -1,0 +1,21 @@
+// What the harness learns about the machine once, at start.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace attnbench {
+
+struct HostInfo {
+  bool cuda_available = false;
+  int cuda_device = 0;
+  std::string device_name;  // the GPU's name, or "cpu"
+  std::string torch_version;
+  int64_t l2_cache_bytes = 0;
+};
+
+HostInfo query_host();
+
+void synchronize_device(const HostInfo& host);
+
+}  // namespace attnbench

@@ -1,0 +1,70 @@
+#include "measure/op_counter.hpp"
+
+#include <ATen/core/function_schema.h>
+#include <ATen/record_function.h>
+
+#include <memory>
+
+namespace attnbench {
+
+namespace {
+
+thread_local OpCounts* t_counts = nullptr;
+thread_local int t_depth = 0;
+
+// A view returns an alias of an input without writing to it (transpose, view, expand, ...): free
+// metadata changes, which the study does not count as operators.
+bool is_view(const at::RecordFunction& fn) {
+  const auto schema = fn.operator_schema();
+  if (!schema || schema->returns().empty()) return false;
+  const auto* alias = schema->returns().front().alias_info();
+  return alias != nullptr && !alias->isWrite();
+}
+
+// aten::mul(Tensor, Scalar) wraps the scalar into a one-element tensor with a copy_; only copies
+// of real data are the hidden copies the study is after.
+bool copies_data(const at::RecordFunction& fn) {
+  const auto inputs = fn.inputs();
+  if (inputs.empty() || !inputs[0].isTensor()) return true;
+  return inputs[0].toTensor().numel() > 1;
+}
+
+std::string short_name(const char* name) {
+  std::string s(name ? name : "?");
+  if (s.rfind("aten::", 0) == 0) s.erase(0, 6);
+  return s;
+}
+
+std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
+  if (t_counts) {
+    ++t_counts->nested;
+    if (std::string_view(fn.name()) == "aten::copy_" && copies_data(fn)) ++t_counts->copies;
+    if (t_depth == 0 && !is_view(fn)) t_counts->top_level.push_back(short_name(fn.name()));
+  }
+  ++t_depth;
+  return nullptr;
+}
+
+void on_exit(const at::RecordFunction&, at::ObserverContext*) { --t_depth; }
+
+}  // namespace
+
+OpCounts count_aten_ops(const std::function<void()>& call) {
+  OpCounts counts;
+  t_counts = &counts;
+  t_depth = 0;
+  const auto handle = at::addThreadLocalCallback(
+      at::RecordFunctionCallback(on_enter, on_exit).scopes({at::RecordScope::FUNCTION}).needsInputs(true));
+  try {
+    call();
+  } catch (...) {
+    at::removeCallback(handle);
+    t_counts = nullptr;
+    throw;
+  }
+  at::removeCallback(handle);
+  t_counts = nullptr;
+  return counts;
+}
+
+}  // namespace attnbench

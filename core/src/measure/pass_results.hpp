@@ -1,0 +1,79 @@
+// What each measurement pass returns: typed, LibTorch-free, so that records/ can build rows from
+// them in tests without a GPU. A pass that throws becomes a PassFailure and stops the passes after it.
+#pragma once
+
+#include "base/enums.hpp"
+#include "measure/stats.hpp"
+#include "records/row.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnbench {
+
+struct PassFailure {
+  Status status = Status::error;
+  std::string reason;
+};
+
+struct CorrectnessResult {
+  double rel_err = 0;  // largest per-row relative error against float64; NaN: non-finite output
+};
+
+struct WarmupResult {
+  int calls = 0;
+  double est_call_ms = 0;  // median wall time of a synchronized call
+};
+
+struct TimingResult {
+  TimingMode mode = TimingMode::wall;
+  int calls_per_sample = 1;
+  Summary summary;
+  bool converged = false;
+  std::vector<double> samples;  // ms per call
+};
+
+// One timing pass per mode; a mode that fails fails only its own row.
+struct TimedMode {
+  TimingMode mode = TimingMode::wall;
+  std::optional<TimingResult> result;
+  std::optional<PassFailure> failure;
+};
+
+struct CpuResult {
+  Summary us;  // host time of one call, microseconds
+};
+
+struct MemoryResult {
+  double peak_extra_mib = 0;  // allocated beyond the inputs and the output
+};
+
+struct OpCounts {
+  std::vector<std::string> top_level;  // ops the call made itself, in order; views left out
+  int64_t nested = 0;                  // every op at any depth, views included
+  int64_t copies = 0;                  // aten::copy_ of more than one element, at any depth
+};
+
+struct KernelsResult {
+  double kernels_per_call = 0, memcpy_per_call = 0, memset_per_call = 0;
+  std::vector<KernelRow> kernels;  // point_id, backend and run left to the row assembly
+  bool same_every_call = true;
+  std::string difference;          // when not: what differed
+};
+
+// Everything the passes of one (point, backend) produced; a pass that did not run stays empty.
+struct PassResults {
+  std::optional<PassFailure> refused;  // unsupported, or the first call failed: nothing else ran
+  std::optional<CorrectnessResult> correctness;
+  std::optional<WarmupResult> warmup;
+  std::vector<TimedMode> timing;
+  std::optional<CpuResult> cpu;
+  std::optional<MemoryResult> memory;
+  std::optional<OpCounts> ops;
+  std::optional<KernelsResult> kernels;
+  std::optional<PassFailure> failure;  // the pass that stopped the ones after it
+};
+
+}  // namespace attnbench

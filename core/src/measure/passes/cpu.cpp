@@ -1,0 +1,45 @@
+#include "measure/passes/passes.hpp"
+
+#include "measure/device/cupti_tracer.hpp"
+#include "measure/stats.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <stdexcept>
+
+namespace attnbench {
+
+namespace {
+
+double process_cpu_us() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) * 1e-3;
+}
+
+}  // namespace
+
+CpuResult cpu_pass(PassContext& ctx) {
+  // Host time inside one call: the enqueue cost on CUDA (device idle at the start, so the launch
+  // queue never blocks), CPU time of all threads on the CPU. No profiler may be attached.
+  if (cupti_attached()) throw std::logic_error("CUPTI is attached during the CPU-overhead pass");
+  MeasureSettings settings = ctx.settings;
+  settings.max_samples = ctx.settings.cpu_pass_calls;
+  settings.min_samples = std::min(ctx.settings.min_samples, ctx.settings.cpu_pass_calls);
+  const SampleRun run = sample_until_stable(settings, [&] {
+    synchronize_device(ctx.host);
+    ctx.out = at::Tensor();  // freeing the previous output is not part of the call
+    if (ctx.on_cuda()) {
+      const auto t = std::chrono::steady_clock::now();
+      ctx.call();
+      return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count();
+    }
+    const double t = process_cpu_us();
+    ctx.call();
+    return process_cpu_us() - t;
+  });
+  return {summarize(run.samples)};
+}
+
+}  // namespace attnbench

@@ -1,0 +1,52 @@
+// The measurement passes of one (point, backend), each a function in its own file that takes the
+// one context and returns its own typed result (pass_results.hpp). A pass throws when it cannot
+// finish; the runner turns that into a PassFailure and runs no pass after it.
+#pragma once
+
+#include "config/settings.hpp"
+#include "measure/device/host_info.hpp"
+#include "measure/pass_results.hpp"
+#include "measure/tensors.hpp"
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <optional>
+
+namespace attnbench {
+
+class CudaTimer;
+
+struct PassContext {
+  const Problem& problem;
+  const MeasureSettings& settings;
+  const HostInfo& host;
+  Backend& backend;
+  CudaTimer* timer = nullptr;  // set for CUDA points
+  InputTensors inputs;
+  std::optional<Inputs> view;
+  at::Tensor out;  // the last output stays alive: graph capture and the memory pass need it
+
+  void call() { out = backend.forward(*view); }
+  bool on_cuda() const { return problem.device == Device::cuda; }
+};
+
+// Creates the inputs from `seed` (fresh random data, outside any timed region) and makes the first
+// call, which also tells whether the backend runs this shape at all.
+void first_call_pass(PassContext& ctx, uint64_t seed);
+// The output of the first call against float64 attention on a slice.
+CorrectnessResult correctness_pass(PassContext& ctx);
+// Calls for at least warmup_ms (module loading, plan selection, allocator growth stay out of the numbers).
+WarmupResult warmup_pass(PassContext& ctx);
+// GPU time per call in one mode (CUDA events), or wall time on the CPU, until the noise target or a cap.
+TimingResult timing_pass(PassContext& ctx, TimingMode mode, int calls_per_sample);
+// Host time inside one call, with no profiler attached.
+CpuResult cpu_pass(PassContext& ctx);
+// Device memory one call allocates beyond its inputs and output (CUDA points).
+MemoryResult memory_pass(PassContext& ctx);
+// ATen operators per call, through RecordFunction.
+OpCounts ops_pass(PassContext& ctx);
+// Kernels, copies and memsets per call through CUPTI, attached for this pass only (CUDA points).
+KernelsResult kernels_pass(PassContext& ctx);
+
+}  // namespace attnbench

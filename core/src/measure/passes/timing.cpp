@@ -1,0 +1,47 @@
+#include "measure/passes/passes.hpp"
+
+#include "measure/device/cuda_timing.hpp"
+#include "measure/stats.hpp"
+
+#include <chrono>
+#include <functional>
+#include <memory>
+
+namespace attnbench {
+
+TimingResult timing_pass(PassContext& ctx, TimingMode mode, int calls_per_sample) {
+  TimingResult result;
+  result.mode = mode;
+  auto call = [&] { ctx.call(); };
+  std::unique_ptr<CapturedCall> graph;
+  std::function<double()> sample;
+  switch (mode) {
+    case TimingMode::wall:
+      sample = [&] {
+        const auto t = std::chrono::steady_clock::now();
+        call();
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+      };
+      break;
+    case TimingMode::cold:
+      sample = [&] { return ctx.timer->cold_ms(call); };
+      break;
+    case TimingMode::batch:
+      result.calls_per_sample = calls_per_sample;
+      sample = [&] { return ctx.timer->batch_ms(call, calls_per_sample); };
+      break;
+    case TimingMode::graph:
+      result.calls_per_sample = calls_per_sample;
+      graph = std::make_unique<CapturedCall>(ctx.host.cuda_device, call);
+      graph->replay_ms(1);  // the first replay uploads the graph
+      sample = [&] { return graph->replay_ms(calls_per_sample); };
+      break;
+  }
+  SampleRun run = sample_until_stable(ctx.settings, sample);
+  result.summary = summarize(run.samples);
+  result.converged = run.converged;
+  result.samples = std::move(run.samples);
+  return result;
+}
+
+}  // namespace attnbench

@@ -1,0 +1,82 @@
+#include "measure/stats.hpp"
+
+#include <boost/math/statistics/univariate_statistics.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace attnbench {
+
+namespace {
+
+// Linear interpolation between order statistics (numpy's default), on sorted data.
+double quantile_sorted(const std::vector<double>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+// Two robust estimates of the standard deviation, the larger one: MAD alone is 0 whenever half the
+// samples are equal (coarse clocks, few samples), the interquartile range alone misses a narrow core.
+double relative_noise(std::vector<double> samples) {
+  using boost::math::statistics::median;
+  std::sort(samples.begin(), samples.end());
+  const double center = quantile_sorted(samples, 0.5);
+  if (center == 0) return 0;
+  const double iqr_sigma = (quantile_sorted(samples, 0.75) - quantile_sorted(samples, 0.25)) / 1.349;
+  // Not boost's median_absolute_deviation: in Boost 1.74 it ignores the center (returns median |x|).
+  for (double& x : samples) x = std::abs(x - center);
+  const double mad_sigma = 1.4826 * median(samples);
+  return std::max(mad_sigma, iqr_sigma) / std::abs(center);
+}
+
+}  // namespace
+
+Summary summarize(std::vector<double> samples) {
+  Summary s;
+  if (samples.empty()) return s;
+  std::sort(samples.begin(), samples.end());
+  s.count = static_cast<int>(samples.size());
+  s.median = quantile_sorted(samples, 0.5);
+  s.p10 = quantile_sorted(samples, 0.1);
+  s.p90 = quantile_sorted(samples, 0.9);
+  s.rel_spread = s.median != 0 ? (s.p90 - s.p10) / s.median : 0;
+  s.rel_noise = relative_noise(samples);
+  return s;
+}
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+SampleRun sample_until_stable(const MeasureSettings& settings, const std::function<double()>& sample,
+                              const std::function<double()>& now_s) {
+  const double start = now_s();
+  SampleRun run;
+  size_t next_check = static_cast<size_t>(settings.min_samples);
+  while (true) {
+    run.samples.push_back(sample());
+    run.elapsed_s = now_s() - start;
+    const size_t n = run.samples.size();
+    if (n >= static_cast<size_t>(settings.max_samples) || run.elapsed_s >= settings.max_time_s) break;
+    if (n < static_cast<size_t>(settings.min_samples) || run.elapsed_s < settings.min_time_s) continue;
+    if (n >= next_check) {
+      // Checking costs a sort; do it after every ~10% more samples.
+      next_check = n + std::max<size_t>(1, n / 10);
+      if (relative_noise(run.samples) <= settings.target_rel_noise) {
+        run.converged = true;
+        break;
+      }
+    }
+  }
+  if (!run.converged) run.converged = relative_noise(run.samples) <= settings.target_rel_noise;
+  return run;
+}
+
+int calls_per_sample(double batch_sample_ms, double est_call_ms) {
+  return static_cast<int>(std::clamp(std::ceil(batch_sample_ms / std::max(est_call_ms, 1e-3)), 1.0, 10000.0));
+}
+
+}  // namespace attnbench

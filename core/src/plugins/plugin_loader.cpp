@@ -1,0 +1,114 @@
+#include "plugins/plugin_loader.hpp"
+
+#include "plugins/elf_exports.hpp"
+
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <optional>
+
+namespace attnbench {
+
+namespace {
+constexpr const char* kAbiSymbol = "attnbench_abi_version";
+constexpr const char* kFactorySymbol = "attnbench_create_backend";
+constexpr const char* kFilePrefix = "attnbench_";
+}  // namespace
+
+const LoadedBackend* PluginSet::find(const std::string& name) const {
+  for (const auto& b : backends)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+
+std::vector<std::string> PluginSet::names() const {
+  std::vector<std::string> out;
+  for (const auto& b : backends) out.push_back(b.name);
+  return out;
+}
+
+LoadedBackend load_plugin(const std::filesystem::path& file) {
+  namespace dll = boost::dll;
+  // The ABI and the factory are checked in the file itself, before dlopen runs any of its code.
+  std::optional<int32_t> abi;
+  bool has_factory = false;
+  try {
+    const ElfExports exports(file);
+    abi = exports.int_value(kAbiSymbol);
+    has_factory = exports.defines(kFactorySymbol);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("cannot load the library: " + std::string(e.what()));
+  }
+  if (!abi) throw std::runtime_error("not an attnbench plugin: it exports no '" + std::string(kAbiSymbol) + "'");
+  if (*abi != kPluginAbiVersion)
+    throw std::runtime_error("plugin ABI version " + std::to_string(*abi) + ", this attnbench needs " +
+                             std::to_string(kPluginAbiVersion) + "; rebuild the plugin against this attnbench");
+  if (!has_factory)
+    throw std::runtime_error("no factory: the plugin exports no '" + std::string(kFactorySymbol) +
+                             "' (use ATTNBENCH_PLUGIN(YourBackend))");
+  std::shared_ptr<dll::shared_library> lib;
+  try {
+    lib = std::make_shared<dll::shared_library>(file, dll::load_mode::rtld_now | dll::load_mode::rtld_local);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("cannot load the library: " + std::string(e.what()));
+  }
+  auto& factory = lib->get_alias<std::unique_ptr<Backend>()>(kFactorySymbol);
+
+  std::unique_ptr<Backend> made;
+  try {
+    made = factory();
+  } catch (const std::exception& e) {
+    throw std::runtime_error("the factory threw: " + std::string(e.what()));
+  }
+  if (!made) throw std::runtime_error("the factory returned no backend");
+
+  LoadedBackend loaded;
+  loaded.name = made->name();
+  loaded.description = made->description();
+  loaded.file = file.string();
+  loaded.backend = std::shared_ptr<Backend>(made.release(), [lib](Backend* b) { delete b; });
+  if (loaded.name.empty()) throw std::runtime_error("the backend has an empty name");
+  return loaded;
+}
+
+PluginSet load_plugins(const std::filesystem::path& dir) {
+  PluginSet set;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    set.failures.push_back({dir.string(), "plugin folder does not exist"});
+    return set;
+  }
+  const std::string suffix = boost::dll::shared_library::suffix().string();
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(kFilePrefix, 0) == 0 && name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& file : files) {
+    try {
+      LoadedBackend b = load_plugin(file);
+      if (const LoadedBackend* twin = set.find(b.name)) {
+        set.failures.push_back({file.string(), "duplicate backend name '" + b.name + "', already loaded from " + twin->file});
+        continue;
+      }
+      set.backends.push_back(std::move(b));
+    } catch (const std::exception& e) {
+      set.failures.push_back({file.string(), e.what()});
+    }
+  }
+  std::sort(set.backends.begin(), set.backends.end(),
+            [](const LoadedBackend& a, const LoadedBackend& b) { return a.name < b.name; });
+  return set;
+}
+
+std::filesystem::path default_plugin_dir() {
+  if (const char* env = std::getenv("ATTNBENCH_PLUGIN_DIR"); env && *env) return env;
+  return boost::dll::program_location().parent_path() / "plugins";
+}
+
+}  // namespace attnbench

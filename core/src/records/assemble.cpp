@@ -1,0 +1,119 @@
+#include "records/assemble.hpp"
+
+#include "base/names.hpp"
+#include "base/problem.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace attnbench {
+
+namespace {
+
+Row base_row(const RowSetup& setup) {
+  Row row;
+  row.point_id = setup.point_id;
+  row.backend = setup.backend;
+  row.problem = setup.problem;
+  row.run = setup.run;
+  row.gflop = attention_flop(setup.problem) / 1e9;
+  row.tolerance = setup.tolerance;
+  return row;
+}
+
+void apply_correctness(Row& row, const CorrectnessResult& c) {
+  row.rel_err = c.rel_err;
+  if (std::isnan(c.rel_err)) {
+    row.status = Status::wrong;
+    row.reason = "the output has non-finite values";
+  } else if (row.tolerance && c.rel_err > *row.tolerance) {
+    row.status = Status::wrong;
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "max row relative error %.3g above the %s tolerance %.3g", c.rel_err,
+                  to_string(row.problem.dtype).c_str(), *row.tolerance);
+    row.reason = buf;
+  }
+}
+
+void apply_timing(Row& row, const TimingResult& t, std::optional<double> peak_tflops) {
+  const Summary& s = t.summary;
+  row.time_ms_median = s.median, row.time_ms_p10 = s.p10, row.time_ms_p90 = s.p90;
+  row.time_rel_spread = s.rel_spread, row.time_rel_noise = s.rel_noise;
+  row.samples = s.count;
+  row.calls_per_sample = t.calls_per_sample;
+  if (!t.converged) row.add_flag("noise_target_missed");
+  if (s.median > 0) {
+    row.tflops = *row.gflop / s.median;  // GFLOP per ms = TFLOP/s
+    if (peak_tflops) {
+      row.pct_of_peak = 100 * *row.tflops / *peak_tflops;
+      if (*row.pct_of_peak > 100) row.add_flag("above_peak");
+    }
+  }
+}
+
+}  // namespace
+
+BackendRecords assemble_records(const RowSetup& setup, const PassResults& r) {
+  BackendRecords out;
+  out.point_id = setup.point_id;
+  out.backend = setup.backend;
+  Row base = base_row(setup);
+  if (r.refused) {
+    base.status = r.refused->status;
+    base.reason = r.refused->reason;
+    for (TimingMode mode : setup.modes) {
+      out.rows.push_back(base);
+      out.rows.back().timing_mode = mode;
+    }
+    return out;
+  }
+
+  if (r.correctness) apply_correctness(base, *r.correctness);
+  if (r.cpu) base.cpu_us_median = r.cpu->us.median, base.cpu_us_p10 = r.cpu->us.p10, base.cpu_us_p90 = r.cpu->us.p90;
+  if (r.memory) base.peak_mem_mib = r.memory->peak_extra_mib;
+  if (r.ops) {
+    base.aten_ops_per_call = static_cast<int64_t>(r.ops->top_level.size());
+    for (const auto& name : r.ops->top_level) base.aten_ops += (base.aten_ops.empty() ? "" : " ") + name;
+    base.aten_ops_nested_per_call = r.ops->nested;
+    base.aten_copies_per_call = r.ops->copies;
+  }
+  if (r.kernels) {
+    base.kernels_per_call = r.kernels->kernels_per_call;
+    base.memcpy_per_call = r.kernels->memcpy_per_call;
+    base.memset_per_call = r.kernels->memset_per_call;
+    if (!r.kernels->same_every_call) {
+      base.add_flag("kernel_set_varies");
+      out.notes = "kernel set differs between calls: " + r.kernels->difference;
+    }
+    for (KernelRow k : r.kernels->kernels) {
+      k.point_id = setup.point_id;
+      k.backend = setup.backend;
+      k.run = setup.run;
+      out.kernels.push_back(std::move(k));
+    }
+  }
+  if (r.failure) {
+    base.status = r.failure->status;
+    base.reason = r.failure->reason;
+  }
+
+  for (TimingMode mode : setup.modes) {
+    Row row = base;
+    row.timing_mode = mode;
+    for (const TimedMode& timed : r.timing) {
+      if (timed.mode != mode) continue;
+      if (timed.failure && row.status == Status::ok) {
+        row.status = timed.failure->status;
+        row.reason = timed.failure->reason;
+      }
+      if (timed.result) {
+        apply_timing(row, *timed.result, setup.peak_tflops);
+        if (setup.keep_samples) out.samples.push_back({mode, timed.result->samples});
+      }
+    }
+    out.rows.push_back(std::move(row));
+  }
+  return out;
+}
+
+}  // namespace attnbench

@@ -1,0 +1,34 @@
+// Rows from pass results: pure functions (google/benchmark's CreateRunReport shape), so every rule
+// about statuses, flags and derived metrics is tested without LibTorch or a GPU.
+#pragma once
+
+#include "measure/pass_results.hpp"
+#include "records/row.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnbench {
+
+// What the rows of one (point, backend) share before any pass has run.
+struct RowSetup {
+  std::string point_id;
+  std::string backend;
+  Problem problem;
+  RunInfo run;
+  std::vector<TimingMode> modes;      // one row each
+  std::optional<double> tolerance;    // the dtype's limit for rel_err
+  std::optional<double> peak_tflops;  // for pct_of_peak
+  bool keep_samples = false;
+};
+
+// One row per mode, the kernel rows, the raw samples and the notes. Rules:
+//  - refused: every row gets its status and reason, nothing else measured;
+//  - correctness: `wrong` when rel_err is NaN or above the tolerance (the row is still timed);
+//  - a failed pass sets status and reason for every row, over `wrong`; a failed timing mode only
+//    its own row, unless the row already failed;
+//  - flags: kernel_set_varies, then per row noise_target_missed and above_peak.
+BackendRecords assemble_records(const RowSetup& setup, const PassResults& results);
+
+}  // namespace attnbench

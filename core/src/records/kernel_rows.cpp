@@ -1,0 +1,62 @@
+#include "records/kernel_rows.hpp"
+
+#include "base/names.hpp"
+
+#include <map>
+#include <stdexcept>
+#include <string>
+
+namespace attnbench {
+
+namespace {
+
+std::string triple(const int v[3]) {
+  return std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]);
+}
+
+}  // namespace
+
+KernelsResult kernel_records(const GpuTrace& trace, const OccupancyFn& occupancy) {
+  if (trace.iterations < 1) throw std::logic_error("a GPU trace of no calls");
+  const double calls = trace.iterations;
+  KernelsResult records;
+  int kernels = 0, memcpys = 0, memsets = 0;
+  std::map<std::string, std::vector<const GpuActivity*>> groups;  // same activity, same launch shape
+  for (const auto& a : trace.activities) {
+    switch (a.kind) {
+      case ActivityKind::kernel: ++kernels; break;
+      case ActivityKind::memcpy: ++memcpys; break;
+      case ActivityKind::memset: ++memsets; break;
+    }
+    groups[to_string(a.kind) + "|" + a.name + "|" + triple(a.grid) + "|" + triple(a.block)].push_back(&a);
+  }
+  records.kernels_per_call = kernels / calls;
+  records.memcpy_per_call = memcpys / calls;
+  records.memset_per_call = memsets / calls;
+  records.same_every_call = trace.same_every_iteration;
+  records.difference = trace.difference;
+  for (const auto& [key, launches] : groups) {
+    const GpuActivity& a = *launches.front();
+    KernelRow k;
+    k.kind = a.kind;
+    k.name = a.name;
+    k.launches_per_call = static_cast<double>(launches.size()) / calls;
+    double total_ns = 0;
+    for (const auto* l : launches) total_ns += static_cast<double>(l->end_ns - l->start_ns);
+    k.duration_us_mean = total_ns / static_cast<double>(launches.size()) / 1e3;
+    if (a.kind == ActivityKind::kernel) {
+      k.grid = triple(a.grid);
+      k.block = triple(a.block);
+      k.registers_per_thread = a.registers_per_thread;
+      k.static_smem_bytes = a.static_smem_bytes;
+      k.dynamic_smem_bytes = a.dynamic_smem_bytes;
+      k.theoretical_occupancy_pct = occupancy(a);
+    } else {
+      k.bytes = static_cast<int64_t>(a.bytes);
+    }
+    records.kernels.push_back(std::move(k));
+  }
+  return records;
+}
+
+}  // namespace attnbench

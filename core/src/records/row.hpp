@@ -1,0 +1,84 @@
+// The typed records that measurement produces and writers read. Units are in the field names.
+// An empty optional is written as an empty CSV field: "does not apply" or "not measured".
+#pragma once
+
+#include "base/enums.hpp"
+
+#include <attnbench/backend.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnbench {
+
+// Facts about the run, repeated in every row so a CSV stands on its own.
+struct RunInfo {
+  std::string device_name;
+  std::string torch_version;
+  std::string git_sha;
+  std::string started_at;  // ISO 8601 UTC, one value per run
+  std::string config_file;
+};
+
+// One row per (point, backend, timing mode).
+struct Row {
+  std::string point_id;
+  std::string backend;
+  Problem problem;
+  TimingMode timing_mode = TimingMode::wall;
+  Status status = Status::ok;
+  std::string reason;
+
+  std::optional<double> time_ms_median, time_ms_p10, time_ms_p90, time_rel_spread, time_rel_noise;
+  std::optional<int64_t> samples;
+  std::optional<int64_t> calls_per_sample;
+  std::optional<double> cpu_us_median, cpu_us_p10, cpu_us_p90;
+  std::optional<int64_t> aten_ops_per_call;         // top-level ATen ops, views not counted
+  std::string aten_ops;                              // their names, in call order
+  std::optional<int64_t> aten_ops_nested_per_call;  // every ATen op, at any depth
+  std::optional<int64_t> aten_copies_per_call;      // aten::copy_ of data (not of a wrapped scalar), any depth
+  std::optional<double> kernels_per_call, memcpy_per_call, memset_per_call;
+  std::optional<double> peak_mem_mib;               // device memory above inputs and output
+  std::optional<double> rel_err, tolerance;
+  std::optional<double> gflop, tflops, pct_of_peak;
+  std::string flags;  // ';'-separated notes: noise_target_missed, kernel_set_varies, above_peak, ...
+
+  RunInfo run;
+
+  void add_flag(const std::string& flag) { flags += (flags.empty() ? "" : ";") + flag; }
+};
+
+// One row per (point, backend, kernel) in the kernel CSV; joins the main CSV on (point_id, backend).
+struct KernelRow {
+  std::string point_id;
+  std::string backend;
+  ActivityKind kind = ActivityKind::kernel;
+  std::string name;  // demangled
+  double launches_per_call = 0;
+  double duration_us_mean = 0;
+  std::string grid, block;  // "x,y,z"
+  std::optional<int64_t> registers_per_thread, static_smem_bytes, dynamic_smem_bytes;
+  std::optional<double> theoretical_occupancy_pct;
+  std::optional<int64_t> bytes;  // memcpy/memset size
+  RunInfo run;
+};
+
+// The raw samples of one timing pass, for <output>.samples.csv.
+struct SampleSeries {
+  TimingMode mode = TimingMode::wall;
+  std::vector<double> time_ms;
+};
+
+// Everything one (point, backend) produced, in the order the writers write it.
+struct BackendRecords {
+  std::string point_id;
+  std::string backend;
+  std::vector<Row> rows;  // one per timing mode
+  std::vector<KernelRow> kernels;
+  std::vector<SampleSeries> samples;  // when keep_samples
+  std::string notes;                  // for the log: e.g. how the kernel set differed between calls
+};
+
+}  // namespace attnbench

@@ -1,0 +1,137 @@
+#include "report/csv.hpp"
+
+#include "base/errors.hpp"
+
+#include <charconv>
+#include <filesystem>
+#include <sstream>
+
+namespace attnbench {
+
+std::string format_number(double value) {
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);  // shortest that reads back exactly
+  if (ec != std::errc()) throw std::logic_error("cannot format a number for the CSV");
+  return std::string(buf, end);
+}
+
+std::string csv_escape(const std::string& field) {
+  if (field.find_first_of(",\"\r\n") == std::string::npos) return field;
+  std::string out = "\"";
+  for (char c : field) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+CsvWriter::CsvWriter(const std::string& path, const std::vector<std::string>& header)
+    : path_(path), width_(header.size()) {
+  const auto parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  out_.open(path, std::ios::out | std::ios::trunc);
+  if (!out_) throw InputError(path + ": cannot open for writing");
+  write(header);
+}
+
+void CsvWriter::write(const std::vector<std::string>& fields) {
+  if (fields.size() != width_) throw std::logic_error("CSV row width differs from its header: " + path_);
+  std::string line;
+  for (size_t i = 0; i < fields.size(); ++i) line += (i ? "," : "") + csv_escape(fields[i]);
+  out_ << line << '\n';
+  out_.flush();  // a killed run keeps every row written so far
+  if (!out_) throw std::runtime_error(path_ + ": write failed");
+}
+
+int CsvTable::column(const std::string& name) const {
+  for (size_t i = 0; i < header.size(); ++i)
+    if (header[i] == name) return static_cast<int>(i);
+  return -1;
+}
+
+const std::string& CsvTable::at(size_t row, const std::string& name) const {
+  const int c = column(name);
+  if (c < 0) throw InputError(path + ": no column '" + name + "'");
+  return rows.at(row).at(static_cast<size_t>(c));
+}
+
+CsvTable parse_csv(const std::string& text, const std::string& path) {
+  CsvTable table;
+  table.path = path;
+  std::vector<std::vector<std::string>> records;
+  std::vector<int> record_lines;  // where each record starts, for messages
+  std::vector<std::string> record;
+  std::string field;
+  bool in_quotes = false, field_started = false;
+  int line = 1, record_line = 1;
+  auto end_field = [&] {
+    record.push_back(std::move(field));
+    field.clear();
+    field_started = false;
+  };
+  auto end_record = [&] {
+    end_field();
+    if (!(record.size() == 1 && record[0].empty())) {  // skip blank lines
+      records.push_back(std::move(record));
+      record_lines.push_back(record_line);
+    }
+    record.clear();
+    record_line = line;
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_quotes) {
+      if (c == '"') {
+        if (i + 1 < text.size() && text[i + 1] == '"') {
+          field += '"';
+          ++i;
+        } else {
+          in_quotes = false;
+        }
+      } else {
+        if (c == '\n') ++line;
+        field += c;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"':
+        if (field_started || !field.empty())
+          throw InputError(path + ":" + std::to_string(line) + ": a quote inside an unquoted field");
+        in_quotes = true;
+        field_started = true;
+        break;
+      case ',': end_field(); break;
+      case '\r': break;
+      case '\n':
+        ++line;
+        end_record();
+        break;
+      default:
+        field += c;
+        field_started = true;
+    }
+  }
+  if (in_quotes) throw InputError(path + ":" + std::to_string(record_line) + ": a quoted field is never closed");
+  if (field_started || !field.empty() || !record.empty()) end_record();
+  if (records.empty()) throw InputError(path + ": the file is empty, expected a header line");
+  table.header = records.front();
+  for (size_t r = 1; r < records.size(); ++r) {
+    if (records[r].size() != table.header.size())
+      throw InputError(path + ":" + std::to_string(record_lines[r]) + ": row has " + std::to_string(records[r].size()) +
+                       " fields, the header has " + std::to_string(table.header.size()));
+    table.rows.push_back(std::move(records[r]));
+  }
+  return table;
+}
+
+CsvTable read_csv(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot read the CSV file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_csv(text.str(), path);
+}
+
+}  // namespace attnbench

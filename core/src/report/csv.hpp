@@ -1,0 +1,42 @@
+// CSV in RFC 4180 form: every field quoted when it needs to be, rows flushed as written so a killed
+// run keeps what it finished. The reader handles quotes, doubled quotes, commas and newlines in fields.
+#pragma once
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace attnbench {
+
+class CsvWriter {
+ public:
+  // Opens `path` for writing (creating parent folders) and writes the header.
+  CsvWriter(const std::string& path, const std::vector<std::string>& header);
+  void write(const std::vector<std::string>& fields);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::ofstream out_;
+  size_t width_;
+};
+
+std::string csv_escape(const std::string& field);
+
+// A number as the CSVs write it: the shortest text that reads back as exactly the same double.
+std::string format_number(double value);
+
+// A CSV read back as text: compare and tests work on column names, not on Row.
+struct CsvTable {
+  std::string path;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+
+  int column(const std::string& name) const;  // -1 when absent
+  const std::string& at(size_t row, const std::string& name) const;  // throws InputError when absent
+};
+
+CsvTable parse_csv(const std::string& text, const std::string& path);
+CsvTable read_csv(const std::string& path);  // throws InputError naming the file and line
+
+}  // namespace attnbench

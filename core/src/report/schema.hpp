@@ -1,0 +1,29 @@
+// The one definition of each report's columns: the header and every row come from here, so they
+// cannot drift apart. Writers only read rows; nothing here measures.
+#pragma once
+
+#include "base/enums.hpp"
+#include "records/row.hpp"
+
+#include <string>
+#include <vector>
+
+namespace attnbench {
+
+// Bumped whenever a column changes name or meaning; written in every row, checked by compare.
+inline constexpr int kCsvSchemaVersion = 1;
+
+// <output>.csv: one row per (point, backend, timing mode).
+std::vector<std::string> row_header();
+std::vector<std::string> row_fields(const Row& row);
+
+// <output>.kernels.csv: one row per (point, backend, kind, name, grid, block).
+std::vector<std::string> kernel_row_header();
+std::vector<std::string> kernel_row_fields(const KernelRow& row);
+
+// <output>.samples.csv: one row per raw timing sample.
+std::vector<std::string> sample_header();
+std::vector<std::string> sample_fields(const std::string& point_id, const std::string& backend, TimingMode mode,
+                                       size_t index, double time_ms);
+
+}  // namespace attnbench

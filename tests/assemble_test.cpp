@@ -1,0 +1,181 @@
+#include "base/problem.hpp"
+#include "records/assemble.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+namespace attnbench {
+namespace {
+
+RowSetup setup(std::vector<TimingMode> modes = {TimingMode::cold, TimingMode::batch}) {
+  RowSetup s;
+  s.point_id = "b1-h2-s64-d32-bf16-causal-cuda";
+  s.backend = "flash";
+  s.problem.heads = 2, s.problem.seq_len = 64, s.problem.head_dim = 32, s.problem.causal = true;
+  s.problem.device = Device::cuda;
+  s.run.git_sha = "abc";
+  s.modes = std::move(modes);
+  s.tolerance = 0.02;
+  s.peak_tflops = 1000;
+  return s;
+}
+
+TimingResult timed(TimingMode mode, double median_ms, bool converged = true) {
+  TimingResult t;
+  t.mode = mode;
+  t.calls_per_sample = mode == TimingMode::cold ? 1 : 40;
+  t.summary = summarize({median_ms, median_ms, median_ms});
+  t.converged = converged;
+  t.samples = {median_ms, median_ms, median_ms};
+  return t;
+}
+
+TEST(Assemble, ARefusedBackendGetsOneRowPerModeWithTheReasonAndNothingMeasured) {
+  PassResults r;
+  r.refused = PassFailure{Status::unsupported, "flash attention refused: head_dim 512"};
+  r.cpu = CpuResult{summarize({5})};  // ignored: nothing after a refusal counts
+  const BackendRecords out = assemble_records(setup(), r);
+  ASSERT_EQ(out.rows.size(), 2u);
+  EXPECT_EQ(out.rows[0].timing_mode, TimingMode::cold);
+  EXPECT_EQ(out.rows[1].timing_mode, TimingMode::batch);
+  for (const Row& row : out.rows) {
+    EXPECT_EQ(row.status, Status::unsupported);
+    EXPECT_EQ(row.reason, "flash attention refused: head_dim 512");
+    EXPECT_EQ(row.point_id, "b1-h2-s64-d32-bf16-causal-cuda");
+    EXPECT_EQ(row.run.git_sha, "abc");
+    EXPECT_DOUBLE_EQ(*row.gflop, attention_flop(setup().problem) / 1e9);
+    EXPECT_EQ(row.tolerance, 0.02);
+    EXPECT_FALSE(row.time_ms_median);
+    EXPECT_FALSE(row.cpu_us_median);
+  }
+  EXPECT_TRUE(out.kernels.empty());
+}
+
+TEST(Assemble, DerivedMetricsAndFlagsPerMode) {
+  PassResults r;
+  r.correctness = CorrectnessResult{0.004};
+  r.timing.push_back({TimingMode::cold, timed(TimingMode::cold, 0.5, false), std::nullopt});
+  const double gflop = attention_flop(setup().problem) / 1e9;
+  r.timing.push_back({TimingMode::batch, timed(TimingMode::batch, gflop / 2000), std::nullopt});  // 2000 TFLOP/s
+  const BackendRecords out = assemble_records(setup(), r);
+  ASSERT_EQ(out.rows.size(), 2u);
+  const Row& cold = out.rows[0];
+  EXPECT_EQ(cold.status, Status::ok);
+  EXPECT_EQ(cold.rel_err, 0.004);
+  EXPECT_EQ(cold.time_ms_median, 0.5);
+  EXPECT_EQ(cold.samples, 3);
+  EXPECT_EQ(cold.calls_per_sample, 1);
+  EXPECT_DOUBLE_EQ(*cold.tflops, gflop / 0.5);
+  EXPECT_DOUBLE_EQ(*cold.pct_of_peak, 100 * (gflop / 0.5) / 1000);
+  EXPECT_EQ(cold.flags, "noise_target_missed");
+  const Row& batch = out.rows[1];
+  EXPECT_EQ(batch.calls_per_sample, 40);
+  EXPECT_NEAR(*batch.pct_of_peak, 200, 1e-9);
+  EXPECT_EQ(batch.flags, "above_peak");
+  EXPECT_TRUE(out.samples.empty());  // not asked for
+}
+
+TEST(Assemble, NoPeakNoPercentage) {
+  RowSetup s = setup({TimingMode::cold});
+  s.peak_tflops.reset();
+  PassResults r;
+  r.timing.push_back({TimingMode::cold, timed(TimingMode::cold, 0.5), std::nullopt});
+  const Row row = assemble_records(s, r).rows.at(0);
+  EXPECT_TRUE(row.tflops);
+  EXPECT_FALSE(row.pct_of_peak);
+  EXPECT_EQ(row.flags, "");
+}
+
+TEST(Assemble, WrongAboveTheToleranceOrNotFiniteButStillTimed) {
+  PassResults r;
+  r.correctness = CorrectnessResult{0.05};
+  r.timing.push_back({TimingMode::cold, timed(TimingMode::cold, 0.5), std::nullopt});
+  const BackendRecords above = assemble_records(setup({TimingMode::cold}), r);
+  EXPECT_EQ(above.rows[0].status, Status::wrong);
+  EXPECT_EQ(above.rows[0].reason, "max row relative error 0.05 above the bf16 tolerance 0.02");
+  EXPECT_EQ(above.rows[0].time_ms_median, 0.5);
+  r.correctness = CorrectnessResult{std::numeric_limits<double>::quiet_NaN()};
+  const BackendRecords nan = assemble_records(setup({TimingMode::cold}), r);
+  EXPECT_EQ(nan.rows[0].status, Status::wrong);
+  EXPECT_EQ(nan.rows[0].reason, "the output has non-finite values");
+  r.correctness = CorrectnessResult{0.02};  // at the tolerance: fine
+  EXPECT_EQ(assemble_records(setup({TimingMode::cold}), r).rows[0].status, Status::ok);
+  RowSetup no_limit = setup({TimingMode::cold});
+  no_limit.tolerance.reset();
+  r.correctness = CorrectnessResult{0.5};
+  EXPECT_EQ(assemble_records(no_limit, r).rows[0].status, Status::ok);
+}
+
+TEST(Assemble, AFailedPassMarksEveryRowAndAFailedModeOnlyItsOwn) {
+  PassResults r;
+  r.timing.push_back({TimingMode::cold, std::nullopt, PassFailure{Status::error, "cold: capture failed"}});
+  r.timing.push_back({TimingMode::batch, timed(TimingMode::batch, 0.5), std::nullopt});
+  const BackendRecords modes = assemble_records(setup(), r);
+  EXPECT_EQ(modes.rows[0].status, Status::error);
+  EXPECT_EQ(modes.rows[0].reason, "cold: capture failed");
+  EXPECT_FALSE(modes.rows[0].time_ms_median);
+  EXPECT_EQ(modes.rows[1].status, Status::ok);
+  EXPECT_EQ(modes.rows[1].time_ms_median, 0.5);
+
+  r.correctness = CorrectnessResult{0.5};  // wrong ...
+  r.failure = PassFailure{Status::oom, "memory: CUDA out of memory"};  // ... then a later pass ran out of memory
+  const BackendRecords failed = assemble_records(setup(), r);
+  for (const Row& row : failed.rows) {
+    EXPECT_EQ(row.status, Status::oom);  // the failure wins over wrong and over the mode's own error
+    EXPECT_EQ(row.reason, "memory: CUDA out of memory");
+  }
+  EXPECT_EQ(failed.rows[1].time_ms_median, 0.5);  // what was measured before stays
+}
+
+TEST(Assemble, HostTimeMemoryOpsAndKernelsFillEveryRow) {
+  PassResults r;
+  r.cpu = CpuResult{summarize({10, 20, 30})};
+  r.memory = MemoryResult{12.5};
+  r.ops = OpCounts{{"matmul", "mul", "masked_fill", "softmax", "matmul"}, 40, 1};
+  KernelsResult k;
+  k.kernels_per_call = 5, k.memcpy_per_call = 1, k.memset_per_call = 2;
+  k.kernels.push_back(KernelRow{});
+  k.kernels.back().name = "gemm";
+  k.same_every_call = false;
+  k.difference = "call 1: 5 kernels; call 2: 6 kernels";
+  r.kernels = k;
+  const BackendRecords out = assemble_records(setup(), r);
+  for (const Row& row : out.rows) {
+    EXPECT_EQ(row.cpu_us_median, 20);
+    EXPECT_EQ(row.cpu_us_p10, 12);
+    EXPECT_EQ(row.cpu_us_p90, 28);
+    EXPECT_EQ(row.peak_mem_mib, 12.5);
+    EXPECT_EQ(row.aten_ops_per_call, 5);
+    EXPECT_EQ(row.aten_ops, "matmul mul masked_fill softmax matmul");
+    EXPECT_EQ(row.aten_ops_nested_per_call, 40);
+    EXPECT_EQ(row.aten_copies_per_call, 1);
+    EXPECT_EQ(row.kernels_per_call, 5);
+    EXPECT_EQ(row.memcpy_per_call, 1);
+    EXPECT_EQ(row.memset_per_call, 2);
+    EXPECT_EQ(row.flags, "kernel_set_varies");
+  }
+  ASSERT_EQ(out.kernels.size(), 1u);  // once per (point, backend), not per mode
+  EXPECT_EQ(out.kernels[0].point_id, "b1-h2-s64-d32-bf16-causal-cuda");
+  EXPECT_EQ(out.kernels[0].backend, "flash");
+  EXPECT_EQ(out.kernels[0].run.git_sha, "abc");
+  EXPECT_EQ(out.notes, "kernel set differs between calls: call 1: 5 kernels; call 2: 6 kernels");
+}
+
+TEST(Assemble, RawSamplesOnRequestPerTimedMode) {
+  RowSetup s = setup();
+  s.keep_samples = true;
+  PassResults r;
+  r.timing.push_back({TimingMode::cold, timed(TimingMode::cold, 0.5), std::nullopt});
+  r.timing.push_back({TimingMode::batch, std::nullopt, PassFailure{Status::error, "batch: failed"}});
+  const BackendRecords out = assemble_records(s, r);
+  ASSERT_EQ(out.samples.size(), 1u);
+  EXPECT_EQ(out.samples[0].mode, TimingMode::cold);
+  EXPECT_EQ(out.samples[0].time_ms, (std::vector<double>{0.5, 0.5, 0.5}));
+  EXPECT_EQ(out.point_id, s.point_id);
+  EXPECT_EQ(out.backend, "flash");
+}
+
+}  // namespace
+}  // namespace attnbench

@@ -1,0 +1,46 @@
+#include "base/names.hpp"
+
+#include <gtest/gtest.h>
+
+namespace attnbench {
+namespace {
+
+template <class E>
+void expect_round_trip(const std::vector<std::string>& names) {
+  EXPECT_EQ(enum_names<E>(), names);
+  for (const auto& n : name_table<E>()) {
+    EXPECT_EQ(parse_enum<E>(n.name), n.value) << n.name;
+    if (!n.alias) EXPECT_EQ(to_string(n.value), n.name);
+  }
+  EXPECT_FALSE(parse_enum<E>("no-such-name"));
+  EXPECT_FALSE(parse_enum<E>(""));
+}
+
+TEST(Names, EveryTableReadsBackWhatItWrites) {
+  expect_round_trip<DType>({"fp16", "bf16", "fp32"});
+  expect_round_trip<Device>({"cpu", "cuda"});
+  expect_round_trip<TimingMode>({"cold", "batch", "graph", "wall"});
+  expect_round_trip<Pass>({"correctness", "timing", "cpu", "memory", "ops", "kernels"});
+  expect_round_trip<AxisName>({"batch", "heads", "seq_len", "head_dim", "dtype", "causal", "device"});
+  expect_round_trip<Status>({"ok", "unsupported", "wrong", "error", "oom"});
+  expect_round_trip<ActivityKind>({"kernel", "memcpy", "memset"});
+  expect_round_trip<Verdict>({"same", "within noise", "better", "worse", "n/a"});
+}
+
+TEST(Names, AliasesAreReadButNeverWritten) {
+  EXPECT_EQ(parse_enum<DType>("half"), DType::f16);
+  EXPECT_EQ(parse_enum<DType>("bfloat16"), DType::bf16);
+  EXPECT_EQ(parse_enum<DType>("float"), DType::f32);
+  EXPECT_EQ(to_string(DType::f16), "fp16");
+  EXPECT_EQ(enum_hint<DType>(), "fp16, bf16 or fp32");
+}
+
+TEST(Names, OneOfJoinsLikeASentence) {
+  EXPECT_EQ(one_of({"a"}), "a");
+  EXPECT_EQ(one_of({"a", "b"}), "a or b");
+  EXPECT_EQ(one_of({"a", "b", "c"}), "a, b or c");
+  EXPECT_EQ(one_of({}), "");
+}
+
+}  // namespace
+}  // namespace attnbench
