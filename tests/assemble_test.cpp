@@ -1,5 +1,5 @@
-#include "base/problem.hpp"
 #include "records/assemble.hpp"
+#include "base/problem.hpp"
 
 #include <gtest/gtest.h>
 
@@ -58,7 +58,8 @@ TEST(Assemble, DerivedMetricsAndFlagsPerMode) {
   r.correctness = CorrectnessResult{0.004};
   r.timing.push_back({TimingMode::cold, timed(TimingMode::cold, 0.5, false), std::nullopt});
   const double gflop = attention_flop(setup().problem) / 1e9;
-  r.timing.push_back({TimingMode::batch, timed(TimingMode::batch, gflop / 2000), std::nullopt});  // 2000 TFLOP/s
+  r.timing.push_back(
+      {TimingMode::batch, timed(TimingMode::batch, gflop / 2000), std::nullopt});  // 2000 TFLOP/s
   const BackendRecords out = assemble_records(setup(), r);
   ASSERT_EQ(out.rows.size(), 2u);
   const Row& cold = out.rows[0];
@@ -110,7 +111,8 @@ TEST(Assemble, WrongAboveTheToleranceOrNotFiniteButStillTimed) {
 
 TEST(Assemble, AFailedPassMarksEveryRowAndAFailedModeOnlyItsOwn) {
   PassResults r;
-  r.timing.push_back({TimingMode::cold, std::nullopt, PassFailure{Status::error, "cold: capture failed"}});
+  r.timing.push_back(
+      {TimingMode::cold, std::nullopt, PassFailure{Status::error, "cold: capture failed"}});
   r.timing.push_back({TimingMode::batch, timed(TimingMode::batch, 0.5), std::nullopt});
   const BackendRecords modes = assemble_records(setup(), r);
   EXPECT_EQ(modes.rows[0].status, Status::error);
@@ -120,10 +122,12 @@ TEST(Assemble, AFailedPassMarksEveryRowAndAFailedModeOnlyItsOwn) {
   EXPECT_EQ(modes.rows[1].time_ms_median, 0.5);
 
   r.correctness = CorrectnessResult{0.5};  // wrong ...
-  r.failure = PassFailure{Status::oom, "memory: CUDA out of memory"};  // ... then a later pass ran out of memory
+  r.failure = PassFailure{Status::oom,
+                          "memory: CUDA out of memory"};  // ... then a later pass ran out of memory
   const BackendRecords failed = assemble_records(setup(), r);
   for (const Row& row : failed.rows) {
-    EXPECT_EQ(row.status, Status::oom);  // the failure wins over wrong and over the mode's own error
+    EXPECT_EQ(row.status,
+              Status::oom);  // the failure wins over wrong and over the mode's own error
     EXPECT_EQ(row.reason, "memory: CUDA out of memory");
   }
   EXPECT_EQ(failed.rows[1].time_ms_median, 0.5);  // what was measured before stays
@@ -168,7 +172,8 @@ TEST(Assemble, RawSamplesOnRequestPerTimedMode) {
   s.keep_samples = true;
   PassResults r;
   r.timing.push_back({TimingMode::cold, timed(TimingMode::cold, 0.5), std::nullopt});
-  r.timing.push_back({TimingMode::batch, std::nullopt, PassFailure{Status::error, "batch: failed"}});
+  r.timing.push_back(
+      {TimingMode::batch, std::nullopt, PassFailure{Status::error, "batch: failed"}});
   const BackendRecords out = assemble_records(s, r);
   ASSERT_EQ(out.samples.size(), 1u);
   EXPECT_EQ(out.samples[0].mode, TimingMode::cold);

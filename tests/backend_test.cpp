@@ -33,16 +33,19 @@ TEST_P(CpuBackendTest, MatchesTheFloat64Reference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    NaiveInplaceMath, CpuBackendTest,
-    ::testing::Values(CpuCase{"naive", DType::f32, true, 1e-5}, CpuCase{"naive", DType::f32, false, 1e-5},
-                      CpuCase{"inplace", DType::f32, true, 1e-5}, CpuCase{"inplace", DType::bf16, true, 2e-2},
-                      CpuCase{"math", DType::f32, true, 1e-5}, CpuCase{"math", DType::f32, false, 1e-5},
-                      CpuCase{"math", DType::bf16, true, 2e-2}),
-    [](const auto& info) {
-      return std::string(info.param.backend) + "_" + (info.param.dtype == DType::f32 ? "fp32" : "bf16") +
-             (info.param.causal ? "_causal" : "_full");
-    });
+INSTANTIATE_TEST_SUITE_P(NaiveInplaceMath, CpuBackendTest,
+                         ::testing::Values(CpuCase{"naive", DType::f32, true, 1e-5},
+                                           CpuCase{"naive", DType::f32, false, 1e-5},
+                                           CpuCase{"inplace", DType::f32, true, 1e-5},
+                                           CpuCase{"inplace", DType::bf16, true, 2e-2},
+                                           CpuCase{"math", DType::f32, true, 1e-5},
+                                           CpuCase{"math", DType::f32, false, 1e-5},
+                                           CpuCase{"math", DType::bf16, true, 2e-2}),
+                         [](const auto& info) {
+                           return std::string(info.param.backend) + "_" +
+                                  (info.param.dtype == DType::f32 ? "fp32" : "bf16") +
+                                  (info.param.causal ? "_causal" : "_full");
+                         });
 
 TEST(CpuBackends, ReferenceCatchesAWrongOutput) {
   c10::InferenceMode guard;
@@ -62,8 +65,10 @@ TEST(CpuBackends, NaiveCopiesTheScoresAndInplaceDoesNot) {
   const InputTensors in = make_inputs(problem(1, 2, 64, 16, DType::f32, true, Device::cpu), 4);
   const OpCounts naive = count_aten_ops([&] { backend("naive").forward(in.view()); });
   const OpCounts inplace = count_aten_ops([&] { backend("inplace").forward(in.view()); });
-  EXPECT_EQ(naive.top_level, (std::vector<std::string>{"matmul", "mul", "masked_fill", "softmax", "matmul"}));
-  EXPECT_EQ(inplace.top_level, (std::vector<std::string>{"matmul", "mul", "masked_fill_", "softmax", "matmul"}));
+  EXPECT_EQ(naive.top_level,
+            (std::vector<std::string>{"matmul", "mul", "masked_fill", "softmax", "matmul"}));
+  EXPECT_EQ(inplace.top_level,
+            (std::vector<std::string>{"matmul", "mul", "masked_fill_", "softmax", "matmul"}));
   EXPECT_EQ(naive.copies, 1);
   EXPECT_EQ(inplace.copies, 0);
   EXPECT_GT(naive.nested, inplace.nested);
@@ -80,7 +85,7 @@ TEST(CpuBackends, FusedBackendsSayTheyNeedCuda) {
 
 std::vector<bool> sdpa_switches() {
   const auto& ctx = at::globalContext();
-  return {ctx.userEnabledMathSDP(), ctx.userEnabledMemEfficientSDP(), ctx.userEnabledFlashSDP(),
+  return {ctx.userEnabledMathSDP(),  ctx.userEnabledMemEfficientSDP(), ctx.userEnabledFlashSDP(),
           ctx.userEnabledCuDNNSDP(), ctx.userEnabledOverrideableSDP(), ctx.userEnabledFA3SDP()};
 }
 
@@ -100,13 +105,16 @@ TEST(ForcedSdpa, RefusalReasonKeepsOnlyTheForcedKernelsSection) {
       "Memory efficient kernel not used because:",
       "Memory Efficient attention has been runtime disabled.",
       "Flash attention kernel not used because:",
-      "Flash attention requires q,k,v to have the same last dimension and to be less than or equal to 256. Got "
-      "Query.size(-1): 512 (Triggered internally at /pytorch/aten/src/ATen/native/transformers/sdp_utils_cpp.h:123.)",
+      "Flash attention requires q,k,v to have the same last dimension and to be less than or equal "
+      "to 256. Got "
+      "Query.size(-1): 512 (Triggered internally at "
+      "/pytorch/aten/src/ATen/native/transformers/sdp_utils_cpp.h:123.)",
       "CuDNN attention kernel not used because:",
       "CuDNN attention has been runtime disabled.",
   };
   EXPECT_EQ(sdpa::refusal_reason(sdpa::Kernel::flash, warnings),
-            "Flash attention requires q,k,v to have the same last dimension and to be less than or equal to 256. Got "
+            "Flash attention requires q,k,v to have the same last dimension and to be less than or "
+            "equal to 256. Got "
             "Query.size(-1): 512");
   EXPECT_EQ(sdpa::refusal_reason(sdpa::Kernel::efficient, warnings), "");
 }

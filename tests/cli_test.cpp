@@ -4,13 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
-#include <sys/wait.h>
 
 namespace attnbench {
 namespace {
@@ -36,8 +36,9 @@ Result run(const std::string& args) {
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("attnbench-cli-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("attnbench-cli-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -91,7 +92,9 @@ TEST_F(Cli, BrokenConfigIsLocatedExitsTwoAndWritesNothing) {
   const std::string config = write("broken.yaml", "sweep:\n  seq_len: 64\n  batch: -1\n");
   const Result r = run("run " + config + " -o " + path("never.csv"));
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find(config + ":3:10: key 'sweep.batch': must be at least 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(config + ":3:10: key 'sweep.batch': must be at least 1"),
+            std::string::npos)
+      << r.output;
   EXPECT_FALSE(fs::exists(path("never.csv")));
 }
 
@@ -99,7 +102,8 @@ TEST_F(Cli, UnknownBackendInTheConfigNamesItsLine) {
   const std::string config = write("b.yaml", std::string("backends: [naive, flsh]\n") + kTiny);
   const Result r = run("run " + config + " -o " + path("never.csv"));
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find(config + ":1:19: key 'backends': no plugin provides backend 'flsh'"), std::string::npos)
+  EXPECT_NE(r.output.find(config + ":1:19: key 'backends': no plugin provides backend 'flsh'"),
+            std::string::npos)
       << r.output;
   EXPECT_FALSE(fs::exists(path("never.csv")));
 }
@@ -111,7 +115,8 @@ TEST_F(Cli, MissingConfigAndUnknownFlagExitTwo) {
 }
 
 TEST_F(Cli, DryRunPrintsThePointsAndWritesNothing) {
-  const std::string config = write("d.yaml", "sweep:\n  zip:\n    - batch: [4, 1]\n      seq_len: [256, 1024]\n  device: cpu\n");
+  const std::string config = write(
+      "d.yaml", "sweep:\n  zip:\n    - batch: [4, 1]\n      seq_len: [256, 1024]\n  device: cpu\n");
   const Result r = run("run " + config + " --dry-run -o " + path("never.csv"));
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("b4-h1-s256-d64-bf16-causal-cpu"), std::string::npos) << r.output;
@@ -141,7 +146,8 @@ std::map<std::string, std::map<std::string, std::string>> rows_of(const std::str
   return out;
 }
 
-std::vector<std::string> keys(const std::map<std::string, std::map<std::string, std::string>>& rows) {
+std::vector<std::string> keys(
+    const std::map<std::string, std::map<std::string, std::string>>& rows) {
   std::vector<std::string> out;
   for (const auto& [k, v] : rows) out.push_back(k);
   return out;
@@ -169,21 +175,29 @@ TEST_F(Cli, PointsBackendsAndPassesOverridesChooseTheRows) {
   const Result all = run("run " + config + " --no-summary -o " + path("all.csv"));
   ASSERT_EQ(all.code, 0) << all.output;
   EXPECT_EQ(keys(rows_of(path("all.csv"))),
-            (std::vector<std::string>{"b1-h2-s32-d16-fp32-causal-cpu inplace wall", "b1-h2-s32-d16-fp32-causal-cpu naive wall",
-                                      "b1-h2-s48-d16-fp32-causal-cpu inplace wall", "b1-h2-s48-d16-fp32-causal-cpu naive wall"}));
+            (std::vector<std::string>{"b1-h2-s32-d16-fp32-causal-cpu inplace wall",
+                                      "b1-h2-s32-d16-fp32-causal-cpu naive wall",
+                                      "b1-h2-s48-d16-fp32-causal-cpu inplace wall",
+                                      "b1-h2-s48-d16-fp32-causal-cpu naive wall"}));
 
-  const Result some = run("run " + config + " --no-summary --points b1-h2-s48-d16-fp32-causal-cpu --backends naive "
-                          "--passes timing -o " + path("some.csv"));
+  const Result some = run("run " + config +
+                          " --no-summary --points b1-h2-s48-d16-fp32-causal-cpu --backends naive "
+                          "--passes timing -o " +
+                          path("some.csv"));
   ASSERT_EQ(some.code, 0) << some.output;
   const auto rows = rows_of(path("some.csv"));
   ASSERT_EQ(keys(rows), std::vector<std::string>{"b1-h2-s48-d16-fp32-causal-cpu naive wall"});
   const auto& row = rows.begin()->second;
   EXPECT_EQ(row.at("status"), "ok");
   EXPECT_FALSE(row.at("time_ms_median").empty());  // timed
-  for (const char* not_run : {"rel_err", "cpu_us_median", "aten_ops_per_call", "aten_copies_per_call"})
-    EXPECT_EQ(row.at(not_run), "") << not_run << ": a pass that was left out must leave its columns empty";
+  for (const char* not_run :
+       {"rel_err", "cpu_us_median", "aten_ops_per_call", "aten_copies_per_call"})
+    EXPECT_EQ(row.at(not_run), "")
+        << not_run << ": a pass that was left out must leave its columns empty";
 
-  const Result passes = run("run " + config + " --no-summary --backends naive --passes ops,correctness -o " + path("ops.csv"));
+  const Result passes =
+      run("run " + config + " --no-summary --backends naive --passes ops,correctness -o " +
+          path("ops.csv"));
   ASSERT_EQ(passes.code, 0) << passes.output;
   for (const auto& [key, r] : rows_of(path("ops.csv"))) {
     EXPECT_EQ(r.at("time_ms_median"), "") << key;
@@ -193,17 +207,22 @@ TEST_F(Cli, PointsBackendsAndPassesOverridesChooseTheRows) {
     EXPECT_FALSE(r.at("rel_err").empty()) << key;
   }
 
-  const Result unknown = run("run " + config + " --points b9-h9-s9-d9-fp32-causal-cpu -o " + path("never.csv"));
+  const Result unknown =
+      run("run " + config + " --points b9-h9-s9-d9-fp32-causal-cpu -o " + path("never.csv"));
   EXPECT_EQ(unknown.code, 2) << unknown.output;
-  EXPECT_NE(unknown.output.find("--points: the sweep has no point 'b9-h9-s9-d9-fp32-causal-cpu'"), std::string::npos)
+  EXPECT_NE(unknown.output.find("--points: the sweep has no point 'b9-h9-s9-d9-fp32-causal-cpu'"),
+            std::string::npos)
       << unknown.output;
   EXPECT_FALSE(fs::exists(path("never.csv")));
 }
 
 TEST_F(Cli, TimingModesOverrideGivesOneRowPerModeOnCudaPoints) {
-  const std::string config = write("cuda.yaml", "backends: [naive]\nmeasurement:\n  timing_modes: cold\n  max_time_s: 0.05\n"
-                                                 "  min_time_s: 0\n  warmup_ms: 1\nsweep:\n  seq_len: 64\n  device: cuda\n");
-  const Result r = run("run " + config + " --no-summary --timing-modes batch,graph -o " + path("modes.csv"));
+  const std::string config =
+      write("cuda.yaml",
+            "backends: [naive]\nmeasurement:\n  timing_modes: cold\n  max_time_s: 0.05\n"
+            "  min_time_s: 0\n  warmup_ms: 1\nsweep:\n  seq_len: 64\n  device: cuda\n");
+  const Result r =
+      run("run " + config + " --no-summary --timing-modes batch,graph -o " + path("modes.csv"));
   const auto rows = rows_of(path("modes.csv"));
   ASSERT_EQ(keys(rows), (std::vector<std::string>{"b1-h1-s64-d64-bf16-causal-cuda naive batch",
                                                   "b1-h1-s64-d64-bf16-causal-cuda naive graph"}))
@@ -218,7 +237,9 @@ TEST_F(Cli, TimingModesOverrideGivesOneRowPerModeOnCudaPoints) {
 
   const Result twice = run("run " + config + " --timing-modes cold,cold -o " + path("never.csv"));
   EXPECT_EQ(twice.code, 2) << twice.output;
-  EXPECT_NE(twice.output.find("--timing-modes: timing mode 'cold' appears twice"), std::string::npos) << twice.output;
+  EXPECT_NE(twice.output.find("--timing-modes: timing mode 'cold' appears twice"),
+            std::string::npos)
+      << twice.output;
   const Result wall = run("run " + config + " --timing-modes wall -o " + path("never.csv"));
   EXPECT_EQ(wall.code, 2) << wall.output;
   const Result pass = run("run " + config + " --passes timing,ncu -o " + path("never.csv"));
@@ -228,16 +249,20 @@ TEST_F(Cli, TimingModesOverrideGivesOneRowPerModeOnCudaPoints) {
 }
 
 TEST_F(Cli, SamplesFileHoldsEveryTimingSample) {
-  const std::string config = write("s.yaml", std::string(kTwoPoints).replace(std::string(kTwoPoints).find("measurement:\n"), 13,
-                                                                             "measurement:\n  keep_samples: true\n"));
+  const std::string config =
+      write("s.yaml", std::string(kTwoPoints)
+                          .replace(std::string(kTwoPoints).find("measurement:\n"), 13,
+                                   "measurement:\n  keep_samples: true\n"));
   const Result r = run("run " + config + " --no-summary -o " + path("s.csv"));
   ASSERT_EQ(r.code, 0) << r.output;
   const auto rows = rows_of(path("s.csv"));
   const CsvTable samples = read_csv(path("s.samples.csv"));
-  EXPECT_EQ(samples.header, (std::vector<std::string>{"point_id", "backend", "timing_mode", "sample", "time_ms"}));
+  EXPECT_EQ(samples.header,
+            (std::vector<std::string>{"point_id", "backend", "timing_mode", "sample", "time_ms"}));
   std::map<std::string, std::vector<double>> by_row;
   for (size_t i = 0; i < samples.rows.size(); ++i) {
-    const std::string key = samples.at(i, "point_id") + " " + samples.at(i, "backend") + " " + samples.at(i, "timing_mode");
+    const std::string key = samples.at(i, "point_id") + " " + samples.at(i, "backend") + " " +
+                            samples.at(i, "timing_mode");
     EXPECT_EQ(samples.at(i, "sample"), std::to_string(by_row[key].size())) << key;
     by_row[key].push_back(std::stod(samples.at(i, "time_ms")));
   }
@@ -257,14 +282,17 @@ std::string faulty_dir(const fs::path& dir) {
   const fs::path plugins = dir / "plugins";
   fs::create_directories(plugins);
   fs::copy(fs::path(ATTNBENCH_PLUGIN_DIR) / "attnbench_naive.so", plugins);
-  for (const auto& entry : fs::directory_iterator(ATTNBENCH_FAULTY_PLUGIN_DIR)) fs::copy(entry.path(), plugins);
+  for (const auto& entry : fs::directory_iterator(ATTNBENCH_FAULTY_PLUGIN_DIR))
+    fs::copy(entry.path(), plugins);
   return plugins.string();
 }
 
 TEST_F(Cli, RowsEndingWrongOrErrorExitOneAndKeepEveryRow) {
-  const std::string config = write("f.yaml", std::string(kTwoPoints).replace(0, std::string(kTwoPoints).find('\n'),
-                                                                             "backends: [naive, zeros, throws]"));
-  const Result r = run("run " + config + " --plugin-dir " + faulty_dir(dir_) + " -o " + path("f.csv"));
+  const std::string config = write("f.yaml", std::string(kTwoPoints)
+                                                 .replace(0, std::string(kTwoPoints).find('\n'),
+                                                          "backends: [naive, zeros, throws]"));
+  const Result r =
+      run("run " + config + " --plugin-dir " + faulty_dir(dir_) + " -o " + path("f.csv"));
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("4 row(s) ended error, oom or wrong"), std::string::npos) << r.output;
   const auto rows = rows_of(path("f.csv"));
@@ -273,29 +301,35 @@ TEST_F(Cli, RowsEndingWrongOrErrorExitOneAndKeepEveryRow) {
     if (row.at("backend") == "naive") EXPECT_EQ(row.at("status"), "ok") << key;
     if (row.at("backend") == "zeros") {
       EXPECT_EQ(row.at("status"), "wrong") << key;
-      EXPECT_NE(row.at("reason").find("above the fp32 tolerance"), std::string::npos) << row.at("reason");
+      EXPECT_NE(row.at("reason").find("above the fp32 tolerance"), std::string::npos)
+          << row.at("reason");
       EXPECT_FALSE(row.at("time_ms_median").empty()) << key;  // a wrong answer is still timed
     }
     if (row.at("backend") == "throws") {
       EXPECT_EQ(row.at("status"), "error") << key;
-      EXPECT_EQ(row.at("reason"), "first call: kernel launch failed: too many resources requested") << key;
+      EXPECT_EQ(row.at("reason"), "first call: kernel launch failed: too many resources requested")
+          << key;
     }
   }
-  const Result fine = run("run " + config + " --plugin-dir " + faulty_dir(dir_ / "again") + " --backends naive -o " + path("ok.csv"));
+  const Result fine = run("run " + config + " --plugin-dir " + faulty_dir(dir_ / "again") +
+                          " --backends naive -o " + path("ok.csv"));
   EXPECT_EQ(fine.code, 0) << fine.output;
 }
 
 TEST_F(Cli, UnsupportedRowsAreNotFailures) {
-  const std::string config = write("u.yaml", std::string(kTwoPoints).replace(0, std::string(kTwoPoints).find('\n'),
-                                                                             "backends: [flash, cudnn]"));
+  const std::string config = write(
+      "u.yaml", std::string(kTwoPoints)
+                    .replace(0, std::string(kTwoPoints).find('\n'), "backends: [flash, cudnn]"));
   const Result r = run("run " + config + " --no-summary -o " + path("u.csv"));
   EXPECT_EQ(r.code, 0) << r.output;
-  for (const auto& [key, row] : rows_of(path("u.csv"))) EXPECT_EQ(row.at("status"), "unsupported") << key;
+  for (const auto& [key, row] : rows_of(path("u.csv")))
+    EXPECT_EQ(row.at("status"), "unsupported") << key;
 }
 
 TEST_F(Cli, SummaryPrintsOneLinePerRowAndTheReasons) {
-  const std::string config = write("sum.yaml", std::string(kTwoPoints).replace(0, std::string(kTwoPoints).find('\n'),
-                                                                               "backends: [naive, flash]"));
+  const std::string config = write(
+      "sum.yaml", std::string(kTwoPoints)
+                      .replace(0, std::string(kTwoPoints).find('\n'), "backends: [naive, flash]"));
   ASSERT_EQ(run("run " + config + " --no-summary -o " + path("sum.csv")).code, 0);
   const Result r = run("summary " + path("sum.csv"));
   EXPECT_EQ(r.code, 0) << r.output;
@@ -307,12 +341,17 @@ TEST_F(Cli, SummaryPrintsOneLinePerRowAndTheReasons) {
   EXPECT_EQ(lines[0].rfind("point", 0), 0u) << lines[0];
   size_t ok = 0, unsupported = 0;
   for (size_t i = 2; i < 6; ++i) {
-    ok += lines[i].find(" naive ") != std::string::npos && lines[i].find(" ok ") != std::string::npos;
-    unsupported += lines[i].find(" flash ") != std::string::npos && lines[i].find(" unsupported") != std::string::npos;
+    ok +=
+        lines[i].find(" naive ") != std::string::npos && lines[i].find(" ok ") != std::string::npos;
+    unsupported += lines[i].find(" flash ") != std::string::npos &&
+                   lines[i].find(" unsupported") != std::string::npos;
   }
   EXPECT_EQ(ok, 2u) << r.output;
   EXPECT_EQ(unsupported, 2u) << r.output;
-  EXPECT_EQ(lines[7].rfind("  flash @ b1-h2-s32-d16-fp32-causal-cpu [unsupported]: FlashAttention-2 is a CUDA kernel", 0), 0u)
+  EXPECT_EQ(lines[7].rfind("  flash @ b1-h2-s32-d16-fp32-causal-cpu [unsupported]: "
+                           "FlashAttention-2 is a CUDA kernel",
+                           0),
+            0u)
       << lines[7];
   EXPECT_EQ(run("summary " + path("missing.csv")).code, 2);
   EXPECT_EQ(run("summary " + write("other.csv", "a,b\n1,2\n")).code, 2);
@@ -351,7 +390,8 @@ TEST_F(Cli, CompareFailsOnARegressionBeyondNoise) {
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("| p1 "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("1 regression(s)"), std::string::npos) << r.output;
-  EXPECT_EQ(run("compare " + base + " " + slow + " --fail-on-regression 60").code, 0);  // 50% slower, under 60%
+  EXPECT_EQ(run("compare " + base + " " + slow + " --fail-on-regression 60").code,
+            0);                                            // 50% slower, under 60%
   EXPECT_EQ(run("compare " + base + " " + slow).code, 0);  // no threshold: a report, not a verdict
   EXPECT_EQ(run("compare " + base + " " + slow + " --fail-on-regression -1").code, 2);
   EXPECT_EQ(run("compare " + base).code, 2);  // one report needs --baseline
@@ -359,20 +399,27 @@ TEST_F(Cli, CompareFailsOnARegressionBeyondNoise) {
 }
 
 TEST_F(Cli, CompareBackendsByMetricFromTheCommandLine) {
-  const std::string one = write("one.csv", header_line() + report("inplace", "2.0", "5") + report("naive", "2.5", "6") +
-                                               report("flash", "0.5", "1"));
-  const Result r = run("compare " + one + " --baseline inplace --metric time_ms_median,kernels_per_call --fail-on-regression 10");
+  const std::string one =
+      write("one.csv", header_line() + report("inplace", "2.0", "5") + report("naive", "2.5", "6") +
+                           report("flash", "0.5", "1"));
+  const Result r =
+      run("compare " + one +
+          " --baseline inplace --metric time_ms_median,kernels_per_call --fail-on-regression 10");
   EXPECT_EQ(r.code, 1) << r.output;  // naive: 25% slower and one kernel more
   EXPECT_NE(r.output.find("2 regression(s)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("== kernels_per_call"), std::string::npos) << r.output;
-  const Result better = run("compare " + one + " --baseline naive --metric kernels_per_call --fail-on-regression 10");
-  EXPECT_EQ(better.code, 0) << better.output;  // every other backend launches fewer kernels than naive
+  const Result better =
+      run("compare " + one + " --baseline naive --metric kernels_per_call --fail-on-regression 10");
+  EXPECT_EQ(better.code, 0)
+      << better.output;  // every other backend launches fewer kernels than naive
   const Result unknown_metric = run("compare " + one + " --baseline inplace --metric speed");
   EXPECT_EQ(unknown_metric.code, 2) << unknown_metric.output;
-  EXPECT_NE(unknown_metric.output.find("'speed' is not a metric"), std::string::npos) << unknown_metric.output;
+  EXPECT_NE(unknown_metric.output.find("'speed' is not a metric"), std::string::npos)
+      << unknown_metric.output;
   const Result unknown_backend = run("compare " + one + " --baseline cudnn");
   EXPECT_EQ(unknown_backend.code, 2) << unknown_backend.output;
-  EXPECT_NE(unknown_backend.output.find("no rows for the baseline backend 'cudnn'"), std::string::npos);
+  EXPECT_NE(unknown_backend.output.find("no rows for the baseline backend 'cudnn'"),
+            std::string::npos);
   EXPECT_EQ(run("compare " + one + " " + one + " --baseline inplace").code, 2);
 }
 
@@ -386,7 +433,8 @@ TEST_F(Cli, CalibrateWritesItsFileOrSaysWhyNot) {
     EXPECT_NE(text.find("\"copy_gbps\""), std::string::npos) << text;
   } else {
     EXPECT_EQ(r.code, 1) << r.output;
-    EXPECT_NE(r.output.find("calibrate needs a CUDA device; none was found"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("calibrate needs a CUDA device; none was found"), std::string::npos)
+        << r.output;
     EXPECT_FALSE(fs::exists(path("cal/gpu.json")));
   }
 }
@@ -395,7 +443,8 @@ TEST_F(Cli, ListRefusesABadPluginWithoutRunningItsCode) {
   // attnbench_wrong_abi.so aborts in a static initialiser: if it were loaded, `list` would crash.
   const Result r = run(std::string("list --plugin-dir ") + ATTNBENCH_BAD_PLUGIN_DIR);
   EXPECT_EQ(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("attnbench_wrong_abi.so: plugin ABI version 42, this attnbench needs 1"), std::string::npos)
+  EXPECT_NE(r.output.find("attnbench_wrong_abi.so: plugin ABI version 42, this attnbench needs 1"),
+            std::string::npos)
       << r.output;
 }
 

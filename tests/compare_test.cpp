@@ -1,6 +1,6 @@
 #include "report/compare.hpp"
-#include "report/schema.hpp"
 #include "base/errors.hpp"
+#include "report/schema.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,8 @@
 namespace attnbench {
 namespace {
 
-Row timed(const std::string& backend, int seq_len, double ms, double noise, Status status = Status::ok) {
+Row timed(const std::string& backend, int seq_len, double ms, double noise,
+          Status status = Status::ok) {
   Row r;
   r.backend = backend;
   r.problem.seq_len = seq_len;
@@ -36,13 +37,15 @@ CsvTable table(const std::vector<Row>& rows, const std::string& path) {
   return parse_csv(text, path);
 }
 
-const ComparedRow& find(const MetricComparison& mc, const std::string& backend, const std::string& point) {
+const ComparedRow& find(const MetricComparison& mc, const std::string& backend,
+                        const std::string& point) {
   for (const auto& r : mc.rows)
     if (r.backend == backend && r.point_id == point) return r;
   throw std::runtime_error("no compared row " + backend + " @ " + point);
 }
 
-CompareOptions with(std::vector<std::string> metrics, std::optional<double> fail_pct = std::nullopt) {
+CompareOptions with(std::vector<std::string> metrics,
+                    std::optional<double> fail_pct = std::nullopt) {
   CompareOptions o;
   o.metrics = std::move(metrics);
   o.fail_on_regression_pct = fail_pct;
@@ -53,10 +56,11 @@ TEST(Compare, RunAgainstRunJoinsRowsAndJudgesEachAgainstItsNoise) {
   const CsvTable base = table({timed("flash", 512, 1.00, 0.01), timed("flash", 1024, 2.00, 0.01),
                                timed("naive", 512, 5.00, 0.01), timed("cudnn", 512, 1.0, 0.01)},
                               "base.csv");
-  const CsvTable next = table({timed("flash", 512, 1.015, 0.01), timed("flash", 1024, 2.60, 0.01),
-                               timed("naive", 512, 4.00, 0.01), timed("cudnn", 512, 0, 0, Status::error),
-                               timed("math", 512, 9.0, 0.01)},
-                              "new.csv");
+  const CsvTable next =
+      table({timed("flash", 512, 1.015, 0.01), timed("flash", 1024, 2.60, 0.01),
+             timed("naive", 512, 4.00, 0.01), timed("cudnn", 512, 0, 0, Status::error),
+             timed("math", 512, 9.0, 0.01)},
+            "new.csv");
   const Comparison c = compare_reports(base, next, with({"time_ms_median"}, 10));
   EXPECT_EQ(c.joined, 4u);
   EXPECT_EQ(c.only_in_base, 0u);
@@ -94,8 +98,10 @@ TEST(Compare, RunAgainstRunJoinsRowsAndJudgesEachAgainstItsNoise) {
 }
 
 TEST(Compare, TheBandIsTheSumOfBothNoisesButNeverBelowTheMinimum) {
-  const CsvTable base = table({timed("flash", 512, 1.0, 0.001), timed("flash", 1024, 1.0, 0.03)}, "a.csv");
-  const CsvTable next = table({timed("flash", 512, 1.015, 0.002), timed("flash", 1024, 1.05, 0.01)}, "b.csv");
+  const CsvTable base =
+      table({timed("flash", 512, 1.0, 0.001), timed("flash", 1024, 1.0, 0.03)}, "a.csv");
+  const CsvTable next =
+      table({timed("flash", 512, 1.015, 0.002), timed("flash", 1024, 1.05, 0.01)}, "b.csv");
   const Comparison c = compare_reports(base, next, with({"time_ms_median"}));
   const ComparedRow& quiet = find(c.metrics[0], "flash", "s512");
   EXPECT_DOUBLE_EQ(quiet.band, 0.01);  // 0.3% of noise: the 1% floor applies
@@ -105,19 +111,23 @@ TEST(Compare, TheBandIsTheSumOfBothNoisesButNeverBelowTheMinimum) {
   EXPECT_EQ(noisy.verdict, Verdict::worse);  // 5% beyond a 4% band
   CompareOptions wide = with({"time_ms_median"});
   wide.min_band = 0.02;
-  EXPECT_EQ(find(compare_reports(base, next, wide).metrics[0], "flash", "s512").verdict, Verdict::within_noise);
+  EXPECT_EQ(find(compare_reports(base, next, wide).metrics[0], "flash", "s512").verdict,
+            Verdict::within_noise);
 }
 
 TEST(Compare, RegressionNeedsWorseBeyondTheBandAndBeyondThePercentage) {
-  const CsvTable base = table({timed("a", 1, 1.0, 0.01), timed("a", 2, 1.0, 0.01), timed("a", 3, 1.0, 0.01)}, "a.csv");
-  const CsvTable next = table({timed("a", 1, 1.08, 0.01), timed("a", 2, 1.12, 0.01), timed("a", 3, 0.5, 0.01)}, "b.csv");
+  const CsvTable base = table(
+      {timed("a", 1, 1.0, 0.01), timed("a", 2, 1.0, 0.01), timed("a", 3, 1.0, 0.01)}, "a.csv");
+  const CsvTable next = table(
+      {timed("a", 1, 1.08, 0.01), timed("a", 2, 1.12, 0.01), timed("a", 3, 0.5, 0.01)}, "b.csv");
   const Comparison c = compare_reports(base, next, with({"time_ms_median"}, 10));
   EXPECT_EQ(find(c.metrics[0], "a", "s1").verdict, Verdict::worse);
   EXPECT_FALSE(find(c.metrics[0], "a", "s1").regression);  // 8% worse: under 10%
   EXPECT_TRUE(find(c.metrics[0], "a", "s2").regression);   // 12% worse
   EXPECT_FALSE(find(c.metrics[0], "a", "s3").regression);  // 50% better
   EXPECT_EQ(c.regressions, 1);
-  EXPECT_EQ(compare_reports(base, next, with({"time_ms_median"})).regressions, 0);  // no percentage: no verdict of failure
+  EXPECT_EQ(compare_reports(base, next, with({"time_ms_median"})).regressions,
+            0);  // no percentage: no verdict of failure
 }
 
 TEST(Compare, HigherIsBetterMetricsFlipTheVerdict) {
@@ -152,14 +162,17 @@ TEST(Compare, DeterministicCountsHaveNoNoiseBand) {
   EXPECT_EQ(c.metrics[0].rows[0].verdict, Verdict::worse);
   EXPECT_DOUBLE_EQ(c.metrics[0].rows[0].band, 0);
   EXPECT_EQ(c.metrics[1].rows[0].verdict, Verdict::better);
-  EXPECT_EQ(compare_reports(ta, ta, with({"kernels_per_call"})).metrics[0].rows[0].verdict, Verdict::same);
+  EXPECT_EQ(compare_reports(ta, ta, with({"kernels_per_call"})).metrics[0].rows[0].verdict,
+            Verdict::same);
 }
 
 TEST(Compare, HostTimeNoiseComesFromItsQuantiles) {
   Row a = timed("flash", 512, 1, 0.01), b = a;
-  a.cpu_us_median = 10, a.cpu_us_p10 = 9, a.cpu_us_p90 = 11.563;  // (p90 - p10) / 2.563 = 1: 10% of the median
+  a.cpu_us_median = 10, a.cpu_us_p10 = 9,
+  a.cpu_us_p90 = 11.563;  // (p90 - p10) / 2.563 = 1: 10% of the median
   b.cpu_us_median = 11.5, b.cpu_us_p10 = 11.5, b.cpu_us_p90 = 11.5;
-  const Comparison c = compare_reports(table({a}, "a.csv"), table({b}, "b.csv"), with({"cpu_us_median"}));
+  const Comparison c =
+      compare_reports(table({a}, "a.csv"), table({b}, "b.csv"), with({"cpu_us_median"}));
   EXPECT_NEAR(c.metrics[0].rows[0].band, 0.1, 1e-12);
   EXPECT_EQ(c.metrics[0].rows[0].verdict, Verdict::worse);  // 15% beyond 10%
 }
@@ -167,7 +180,8 @@ TEST(Compare, HostTimeNoiseComesFromItsQuantiles) {
 TEST(Compare, UnmeasuredValuesAreNotComparable) {
   Row a = timed("flash", 512, 1, 0.01), b = a;
   b.kernels_per_call.reset();
-  const Comparison c = compare_reports(table({a}, "a.csv"), table({b}, "b.csv"), with({"kernels_per_call"}));
+  const Comparison c =
+      compare_reports(table({a}, "a.csv"), table({b}, "b.csv"), with({"kernels_per_call"}));
   EXPECT_EQ(c.metrics[0].rows[0].verdict, Verdict::not_comparable);
   EXPECT_EQ(c.compared, 0);
   EXPECT_TRUE(c.metrics[0].geomeans.empty());
@@ -203,7 +217,8 @@ TEST(Compare, RefusesOtherSchemasMissingColumnsAndUnknownMetrics) {
     compare_reports(t, t, with({"no_such_column"}));
     FAIL() << "an unknown metric was accepted";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("'no_such_column' is not a metric"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'no_such_column' is not a metric"), std::string::npos)
+        << e.what();
     EXPECT_NE(std::string(e.what()).find("kernels_per_call"), std::string::npos) << e.what();
   }
   CsvTable no_noise = t;
@@ -216,7 +231,9 @@ TEST(Compare, RefusesOtherSchemasMissingColumnsAndUnknownMetrics) {
 
 TEST(Compare, EveryMetricNamesAColumnOfTheSchema) {
   const auto header = row_header();
-  auto in_schema = [&](const std::string& c) { return c.empty() || std::find(header.begin(), header.end(), c) != header.end(); };
+  auto in_schema = [&](const std::string& c) {
+    return c.empty() || std::find(header.begin(), header.end(), c) != header.end();
+  };
   for (const auto& m : metric_table()) {
     EXPECT_TRUE(in_schema(m.name)) << m.name;
     EXPECT_TRUE(in_schema(m.noise_column)) << m.name;

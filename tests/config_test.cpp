@@ -43,7 +43,8 @@ TEST(Config, ParsesEveryKey) {
   EXPECT_EQ(c.measurement.min_samples, 3);
   EXPECT_EQ(c.measurement.max_samples, 100);
   EXPECT_DOUBLE_EQ(c.measurement.target_rel_noise, 0.02);
-  EXPECT_EQ(c.measurement.timing_modes, (std::vector<TimingMode>{TimingMode::cold, TimingMode::graph}));
+  EXPECT_EQ(c.measurement.timing_modes,
+            (std::vector<TimingMode>{TimingMode::cold, TimingMode::graph}));
   EXPECT_TRUE(c.measurement.keep_samples);
   EXPECT_EQ(c.measurement.passes, (std::vector<Pass>{Pass::timing, Pass::kernels}));
   EXPECT_DOUBLE_EQ(c.tolerance.at(DType::bf16), 0.03);
@@ -88,66 +89,89 @@ const BadConfig kBadConfigs[] = {
     {"unknown top key", "sweeep:\n  seq_len: 1\n", 1, 1, "sweeep", "did you mean 'sweep'"},
     {"no sweep", "name: x\n", 1, 1, "sweep", "needs a 'sweep' section"},
     {"no seq_len", "sweep:\n  batch: 1\n", 2, 3, "sweep.seq_len", "needs seq_len"},
-    {"unknown axis", "sweep:\n  seq_len: 1\n  hedas: 2\n", 3, 3, "sweep.hedas", "did you mean 'heads'"},
+    {"unknown axis", "sweep:\n  seq_len: 1\n  hedas: 2\n", 3, 3, "sweep.hedas",
+     "did you mean 'heads'"},
     {"batch zero", "sweep:\n  seq_len: 128\n  batch: 0\n", 3, 10, "sweep.batch", "at least 1"},
     {"negative seq_len", "sweep:\n  seq_len: [128, -4]\n", 2, 18, "sweep.seq_len", "at least 1"},
-    {"float head_dim", "sweep:\n  seq_len: 128\n  head_dim: 64.5\n", 3, 13, "sweep.head_dim", "expected an integer"},
-    {"word for heads", "sweep:\n  seq_len: 128\n  heads: many\n", 3, 10, "sweep.heads", "expected an integer, got 'many'"},
-    {"unknown dtype", "sweep:\n  seq_len: 128\n  dtype: [bf16, fp8]\n", 3, 17, "sweep.dtype", "unknown dtype 'fp8'"},
-    {"causal not bool", "sweep:\n  seq_len: 128\n  causal: maybe\n", 3, 11, "sweep.causal", "expected true or false"},
-    {"unknown device", "sweep:\n  seq_len: 128\n  device: tpu\n", 3, 11, "sweep.device", "unknown device 'tpu'"},
+    {"float head_dim", "sweep:\n  seq_len: 128\n  head_dim: 64.5\n", 3, 13, "sweep.head_dim",
+     "expected an integer"},
+    {"word for heads", "sweep:\n  seq_len: 128\n  heads: many\n", 3, 10, "sweep.heads",
+     "expected an integer, got 'many'"},
+    {"unknown dtype", "sweep:\n  seq_len: 128\n  dtype: [bf16, fp8]\n", 3, 17, "sweep.dtype",
+     "unknown dtype 'fp8'"},
+    {"causal not bool", "sweep:\n  seq_len: 128\n  causal: maybe\n", 3, 11, "sweep.causal",
+     "expected true or false"},
+    {"unknown device", "sweep:\n  seq_len: 128\n  device: tpu\n", 3, 11, "sweep.device",
+     "unknown device 'tpu'"},
     {"empty list", "sweep:\n  seq_len: []\n", 2, 12, "sweep.seq_len", "the list is empty"},
     {"duplicate value", "sweep:\n  seq_len: [128, 128]\n", 2, 12, "sweep.seq_len", "appears twice"},
-    {"range to below from", "sweep:\n  seq_len: {from: 4096, to: 512, mul: 2}\n", 2, 0, "sweep.seq_len.to", "below 'from'"},
-    {"range with step and mul", "sweep:\n  seq_len: {from: 1, to: 8, step: 1, mul: 2}\n", 2, 12, "sweep.seq_len", "exactly one of 'step' or 'mul'"},
-    {"range mul 1", "sweep:\n  seq_len: {from: 1, to: 8, mul: 1}\n", 2, 0, "sweep.seq_len.mul", "at least 2"},
-    {"range unknown key", "sweep:\n  seq_len: {from: 1, to: 8, by: 2}\n", 2, 0, "sweep.seq_len.by", "unknown key"},
-    {"zip lengths differ", "sweep:\n  zip:\n    - batch: [1, 2]\n      seq_len: [128, 256, 512]\n", 4, 16,
-     "sweep.zip[0].seq_len", "need equal lengths"},
-    {"axis in zip and free", "sweep:\n  seq_len: 128\n  zip:\n    - seq_len: [1, 2]\n      batch: [1, 2]\n", 4, 7,
+    {"range to below from", "sweep:\n  seq_len: {from: 4096, to: 512, mul: 2}\n", 2, 0,
+     "sweep.seq_len.to", "below 'from'"},
+    {"range with step and mul", "sweep:\n  seq_len: {from: 1, to: 8, step: 1, mul: 2}\n", 2, 12,
+     "sweep.seq_len", "exactly one of 'step' or 'mul'"},
+    {"range mul 1", "sweep:\n  seq_len: {from: 1, to: 8, mul: 1}\n", 2, 0, "sweep.seq_len.mul",
+     "at least 2"},
+    {"range unknown key", "sweep:\n  seq_len: {from: 1, to: 8, by: 2}\n", 2, 0, "sweep.seq_len.by",
+     "unknown key"},
+    {"zip lengths differ", "sweep:\n  zip:\n    - batch: [1, 2]\n      seq_len: [128, 256, 512]\n",
+     4, 16, "sweep.zip[0].seq_len", "need equal lengths"},
+    {"axis in zip and free",
+     "sweep:\n  seq_len: 128\n  zip:\n    - seq_len: [1, 2]\n      batch: [1, 2]\n", 4, 7,
      "sweep.zip[0].seq_len", "already swept elsewhere"},
-    {"zip group of one axis", "sweep:\n  zip:\n    - seq_len: [1, 2]\n", 3, 7, "sweep.zip[0]", "at least two axes"},
-    {"zip not a list", "sweep:\n  seq_len: 1\n  zip: {batch: [1]}\n", 3, 8, "sweep.zip", "non-empty list"},
-    {"unknown measurement key", "measurement:\n  warmup: 5\nsweep:\n  seq_len: 1\n", 2, 3, "measurement.warmup",
-     "did you mean 'warmup_ms'"},
-    {"max below min samples", "measurement:\n  min_samples: 10\n  max_samples: 5\nsweep:\n  seq_len: 1\n", 2, 3,
+    {"zip group of one axis", "sweep:\n  zip:\n    - seq_len: [1, 2]\n", 3, 7, "sweep.zip[0]",
+     "at least two axes"},
+    {"zip not a list", "sweep:\n  seq_len: 1\n  zip: {batch: [1]}\n", 3, 8, "sweep.zip",
+     "non-empty list"},
+    {"unknown measurement key", "measurement:\n  warmup: 5\nsweep:\n  seq_len: 1\n", 2, 3,
+     "measurement.warmup", "did you mean 'warmup_ms'"},
+    {"max below min samples",
+     "measurement:\n  min_samples: 10\n  max_samples: 5\nsweep:\n  seq_len: 1\n", 2, 3,
      "measurement.max_samples", "below min_samples"},
     {"zero noise target", "measurement:\n  target_rel_noise: 0\nsweep:\n  seq_len: 1\n", 2, 21,
      "measurement.target_rel_noise", "greater than 0"},
-    {"unknown timing mode", "measurement:\n  timing_modes: [cold, warm]\nsweep:\n  seq_len: 1\n", 2, 24,
-     "measurement.timing_modes", "unknown timing mode 'warm'"},
+    {"unknown timing mode", "measurement:\n  timing_modes: [cold, warm]\nsweep:\n  seq_len: 1\n", 2,
+     24, "measurement.timing_modes", "unknown timing mode 'warm'"},
     {"wall is not a CUDA mode", "measurement:\n  timing_modes: wall\nsweep:\n  seq_len: 1\n", 2, 17,
      "measurement.timing_modes", "unknown timing mode 'wall'"},
-    {"unknown pass", "measurement:\n  passes: [timing, ncu]\nsweep:\n  seq_len: 1\n", 2, 20, "measurement.passes",
-     "unknown pass 'ncu'"},
+    {"unknown pass", "measurement:\n  passes: [timing, ncu]\nsweep:\n  seq_len: 1\n", 2, 20,
+     "measurement.passes", "unknown pass 'ncu'"},
     {"pass twice", "measurement:\n  passes: [timing, cpu, timing]\nsweep:\n  seq_len: 1\n", 2, 25,
      "measurement.passes", "pass 'timing' appears twice"},
-    {"timing mode twice", "measurement:\n  timing_modes: [cold, cold]\nsweep:\n  seq_len: 1\n", 2, 24,
-     "measurement.timing_modes", "timing mode 'cold' appears twice"},
-    {"max time below min time", "measurement:\n  min_time_s: 2\n  max_time_s: 1\nsweep:\n  seq_len: 1\n", 2, 3,
+    {"timing mode twice", "measurement:\n  timing_modes: [cold, cold]\nsweep:\n  seq_len: 1\n", 2,
+     24, "measurement.timing_modes", "timing mode 'cold' appears twice"},
+    {"max time below min time",
+     "measurement:\n  min_time_s: 2\n  max_time_s: 1\nsweep:\n  seq_len: 1\n", 2, 3,
      "measurement.max_time_s", "max_time_s is below min_time_s"},
-    {"zero max time", "measurement:\n  max_time_s: 0\nsweep:\n  seq_len: 1\n", 2, 15, "measurement.max_time_s",
-     "greater than 0"},
-    {"negative warm-up", "measurement:\n  warmup_ms: -1\nsweep:\n  seq_len: 1\n", 2, 14, "measurement.warmup_ms",
-     "at least 0"},
-    {"zero kernel iterations", "measurement:\n  kernel_pass_iterations: 0\nsweep:\n  seq_len: 1\n", 2, 27,
-     "measurement.kernel_pass_iterations", "at least 1"},
+    {"zero max time", "measurement:\n  max_time_s: 0\nsweep:\n  seq_len: 1\n", 2, 15,
+     "measurement.max_time_s", "greater than 0"},
+    {"negative warm-up", "measurement:\n  warmup_ms: -1\nsweep:\n  seq_len: 1\n", 2, 14,
+     "measurement.warmup_ms", "at least 0"},
+    {"zero kernel iterations", "measurement:\n  kernel_pass_iterations: 0\nsweep:\n  seq_len: 1\n",
+     2, 27, "measurement.kernel_pass_iterations", "at least 1"},
     {"negative seed", "seed: -1\nsweep:\n  seq_len: 1\n", 1, 7, "seed", "at least 0"},
-    {"zero tolerance", "tolerance:\n  bf16: 0\nsweep:\n  seq_len: 1\n", 2, 9, "tolerance.bf16", "greater than 0"},
-    {"range step 0", "sweep:\n  seq_len: {from: 1, to: 8, step: 0}\n", 2, 0, "sweep.seq_len.step", "at least 1"},
-    {"range without to", "sweep:\n  seq_len: {from: 1, mul: 2}\n", 2, 12, "sweep.seq_len.to", "needs 'to'"},
-    {"range of a dtype", "sweep:\n  seq_len: 1\n  dtype: {from: 1, to: 2, step: 1}\n", 3, 10, "sweep.dtype",
-     "expected a value or a list"},
+    {"zero tolerance", "tolerance:\n  bf16: 0\nsweep:\n  seq_len: 1\n", 2, 9, "tolerance.bf16",
+     "greater than 0"},
+    {"range step 0", "sweep:\n  seq_len: {from: 1, to: 8, step: 0}\n", 2, 0, "sweep.seq_len.step",
+     "at least 1"},
+    {"range without to", "sweep:\n  seq_len: {from: 1, mul: 2}\n", 2, 12, "sweep.seq_len.to",
+     "needs 'to'"},
+    {"range of a dtype", "sweep:\n  seq_len: 1\n  dtype: {from: 1, to: 2, step: 1}\n", 3, 10,
+     "sweep.dtype", "expected a value or a list"},
     {"keep_samples not bool", "measurement:\n  keep_samples: 3\nsweep:\n  seq_len: 1\n", 2, 17,
      "measurement.keep_samples", "expected true or false"},
-    {"backend twice", "backends: [flash, flash]\nsweep:\n  seq_len: 1\n", 1, 19, "backends", "appears twice"},
-    {"backends a mapping", "backends: {flash: 1}\nsweep:\n  seq_len: 1\n", 1, 11, "backends", "expected a value or a list"},
-    {"tolerance for unknown dtype", "tolerance:\n  fp8: 0.1\nsweep:\n  seq_len: 1\n", 2, 3, "tolerance.fp8", "unknown key"},
-    {"negative peak", "peak_tflops: -5\nsweep:\n  seq_len: 1\n", 1, 14, "peak_tflops", "greater than 0"},
+    {"backend twice", "backends: [flash, flash]\nsweep:\n  seq_len: 1\n", 1, 19, "backends",
+     "appears twice"},
+    {"backends a mapping", "backends: {flash: 1}\nsweep:\n  seq_len: 1\n", 1, 11, "backends",
+     "expected a value or a list"},
+    {"tolerance for unknown dtype", "tolerance:\n  fp8: 0.1\nsweep:\n  seq_len: 1\n", 2, 3,
+     "tolerance.fp8", "unknown key"},
+    {"negative peak", "peak_tflops: -5\nsweep:\n  seq_len: 1\n", 1, 14, "peak_tflops",
+     "greater than 0"},
     {"empty output", "output: ''\nsweep:\n  seq_len: 1\n", 1, 9, "output", "output path is empty"},
     {"axis without value", "sweep:\n  seq_len:\n", 2, 3, "sweep.seq_len", "has no value"},
-    {"too many points", "sweep:\n  seq_len: {from: 1, to: 1000, step: 1}\n  batch: {from: 1, to: 1000, step: 1}\n", 2, 3,
-     "sweep", "more than 100000"},
+    {"too many points",
+     "sweep:\n  seq_len: {from: 1, to: 1000, step: 1}\n  batch: {from: 1, to: 1000, step: 1}\n", 2,
+     3, "sweep", "more than 100000"},
 };
 
 void PrintTo(const BadConfig& bad, std::ostream* os) { *os << bad.what; }
@@ -164,8 +188,10 @@ TEST_P(BadConfigTest, NamesFileLineColumnAndKey) {
     EXPECT_EQ(e.line(), bad.line) << bad.what << ": " << e.what();
     if (bad.column) EXPECT_EQ(e.column(), bad.column) << bad.what << ": " << e.what();
     EXPECT_EQ(e.key(), bad.key) << bad.what << ": " << e.what();
-    EXPECT_NE(std::string(e.what()).find(bad.message), std::string::npos) << bad.what << ": " << e.what();
-    EXPECT_EQ(std::string(e.what()).rfind("bad.yaml:" + std::to_string(e.line()) + ":", 0), 0u) << e.what();
+    EXPECT_NE(std::string(e.what()).find(bad.message), std::string::npos)
+        << bad.what << ": " << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("bad.yaml:" + std::to_string(e.line()) + ":", 0), 0u)
+        << e.what();
   }
 }
 
@@ -223,12 +249,21 @@ sweep:
 }
 
 TEST(Config, ZipGroupsStandWhereTheyAreWritten) {
-  EXPECT_EQ(parse_config("sweep:\n  zip:\n    - batch: [1, 2]\n      seq_len: [8, 16]\n  heads: [1, 2]\n", "z.yaml").zips_at, 0u);
-  EXPECT_EQ(parse_config("sweep:\n  heads: [1, 2]\n  zip:\n    - batch: [1, 2]\n      seq_len: [8, 16]\n", "z.yaml").zips_at, 1u);
+  EXPECT_EQ(
+      parse_config("sweep:\n  zip:\n    - batch: [1, 2]\n      seq_len: [8, 16]\n  heads: [1, 2]\n",
+                   "z.yaml")
+          .zips_at,
+      0u);
+  EXPECT_EQ(
+      parse_config("sweep:\n  heads: [1, 2]\n  zip:\n    - batch: [1, 2]\n      seq_len: [8, 16]\n",
+                   "z.yaml")
+          .zips_at,
+      1u);
 }
 
 TEST(Config, CommandLineListsAreCheckedLikeTheFile) {
-  EXPECT_EQ(parse_timing_modes({"graph", "cold"}), (std::vector<TimingMode>{TimingMode::graph, TimingMode::cold}));
+  EXPECT_EQ(parse_timing_modes({"graph", "cold"}),
+            (std::vector<TimingMode>{TimingMode::graph, TimingMode::cold}));
   EXPECT_EQ(parse_passes({"kernels", "timing"}), (std::vector<Pass>{Pass::kernels, Pass::timing}));
   auto failure = [](auto parse, std::vector<std::string> names) -> std::pair<size_t, std::string> {
     try {
@@ -238,10 +273,12 @@ TEST(Config, CommandLineListsAreCheckedLikeTheFile) {
     }
     return {99, "accepted"};
   };
-  EXPECT_EQ(failure(parse_timing_modes, {"cold", "cold"}), (std::pair<size_t, std::string>{1, "timing mode 'cold' appears twice"}));
+  EXPECT_EQ(failure(parse_timing_modes, {"cold", "cold"}),
+            (std::pair<size_t, std::string>{1, "timing mode 'cold' appears twice"}));
   EXPECT_EQ(failure(parse_timing_modes, {"batch", "wall"}).first, 1u);
   EXPECT_EQ(failure(parse_passes, {"cpu", "ncu"}).first, 1u);
-  EXPECT_EQ(failure(parse_passes, {"ops", "ops"}), (std::pair<size_t, std::string>{1, "pass 'ops' appears twice"}));
+  EXPECT_EQ(failure(parse_passes, {"ops", "ops"}),
+            (std::pair<size_t, std::string>{1, "pass 'ops' appears twice"}));
 }
 
 TEST(Config, MissingFileIsAnInputError) {

@@ -1,7 +1,7 @@
 #include "report/csv.hpp"
-#include "report/schema.hpp"
 #include "base/errors.hpp"
 #include "base/problem.hpp"
+#include "report/schema.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,8 @@ namespace attnbench {
 namespace {
 
 std::string temp_path(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("attnbench-csv-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("attnbench-csv-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   return (dir / name).string();
 }
@@ -24,7 +25,8 @@ TEST(Csv, EscapesOnlyWhatNeedsIt) {
 }
 
 TEST(Csv, ParsesQuotedCommasQuotesAndNewlines) {
-  const CsvTable t = parse_csv("a,b,c\r\n1,\"x, y\",\"he said \"\"no\"\"\"\n2,\"multi\nline\",\n", "t.csv");
+  const CsvTable t =
+      parse_csv("a,b,c\r\n1,\"x, y\",\"he said \"\"no\"\"\"\n2,\"multi\nline\",\n", "t.csv");
   ASSERT_EQ(t.header, (std::vector<std::string>{"a", "b", "c"}));
   ASSERT_EQ(t.rows.size(), 2u);
   EXPECT_EQ(t.rows[0][1], "x, y");
@@ -38,7 +40,9 @@ TEST(Csv, RejectsBrokenFilesWithTheirLine) {
     parse_csv("a,b\n1,2\n3\n", "short.csv");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("short.csv:3: row has 1 fields, the header has 2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("short.csv:3: row has 1 fields, the header has 2"),
+              std::string::npos)
+        << e.what();
   }
   EXPECT_THROW(parse_csv("a\n\"never closed\n", "open.csv"), InputError);
   EXPECT_THROW(parse_csv("", "empty.csv"), InputError);
@@ -78,7 +82,8 @@ TEST(Csv, RowsWriteAndReadBackThroughTheSchema) {
 }
 
 TEST(Csv, NumbersReadBackExactly) {
-  for (double v : {0.1 + 0.2, 1.0 / 3.0, 1e-300, 123456789.123456789, 2.5e-7, 6.02214076e23, 0.125, 7.0})
+  for (double v :
+       {0.1 + 0.2, 1.0 / 3.0, 1e-300, 123456789.123456789, 2.5e-7, 6.02214076e23, 0.125, 7.0})
     EXPECT_EQ(std::stod(format_number(v)), v) << format_number(v);
   EXPECT_EQ(format_number(0.125), "0.125");
   EXPECT_EQ(format_number(7), "7");
@@ -108,16 +113,21 @@ TEST(Csv, WriterRefusesARowOfTheWrongWidth) {
 
 TEST(Csv, HeaderHasTheDocumentedColumns) {
   const auto header = row_header();
-  for (const char* column :
-       {"backend", "batch", "heads", "seq_len", "head_dim", "dtype", "causal", "device", "status", "reason",
-        "time_ms_median", "time_ms_p10", "time_ms_p90", "time_rel_spread", "samples", "timing_mode", "cpu_us_median",
-        "aten_ops_per_call", "kernels_per_call", "memcpy_per_call", "memset_per_call", "peak_mem_mib", "rel_err",
-        "tflops", "device_name", "torch_version", "git_sha", "started_at"})
+  for (const char* column : {"backend",          "batch",           "heads",
+                             "seq_len",          "head_dim",        "dtype",
+                             "causal",           "device",          "status",
+                             "reason",           "time_ms_median",  "time_ms_p10",
+                             "time_ms_p90",      "time_rel_spread", "samples",
+                             "timing_mode",      "cpu_us_median",   "aten_ops_per_call",
+                             "kernels_per_call", "memcpy_per_call", "memset_per_call",
+                             "peak_mem_mib",     "rel_err",         "tflops",
+                             "device_name",      "torch_version",   "git_sha",
+                             "started_at"})
     EXPECT_NE(std::find(header.begin(), header.end(), column), header.end()) << column;
   const auto kernels = kernel_row_header();
-  for (const char* column : {"point_id", "backend", "name", "launches_per_call", "duration_us_mean", "grid", "block",
-                             "registers_per_thread", "static_smem_bytes", "dynamic_smem_bytes",
-                             "theoretical_occupancy_pct"})
+  for (const char* column : {"point_id", "backend", "name", "launches_per_call", "duration_us_mean",
+                             "grid", "block", "registers_per_thread", "static_smem_bytes",
+                             "dynamic_smem_bytes", "theoretical_occupancy_pct"})
     EXPECT_NE(std::find(kernels.begin(), kernels.end(), column), kernels.end()) << column;
 }
 
@@ -125,8 +135,10 @@ TEST(Csv, ResultsReadmeDocumentsEveryColumn) {
   std::ifstream in(std::string(ATTNBENCH_SOURCE_DIR) + "/results/README.md");
   ASSERT_TRUE(in) << "results/README.md is missing";
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  for (const auto& column : row_header()) EXPECT_NE(text.find("`" + column + "`"), std::string::npos) << column;
-  for (const auto& column : kernel_row_header()) EXPECT_NE(text.find("`" + column + "`"), std::string::npos) << column;
+  for (const auto& column : row_header())
+    EXPECT_NE(text.find("`" + column + "`"), std::string::npos) << column;
+  for (const auto& column : kernel_row_header())
+    EXPECT_NE(text.find("`" + column + "`"), std::string::npos) << column;
 }
 
 }  // namespace

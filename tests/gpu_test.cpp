@@ -23,7 +23,7 @@ const HostInfo& host() {
   return h;
 }
 
-#define REQUIRE_CUDA()                                                          \
+#define REQUIRE_CUDA()                                                                   \
   if (!host().cuda_available) GTEST_SKIP() << "skipped: no CUDA device on this machine"; \
   static_assert(true)
 
@@ -35,7 +35,8 @@ TEST(Gpu, EveryBackendIsCorrectInBf16AndFp16) {
   for (DType dtype : {DType::bf16, DType::f16}) {
     for (const char* name : kAll) {
       for (uint64_t seed : {11u, 12u}) {
-        const InputTensors in = make_inputs(problem(2, 4, 512, 64, dtype, true, Device::cuda), seed);
+        const InputTensors in =
+            make_inputs(problem(2, 4, 512, 64, dtype, true, Device::cuda), seed);
         const at::Tensor out = backend(name).forward(in.view());
         EXPECT_LT(max_row_rel_error(in, out), default_tolerances().at(dtype)) << name;
       }
@@ -64,12 +65,15 @@ TEST(Gpu, ForcedKernelsRefuseWhatTheyCannotRunWithPyTorchsReason) {
     }
     return "";
   };
-  const std::string flash_512 = refusal("flash", problem(1, 2, 128, 512, DType::bf16, true, Device::cuda));
+  const std::string flash_512 =
+      refusal("flash", problem(1, 2, 128, 512, DType::bf16, true, Device::cuda));
   EXPECT_NE(flash_512.find("flash attention refused"), std::string::npos) << flash_512;
   EXPECT_NE(flash_512.find("256"), std::string::npos) << flash_512;
-  const std::string flash_fp32 = refusal("flash", problem(1, 2, 128, 64, DType::f32, true, Device::cuda));
+  const std::string flash_fp32 =
+      refusal("flash", problem(1, 2, 128, 64, DType::f32, true, Device::cuda));
   EXPECT_NE(flash_fp32.find("flash attention refused"), std::string::npos) << flash_fp32;
-  const std::string cudnn_fp32 = refusal("cudnn", problem(1, 2, 128, 64, DType::f32, true, Device::cuda));
+  const std::string cudnn_fp32 =
+      refusal("cudnn", problem(1, 2, 128, 64, DType::f32, true, Device::cuda));
   EXPECT_NE(cudnn_fp32.find("cudnn attention refused"), std::string::npos) << cudnn_fp32;
 }
 
@@ -82,7 +86,8 @@ GpuTrace trace(const char* name, const Problem& p, int iterations = 3) {
 
 int count(const GpuTrace& t, ActivityKind kind, const std::string& pattern = ".*") {
   int n = 0;
-  for (const auto& a : t.activities) n += a.kind == kind && std::regex_search(a.name, std::regex(pattern));
+  for (const auto& a : t.activities)
+    n += a.kind == kind && std::regex_search(a.name, std::regex(pattern));
   return n;
 }
 
@@ -97,7 +102,8 @@ TEST(Gpu, EfficientAndFlashLaunchExactlyOneAttentionKernel) {
   if (!cupti_available()) GTEST_SKIP() << "skipped: built without CUPTI";
   const Problem p = problem(2, 8, 1024, 64, DType::bf16, true, Device::cuda);
   const GpuTrace efficient = trace("efficient", p);
-  EXPECT_EQ(count(efficient, ActivityKind::kernel, "fmha|attention|Attention"), 3) << names(efficient);
+  EXPECT_EQ(count(efficient, ActivityKind::kernel, "fmha|attention|Attention"), 3)
+      << names(efficient);
   const GpuTrace flash = trace("flash", p);
   EXPECT_EQ(count(flash, ActivityKind::kernel, "flash"), 3) << names(flash);
   EXPECT_TRUE(flash.same_every_iteration) << flash.difference;
@@ -119,7 +125,12 @@ TEST(Gpu, CuptiIsAttachedOnlyDuringTheKernelPass) {
   c10::InferenceMode guard;
   const InputTensors in = make_inputs(problem(1, 2, 256, 64, DType::bf16, true, Device::cuda), 16);
   bool attached_inside = false;
-  trace_gpu_activity([&] { attached_inside = cupti_attached(); backend("flash").forward(in.view()); }, 1);
+  trace_gpu_activity(
+      [&] {
+        attached_inside = cupti_attached();
+        backend("flash").forward(in.view());
+      },
+      1);
   EXPECT_TRUE(attached_inside);
   EXPECT_FALSE(cupti_attached());
 }
@@ -145,9 +156,11 @@ TEST(Gpu, EveryTimingModeGivesPositiveFiniteTimesAndEveryPassItsColumns) {
     const BackendRecords r = runner.measure({p, "gpu-test"}, *test::plugins().find(name));
     ASSERT_EQ(r.rows.size(), 3u) << name;
     for (const Row& row : r.rows) {
-      EXPECT_EQ(row.status, Status::ok) << name << " " << to_string(row.timing_mode) << ": " << row.reason;
+      EXPECT_EQ(row.status, Status::ok)
+          << name << " " << to_string(row.timing_mode) << ": " << row.reason;
       ASSERT_TRUE(row.time_ms_median) << name << " " << to_string(row.timing_mode);
-      EXPECT_TRUE(std::isfinite(*row.time_ms_median) && *row.time_ms_median > 0) << name << " " << to_string(row.timing_mode);
+      EXPECT_TRUE(std::isfinite(*row.time_ms_median) && *row.time_ms_median > 0)
+          << name << " " << to_string(row.timing_mode);
       EXPECT_GT(*row.time_ms_p10, 0);
       EXPECT_TRUE(row.cpu_us_median && *row.cpu_us_median > 0) << name;
       EXPECT_TRUE(row.peak_mem_mib) << name;
@@ -170,8 +183,7 @@ const Activities kSeedPoint[] = {
     {"inplace", 5, 0, 1, 5, 0},    // masked_fill_: the copy is gone
     {"math", 20, 0, 0, 1, 5},      // the fp32 reference: upcasts, two fp32 GEMMs, softmax, ...
     {"efficient", 1, 0, 0, 1, 0},  // one fused kernel each
-    {"flash", 1, 0, 0, 1, 0},
-    {"cudnn", 1, 0, 1, 1, 0},
+    {"flash", 1, 0, 0, 1, 0},     {"cudnn", 1, 0, 1, 1, 0},
 };
 
 TEST(Gpu, EveryBackendLaunchesExactlyItsKernelsCopiesAndMemsetsAtASeedPoint) {
@@ -184,28 +196,34 @@ TEST(Gpu, EveryBackendLaunchesExactlyItsKernelsCopiesAndMemsetsAtASeedPoint) {
   Runner runner(host(), options);
   const Problem p = problem(4, 16, 1024, 64, DType::bf16, true, Device::cuda);
   for (const Activities& want : kSeedPoint) {
-    const BackendRecords r = runner.measure({p, "b4-h16-s1024-d64-bf16-causal-cuda"}, *test::plugins().find(want.backend));
+    const BackendRecords r = runner.measure({p, "b4-h16-s1024-d64-bf16-causal-cuda"},
+                                            *test::plugins().find(want.backend));
     ASSERT_EQ(r.rows.size(), 3u) << want.backend;
     const Row& row = r.rows[0];
     ASSERT_EQ(row.status, Status::ok) << want.backend << ": " << row.reason;
     ASSERT_TRUE(row.kernels_per_call && row.memcpy_per_call && row.memset_per_call) << want.backend;
-    std::cout << "[ measured ] " << want.backend << ": kernels " << *row.kernels_per_call << ", memcpy "
-              << *row.memcpy_per_call << ", memset " << *row.memset_per_call << ", aten ops " << *row.aten_ops_per_call
-              << " (" << row.aten_ops << "), copies " << *row.aten_copies_per_call << ", flags '" << row.flags << "'\n";
+    std::cout << "[ measured ] " << want.backend << ": kernels " << *row.kernels_per_call
+              << ", memcpy " << *row.memcpy_per_call << ", memset " << *row.memset_per_call
+              << ", aten ops " << *row.aten_ops_per_call << " (" << row.aten_ops << "), copies "
+              << *row.aten_copies_per_call << ", flags '" << row.flags << "'\n";
     EXPECT_EQ(*row.kernels_per_call, want.kernels) << want.backend;
     EXPECT_EQ(*row.memcpy_per_call, want.memcpy) << want.backend;
     EXPECT_EQ(*row.memset_per_call, want.memset) << want.backend;
     EXPECT_EQ(*row.aten_ops_per_call, want.aten_ops) << want.backend;
     EXPECT_EQ(*row.aten_copies_per_call, want.aten_copies) << want.backend;
-    EXPECT_EQ(row.flags.find("kernel_set_varies"), std::string::npos) << want.backend << ": " << r.notes;
-    for (const Row& other : r.rows) EXPECT_EQ(other.kernels_per_call, row.kernels_per_call) << to_string(other.timing_mode);
+    EXPECT_EQ(row.flags.find("kernel_set_varies"), std::string::npos)
+        << want.backend << ": " << r.notes;
+    for (const Row& other : r.rows)
+      EXPECT_EQ(other.kernels_per_call, row.kernels_per_call) << to_string(other.timing_mode);
     std::map<std::string, double> launches;
     for (const KernelRow& k : r.kernels) {
       launches[to_string(k.kind)] += k.launches_per_call;
       EXPECT_EQ(k.point_id, "b4-h16-s1024-d64-bf16-causal-cuda");
       EXPECT_EQ(k.backend, want.backend);
-      if (k.kind == ActivityKind::kernel) EXPECT_TRUE(k.theoretical_occupancy_pct) << want.backend << " " << k.name;
-      else EXPECT_TRUE(k.bytes && *k.bytes > 0) << want.backend << " " << k.name;
+      if (k.kind == ActivityKind::kernel)
+        EXPECT_TRUE(k.theoretical_occupancy_pct) << want.backend << " " << k.name;
+      else
+        EXPECT_TRUE(k.bytes && *k.bytes > 0) << want.backend << " " << k.name;
     }
     EXPECT_EQ(launches["kernel"], want.kernels) << want.backend;
     EXPECT_EQ(launches["memcpy"], want.memcpy) << want.backend;
@@ -216,11 +234,14 @@ TEST(Gpu, EveryBackendLaunchesExactlyItsKernelsCopiesAndMemsetsAtASeedPoint) {
 class SynchronizingBackend : public Backend {
  public:
   std::string name() const override { return "syncs"; }
-  std::string description() const override { return "reads a value back to the host inside forward"; }
+  std::string description() const override {
+    return "reads a value back to the host inside forward";
+  }
   Support supports(const Problem&) const override { return Support::yes(); }
   at::Tensor forward(const Inputs& in) override {
     at::Tensor out = in.q * 1.0;
-    if (out.sum().item<float>() == 12345.f) out.add_(1);  // a host read: forbidden during graph capture
+    if (out.sum().item<float>() == 12345.f)
+      out.add_(1);  // a host read: forbidden during graph capture
     return out;
   }
 };
@@ -234,11 +255,13 @@ TEST(Gpu, GraphCaptureFailureIsAStatusNotACrash) {
   Runner runner(host(), options);
   auto b = std::make_shared<SynchronizingBackend>();
   const BackendRecords r =
-      runner.measure({problem(1, 2, 128, 64, DType::bf16, false, Device::cuda), "sync-test"}, {"syncs", "", "", b});
+      runner.measure({problem(1, 2, 128, 64, DType::bf16, false, Device::cuda), "sync-test"},
+                     {"syncs", "", "", b});
   ASSERT_EQ(r.rows.size(), 2u);
   EXPECT_EQ(r.rows[0].status, Status::error);
   EXPECT_NE(r.rows[0].reason.find("graph capture failed"), std::string::npos) << r.rows[0].reason;
-  EXPECT_EQ(r.rows[1].status, Status::ok) << r.rows[1].reason;  // batch still works after the failed capture
+  EXPECT_EQ(r.rows[1].status, Status::ok)
+      << r.rows[1].reason;  // batch still works after the failed capture
 }
 
 }  // namespace

@@ -5,8 +5,8 @@
 namespace attnbench {
 namespace {
 
-GpuActivity activity(ActivityKind kind, const std::string& name, uint64_t start_ns, uint64_t duration_ns,
-                     int grid_x = 0, uint64_t bytes = 0) {
+GpuActivity activity(ActivityKind kind, const std::string& name, uint64_t start_ns,
+                     uint64_t duration_ns, int grid_x = 0, uint64_t bytes = 0) {
   GpuActivity a;
   a.kind = kind;
   a.name = name;
@@ -21,7 +21,8 @@ GpuActivity activity(ActivityKind kind, const std::string& name, uint64_t start_
   return a;
 }
 
-// Two traced calls, each: "gemm" twice with one grid and once with another, one memcpy, two memsets.
+// Two traced calls, each: "gemm" twice with one grid and once with another, one memcpy, two
+// memsets.
 GpuTrace two_calls() {
   using K = ActivityKind;
   GpuTrace t;
@@ -100,7 +101,8 @@ TEST(KernelRows, CarriesWhetherEveryCallLaunchedTheSameKernels) {
 
 TEST(KernelRows, ATraceOfNoCallsIsAProgrammingError) {
   GpuTrace empty;
-  EXPECT_THROW(kernel_records(empty, [](const GpuActivity&) { return std::nullopt; }), std::logic_error);
+  EXPECT_THROW(kernel_records(empty, [](const GpuActivity&) { return std::nullopt; }),
+               std::logic_error);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-#include "plugins/elf_exports.hpp"
 #include "plugins/plugin_loader.hpp"
+#include "plugins/elf_exports.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,8 @@ const std::vector<std::string> kSix = {"cudnn", "efficient", "flash", "inplace",
 
 TEST(PluginLoader, LoadsTheSixBackends) {
   const PluginSet set = load_plugins(ATTNBENCH_PLUGIN_DIR);
-  EXPECT_TRUE(set.failures.empty()) << set.failures.front().file << ": " << set.failures.front().reason;
+  EXPECT_TRUE(set.failures.empty())
+      << set.failures.front().file << ": " << set.failures.front().reason;
   EXPECT_EQ(set.names(), kSix);
   for (const auto& b : set.backends) EXPECT_FALSE(b.description.empty()) << b.name;
 }
@@ -29,32 +30,41 @@ std::string reason_for(const PluginSet& set, const std::string& file_part) {
 // A folder with the good plugins, the test-only bad ones and a duplicate: the bad are refused,
 // each with its reason, and the good still load.
 TEST(PluginLoader, BadPluginsAreRefusedWithReasonsWhileGoodOnesLoad) {
-  const fs::path dir = fs::temp_directory_path() / ("attnbench-plugins-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("attnbench-plugins-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  for (const auto& entry : fs::directory_iterator(ATTNBENCH_PLUGIN_DIR)) fs::copy(entry.path(), dir / entry.path().filename());
-  for (const auto& entry : fs::directory_iterator(ATTNBENCH_BAD_PLUGIN_DIR)) fs::copy(entry.path(), dir / entry.path().filename());
-  fs::copy(fs::path(ATTNBENCH_PLUGIN_DIR) / "attnbench_naive.so", dir / "attnbench_zz_naive_again.so");
-  fs::copy(fs::path(ATTNBENCH_PLUGIN_DIR) / "attnbench_naive.so", dir / "not_a_plugin_name.so");  // not looked at
+  for (const auto& entry : fs::directory_iterator(ATTNBENCH_PLUGIN_DIR))
+    fs::copy(entry.path(), dir / entry.path().filename());
+  for (const auto& entry : fs::directory_iterator(ATTNBENCH_BAD_PLUGIN_DIR))
+    fs::copy(entry.path(), dir / entry.path().filename());
+  fs::copy(fs::path(ATTNBENCH_PLUGIN_DIR) / "attnbench_naive.so",
+           dir / "attnbench_zz_naive_again.so");
+  fs::copy(fs::path(ATTNBENCH_PLUGIN_DIR) / "attnbench_naive.so",
+           dir / "not_a_plugin_name.so");  // not looked at
 
   const PluginSet set = load_plugins(dir);
   EXPECT_EQ(set.names(), kSix);
   EXPECT_EQ(set.failures.size(), 5u);
-  EXPECT_NE(reason_for(set, "missing_factory").find("no factory"), std::string::npos) << reason_for(set, "missing_factory");
-  EXPECT_NE(reason_for(set, "wrong_abi").find("plugin ABI version 42, this attnbench needs 1"), std::string::npos)
+  EXPECT_NE(reason_for(set, "missing_factory").find("no factory"), std::string::npos)
+      << reason_for(set, "missing_factory");
+  EXPECT_NE(reason_for(set, "wrong_abi").find("plugin ABI version 42, this attnbench needs 1"),
+            std::string::npos)
       << reason_for(set, "wrong_abi");
-  EXPECT_NE(reason_for(set, "throwing_factory").find("the factory threw: cannot initialise the vendor library"),
+  EXPECT_NE(reason_for(set, "throwing_factory")
+                .find("the factory threw: cannot initialise the vendor library"),
             std::string::npos)
       << reason_for(set, "throwing_factory");
   EXPECT_NE(reason_for(set, "not_a_library").find("cannot load the library"), std::string::npos)
       << reason_for(set, "not_a_library");
-  EXPECT_NE(reason_for(set, "zz_naive_again").find("duplicate backend name 'naive'"), std::string::npos)
+  EXPECT_NE(reason_for(set, "zz_naive_again").find("duplicate backend name 'naive'"),
+            std::string::npos)
       << reason_for(set, "zz_naive_again");
   fs::remove_all(dir);
 }
 
-// The loader reads the ABI from the file: the wrong-ABI and factory-less test plugins abort in their
-// static initialisers, so loading either of them would end this test program.
+// The loader reads the ABI from the file: the wrong-ABI and factory-less test plugins abort in
+// their static initialisers, so loading either of them would end this test program.
 TEST(ElfExports, ReadsTheAbiWithoutLoadingTheLibrary) {
   const ElfExports good(fs::path(ATTNBENCH_PLUGIN_DIR) / "attnbench_naive.so");
   EXPECT_EQ(good.int_value("attnbench_abi_version"), kPluginAbiVersion);
@@ -65,15 +75,19 @@ TEST(ElfExports, ReadsTheAbiWithoutLoadingTheLibrary) {
   EXPECT_EQ(wrong.int_value("attnbench_abi_version"), kPluginAbiVersion + 41);
   const ElfExports no_factory(fs::path(ATTNBENCH_BAD_PLUGIN_DIR) / "attnbench_missing_factory.so");
   EXPECT_FALSE(no_factory.defines("attnbench_create_backend"));
-  EXPECT_THROW(ElfExports(fs::path(ATTNBENCH_BAD_PLUGIN_DIR) / "attnbench_not_a_library.so"), std::runtime_error);
+  EXPECT_THROW(ElfExports(fs::path(ATTNBENCH_BAD_PLUGIN_DIR) / "attnbench_not_a_library.so"),
+               std::runtime_error);
   EXPECT_THROW(ElfExports("/nonexistent/attnbench_x.so"), std::runtime_error);
 }
 
 // Installed libraries are often stripped: the dynamic symbol table, which the check reads, stays.
 TEST(ElfExports, ReadsAStrippedPlugin) {
-  const fs::path copy = fs::temp_directory_path() / ("attnbench-stripped-" + std::to_string(::getpid()) + ".so");
-  fs::copy_file(fs::path(ATTNBENCH_PLUGIN_DIR) / "attnbench_flash.so", copy, fs::copy_options::overwrite_existing);
-  ASSERT_EQ(std::system(("strip --strip-all " + copy.string()).c_str()), 0) << "strip (binutils) is needed";
+  const fs::path copy =
+      fs::temp_directory_path() / ("attnbench-stripped-" + std::to_string(::getpid()) + ".so");
+  fs::copy_file(fs::path(ATTNBENCH_PLUGIN_DIR) / "attnbench_flash.so", copy,
+                fs::copy_options::overwrite_existing);
+  ASSERT_EQ(std::system(("strip --strip-all " + copy.string()).c_str()), 0)
+      << "strip (binutils) is needed";
   const ElfExports stripped(copy);
   EXPECT_EQ(stripped.int_value("attnbench_abi_version"), kPluginAbiVersion);
   EXPECT_TRUE(stripped.defines("attnbench_create_backend"));

@@ -1,5 +1,5 @@
-#include "base/names.hpp"
 #include "cli/run_plan.hpp"
+#include "base/names.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,19 +18,27 @@ std::vector<std::string> ids(const RunPlan& plan) {
 
 TEST(RunPlan, OutputComesFromTheFlagThenTheConfigThenTheConfigsName) {
   RunOverrides o;
-  EXPECT_EQ(plan_run(config("sweep:\n  seq_len: 8\n"), o, kAvailable, false).output, "results/plan.csv");
-  EXPECT_EQ(plan_run(config("output: x/y.csv\nsweep:\n  seq_len: 8\n"), o, kAvailable, false).output, "x/y.csv");
+  EXPECT_EQ(plan_run(config("sweep:\n  seq_len: 8\n"), o, kAvailable, false).output,
+            "results/plan.csv");
+  EXPECT_EQ(
+      plan_run(config("output: x/y.csv\nsweep:\n  seq_len: 8\n"), o, kAvailable, false).output,
+      "x/y.csv");
   o.output = "z.csv";
-  EXPECT_EQ(plan_run(config("output: x/y.csv\nsweep:\n  seq_len: 8\n"), o, kAvailable, false).output, "z.csv");
+  EXPECT_EQ(
+      plan_run(config("output: x/y.csv\nsweep:\n  seq_len: 8\n"), o, kAvailable, false).output,
+      "z.csv");
 }
 
 TEST(RunPlan, BackendsFromTheConfigTheFlagOrEveryPlugin) {
   RunOverrides o;
   EXPECT_EQ(plan_run(config("sweep:\n  seq_len: 8\n"), o, kAvailable, false).backends, kAvailable);
-  EXPECT_EQ(plan_run(config("backends: [naive, flash]\nsweep:\n  seq_len: 8\n"), o, kAvailable, false).backends,
-            (std::vector<std::string>{"naive", "flash"}));
+  EXPECT_EQ(
+      plan_run(config("backends: [naive, flash]\nsweep:\n  seq_len: 8\n"), o, kAvailable, false)
+          .backends,
+      (std::vector<std::string>{"naive", "flash"}));
   o.backends = {"cudnn"};
-  const RunPlan plan = plan_run(config("backends: [naive, flash]\nsweep:\n  seq_len: 8\n"), o, kAvailable, false);
+  const RunPlan plan =
+      plan_run(config("backends: [naive, flash]\nsweep:\n  seq_len: 8\n"), o, kAvailable, false);
   EXPECT_EQ(plan.backends, std::vector<std::string>{"cudnn"});
   EXPECT_EQ(plan.config.backends, std::vector<std::string>{"cudnn"});
 }
@@ -43,7 +51,9 @@ TEST(RunPlan, AMissingBackendIsLocatedInTheFileOrNamedAsTheFlag) {
     EXPECT_EQ(e.line(), 1);
     EXPECT_EQ(e.column(), 19);
     EXPECT_EQ(e.key(), "backends");
-    EXPECT_NE(std::string(e.what()).find("no plugin provides backend 'flsh' (found: cudnn, flash, naive)"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find(
+                  "no plugin provides backend 'flsh' (found: cudnn, flash, naive)"),
+              std::string::npos)
         << e.what();
   }
   RunOverrides o;
@@ -54,7 +64,8 @@ TEST(RunPlan, AMissingBackendIsLocatedInTheFileOrNamedAsTheFlag) {
   } catch (const ConfigError& e) {
     FAIL() << "a flag's error is not located in the file: " << e.what();
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), "--backends: no plugin provides backend 'math' (found: cudnn, flash, naive)");
+    EXPECT_EQ(std::string(e.what()),
+              "--backends: no plugin provides backend 'math' (found: cudnn, flash, naive)");
   }
   EXPECT_THROW(plan_run(config("sweep:\n  seq_len: 8\n"), {}, {}, false), InputError);
 }
@@ -62,14 +73,16 @@ TEST(RunPlan, AMissingBackendIsLocatedInTheFileOrNamedAsTheFlag) {
 TEST(RunPlan, PointsAreFilteredInTheOrderGiven) {
   RunOverrides o;
   o.points = {"b1-h1-s32-d64-bf16-causal-cpu", "b1-h1-s8-d64-bf16-causal-cpu"};
-  const RunPlan plan = plan_run(config("sweep:\n  seq_len: [8, 16, 32]\n  device: cpu\n"), o, kAvailable, false);
+  const RunPlan plan =
+      plan_run(config("sweep:\n  seq_len: [8, 16, 32]\n  device: cpu\n"), o, kAvailable, false);
   EXPECT_EQ(ids(plan), o.points);
   o.points = {"b1-h1-s64-d64-bf16-causal-cpu"};
   try {
     plan_run(config("sweep:\n  seq_len: [8, 16, 32]\n  device: cpu\n"), o, kAvailable, false);
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), "--points: the sweep has no point 'b1-h1-s64-d64-bf16-causal-cpu' (see --dry-run)");
+    EXPECT_EQ(std::string(e.what()),
+              "--points: the sweep has no point 'b1-h1-s64-d64-bf16-causal-cpu' (see --dry-run)");
   }
 }
 
@@ -100,10 +113,13 @@ TEST(RunPlan, PassAndModeOverridesGoThroughTheConfigsChecks) {
   EXPECT_EQ(message(twice), "--timing-modes: timing mode 'cold' appears twice");
   RunOverrides wall;
   wall.timing_modes = {"wall"};
-  EXPECT_EQ(message(wall), "--timing-modes: unknown timing mode 'wall'; use cold, batch or graph (CPU points are always timed as wall)");
+  EXPECT_EQ(message(wall),
+            "--timing-modes: unknown timing mode 'wall'; use cold, batch or graph (CPU points are "
+            "always timed as wall)");
   RunOverrides pass;
   pass.passes = {"timing", "ncu"};
-  EXPECT_EQ(message(pass), "--passes: unknown pass 'ncu'; use correctness, timing, cpu, memory, ops or kernels");
+  EXPECT_EQ(message(pass),
+            "--passes: unknown pass 'ncu'; use correctness, timing, cpu, memory, ops or kernels");
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-#include "measure/device/cupti_tracer.hpp"
 #include "measure/runner.hpp"
+#include "measure/device/cupti_tracer.hpp"
 #include "test_support.hpp"
 
 #include <ATen/ATen.h>
@@ -41,16 +41,20 @@ class TestBackend : public Backend {
   Kind kind_;
 };
 
-LoadedBackend loaded(std::shared_ptr<Backend> b) { return {b->name(), b->description(), "(test)", std::move(b)}; }
+LoadedBackend loaded(std::shared_ptr<Backend> b) {
+  return {b->name(), b->description(), "(test)", std::move(b)};
+}
 
 TEST(Runner, CpuPointFillsWhatAppliesAndLeavesTheRestEmpty) {
   RunOptions options;
   options.measurement = quick();
-  options.measurement.max_time_s = 60;  // bounded by max_samples, not by a clock a loaded machine slows
+  options.measurement.max_time_s =
+      60;  // bounded by max_samples, not by a clock a loaded machine slows
   options.measurement.max_samples = 5;
   Runner runner(cpu_host(), options);
   const LoadedBackend* naive = test::plugins().find("naive");
-  const BackendRecords r = runner.measure(point(problem(1, 2, 64, 16, DType::f32, true, Device::cpu)), *naive);
+  const BackendRecords r =
+      runner.measure(point(problem(1, 2, 64, 16, DType::f32, true, Device::cpu)), *naive);
   ASSERT_EQ(r.rows.size(), 1u);
   const Row& row = r.rows[0];
   EXPECT_EQ(row.status, Status::ok) << row.reason;
@@ -78,11 +82,13 @@ TEST(Runner, WrongOutputIsStatusWrongWithTheError) {
   RunOptions options;
   options.measurement = quick();
   Runner runner(cpu_host(), options);
-  const BackendRecords r = runner.measure(point(problem(1, 1, 32, 16, DType::f32, false, Device::cpu)),
-                                         loaded(std::make_shared<TestBackend>(TestBackend::Kind::zeros)));
+  const BackendRecords r =
+      runner.measure(point(problem(1, 1, 32, 16, DType::f32, false, Device::cpu)),
+                     loaded(std::make_shared<TestBackend>(TestBackend::Kind::zeros)));
   ASSERT_EQ(r.rows.size(), 1u);
   EXPECT_EQ(r.rows[0].status, Status::wrong);
-  EXPECT_NE(r.rows[0].reason.find("above the fp32 tolerance"), std::string::npos) << r.rows[0].reason;
+  EXPECT_NE(r.rows[0].reason.find("above the fp32 tolerance"), std::string::npos)
+      << r.rows[0].reason;
   EXPECT_TRUE(r.rows[0].time_ms_median);  // still timed: a wrong answer's speed is still a fact
 }
 
@@ -91,10 +97,12 @@ TEST(Runner, ThrowingAndRefusingBackendsBecomeStatuses) {
   options.measurement = quick();
   Runner runner(cpu_host(), options);
   const Point p = point(problem(1, 1, 32, 16, DType::f32, true, Device::cpu));
-  const BackendRecords thrown = runner.measure(p, loaded(std::make_shared<TestBackend>(TestBackend::Kind::throws)));
+  const BackendRecords thrown =
+      runner.measure(p, loaded(std::make_shared<TestBackend>(TestBackend::Kind::throws)));
   EXPECT_EQ(thrown.rows.at(0).status, Status::error);
   EXPECT_EQ(thrown.rows.at(0).reason, "first call: kernel launch failed: too many resources");
-  const BackendRecords refused = runner.measure(p, loaded(std::make_shared<TestBackend>(TestBackend::Kind::refuses)));
+  const BackendRecords refused =
+      runner.measure(p, loaded(std::make_shared<TestBackend>(TestBackend::Kind::refuses)));
   EXPECT_EQ(refused.rows.at(0).status, Status::unsupported);
   EXPECT_EQ(refused.rows.at(0).reason, "this shape is not for me");
   EXPECT_FALSE(refused.rows.at(0).time_ms_median);
@@ -104,8 +112,8 @@ TEST(Runner, UnsupportedByTheBackendSaysWhy) {
   RunOptions options;
   options.measurement = quick();
   Runner runner(cpu_host(), options);
-  const BackendRecords r =
-      runner.measure(point(problem(1, 1, 64, 64, DType::bf16, true, Device::cpu)), *test::plugins().find("flash"));
+  const BackendRecords r = runner.measure(
+      point(problem(1, 1, 64, 64, DType::bf16, true, Device::cpu)), *test::plugins().find("flash"));
   EXPECT_EQ(r.rows.at(0).status, Status::unsupported);
   EXPECT_NE(r.rows.at(0).reason.find("CUDA kernel"), std::string::npos);
 }
@@ -116,7 +124,8 @@ TEST(Runner, CudaPointWithoutCudaIsUnsupportedInEveryMode) {
   options.measurement.timing_modes = {TimingMode::cold, TimingMode::batch};
   Runner runner(cpu_host(), options);  // a host without CUDA, whatever this machine has
   const BackendRecords r =
-      runner.measure(point(problem(1, 1, 64, 64, DType::bf16, true, Device::cuda)), *test::plugins().find("naive"));
+      runner.measure(point(problem(1, 1, 64, 64, DType::bf16, true, Device::cuda)),
+                     *test::plugins().find("naive"));
   ASSERT_EQ(r.rows.size(), 2u);
   EXPECT_EQ(r.rows[0].timing_mode, TimingMode::cold);
   EXPECT_EQ(r.rows[1].timing_mode, TimingMode::batch);
@@ -132,7 +141,8 @@ TEST(Runner, KeepsRawSamplesOnRequest) {
   options.measurement.keep_samples = true;
   Runner runner(cpu_host(), options);
   const BackendRecords r =
-      runner.measure(point(problem(1, 1, 32, 16, DType::f32, true, Device::cpu)), *test::plugins().find("inplace"));
+      runner.measure(point(problem(1, 1, 32, 16, DType::f32, true, Device::cpu)),
+                     *test::plugins().find("inplace"));
   ASSERT_EQ(r.samples.size(), 1u);
   EXPECT_EQ(static_cast<int64_t>(r.samples[0].time_ms.size()), *r.rows[0].samples);
 }

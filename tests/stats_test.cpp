@@ -62,7 +62,8 @@ std::function<double()> ticking(double step) {
   };
 }
 
-MeasureSettings settings(int min_samples, int max_samples, double min_time_s, double max_time_s, double target) {
+MeasureSettings settings(int min_samples, int max_samples, double min_time_s, double max_time_s,
+                         double target) {
   MeasureSettings m;
   m.min_samples = min_samples, m.max_samples = max_samples;
   m.min_time_s = min_time_s, m.max_time_s = max_time_s;
@@ -71,7 +72,8 @@ MeasureSettings settings(int min_samples, int max_samples, double min_time_s, do
 }
 
 TEST(Stats, KeepsSamplingUntilMinTimeEvenWhenQuiet) {
-  const SampleRun run = sample_until_stable(settings(1, 1000, 1.0, 60, 0.01), [] { return 1.0; }, ticking(0.125));
+  const SampleRun run = sample_until_stable(
+      settings(1, 1000, 1.0, 60, 0.01), [] { return 1.0; }, ticking(0.125));
   EXPECT_EQ(run.samples.size(), 8u);  // 8 x 0.125 s
   EXPECT_TRUE(run.converged);
   EXPECT_DOUBLE_EQ(run.elapsed_s, 1.0);
@@ -79,19 +81,21 @@ TEST(Stats, KeepsSamplingUntilMinTimeEvenWhenQuiet) {
 
 TEST(Stats, StopsAtMaxTimeWhenNoisy) {
   int i = 0;
-  const SampleRun run =
-      sample_until_stable(settings(2, 1000, 0, 1.0, 0.001), [&] { return (i++ % 2) ? 1.0 : 2.0; }, ticking(0.125));
+  const SampleRun run = sample_until_stable(
+      settings(2, 1000, 0, 1.0, 0.001), [&] { return (i++ % 2) ? 1.0 : 2.0; }, ticking(0.125));
   EXPECT_EQ(run.samples.size(), 8u);
   EXPECT_FALSE(run.converged);
 }
 
 TEST(Stats, MaxTimeWinsOverMinSamples) {
-  const SampleRun run = sample_until_stable(settings(100, 1000, 0, 0.5, 0.01), [] { return 1.0; }, ticking(0.125));
+  const SampleRun run = sample_until_stable(
+      settings(100, 1000, 0, 0.5, 0.01), [] { return 1.0; }, ticking(0.125));
   EXPECT_EQ(run.samples.size(), 4u);
 }
 
 TEST(Stats, MaxSamplesWinsOverMinTime) {
-  const SampleRun run = sample_until_stable(settings(1, 5, 10, 60, 0.01), [] { return 1.0; }, ticking(0.125));
+  const SampleRun run = sample_until_stable(
+      settings(1, 5, 10, 60, 0.01), [] { return 1.0; }, ticking(0.125));
   EXPECT_EQ(run.samples.size(), 5u);
 }
 
@@ -102,10 +106,12 @@ TEST(Stats, TheNoiseTargetDecidesWhenToStop) {
     return [i] { return ((*i)++ % 2) ? 1.02 : 1.0; };
   };
   EXPECT_NEAR(summarize({1.0, 1.02, 1.0, 1.02}).rel_noise, 0.01 * 1.4826 / 1.01, 1e-9);
-  const SampleRun met = sample_until_stable(settings(10, 500, 0, 60, 0.015), alternating(), ticking(0.001));
+  const SampleRun met =
+      sample_until_stable(settings(10, 500, 0, 60, 0.015), alternating(), ticking(0.001));
   EXPECT_TRUE(met.converged);
   EXPECT_EQ(met.samples.size(), 10u);
-  const SampleRun missed = sample_until_stable(settings(10, 500, 0, 60, 0.014), alternating(), ticking(0.001));
+  const SampleRun missed =
+      sample_until_stable(settings(10, 500, 0, 60, 0.014), alternating(), ticking(0.001));
   EXPECT_FALSE(missed.converged);
   EXPECT_EQ(missed.samples.size(), 500u);
 }

@@ -1,6 +1,6 @@
-#include "config/config.hpp"
 #include "config/sweep.hpp"
 #include "base/problem.hpp"
+#include "config/config.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,8 @@ namespace attnbench {
 namespace {
 
 TEST(Sweep, CartesianProductInFileOrderLastAxisFastest) {
-  const SweepConfig c = parse_config("sweep:\n  batch: [1, 2]\n  seq_len: [128, 256, 512]\n  device: cpu\n", "s.yaml");
+  const SweepConfig c = parse_config(
+      "sweep:\n  batch: [1, 2]\n  seq_len: [128, 256, 512]\n  device: cpu\n", "s.yaml");
   const auto points = expand_sweep(c, false);
   ASSERT_EQ(points.size(), 6u);
   EXPECT_EQ(points[0].problem.batch, 1);
@@ -21,7 +22,8 @@ TEST(Sweep, CartesianProductInFileOrderLastAxisFastest) {
 
 TEST(Sweep, ZippedAxesMoveTogether) {
   const SweepConfig c = parse_config(
-      "sweep:\n  head_dim: [64, 128]\n  zip:\n    - batch: [4, 2, 1]\n      seq_len: {from: 1024, to: 4096, mul: 2}\n",
+      "sweep:\n  head_dim: [64, 128]\n  zip:\n    - batch: [4, 2, 1]\n      seq_len: {from: 1024, "
+      "to: 4096, mul: 2}\n",
       "z.yaml");
   const auto points = expand_sweep(c, true);
   ASSERT_EQ(points.size(), 6u);
@@ -33,20 +35,23 @@ TEST(Sweep, ZippedAxesMoveTogether) {
 
 TEST(Sweep, AZipGroupWrittenFirstVariesSlowest) {
   const SweepConfig c = parse_config(
-      "sweep:\n  zip:\n    - batch: [4, 1]\n      seq_len: [256, 1024]\n  head_dim: [64, 128]\n  dtype: [bf16, fp16]\n",
+      "sweep:\n  zip:\n    - batch: [4, 1]\n      seq_len: [256, 1024]\n  head_dim: [64, 128]\n  "
+      "dtype: [bf16, fp16]\n",
       "z.yaml");
   const auto points = expand_sweep(c, false);
   ASSERT_EQ(points.size(), 8u);
   const std::vector<std::string> expected = {
-      "b4-h1-s256-d64-bf16-causal-cpu",   "b4-h1-s256-d64-fp16-causal-cpu",   "b4-h1-s256-d128-bf16-causal-cpu",
-      "b4-h1-s256-d128-fp16-causal-cpu",  "b1-h1-s1024-d64-bf16-causal-cpu",  "b1-h1-s1024-d64-fp16-causal-cpu",
+      "b4-h1-s256-d64-bf16-causal-cpu",   "b4-h1-s256-d64-fp16-causal-cpu",
+      "b4-h1-s256-d128-bf16-causal-cpu",  "b4-h1-s256-d128-fp16-causal-cpu",
+      "b1-h1-s1024-d64-bf16-causal-cpu",  "b1-h1-s1024-d64-fp16-causal-cpu",
       "b1-h1-s1024-d128-bf16-causal-cpu", "b1-h1-s1024-d128-fp16-causal-cpu"};
   for (size_t i = 0; i < points.size(); ++i) EXPECT_EQ(points[i].id, expected[i]) << i;
 }
 
 TEST(Sweep, EveryAxisReachesTheProblem) {
   const SweepConfig c = parse_config(
-      "sweep:\n  batch: 3\n  heads: 5\n  seq_len: 77\n  head_dim: 96\n  dtype: fp32\n  causal: false\n  device: cuda\n",
+      "sweep:\n  batch: 3\n  heads: 5\n  seq_len: 77\n  head_dim: 96\n  dtype: fp32\n  causal: "
+      "false\n  device: cuda\n",
       "a.yaml");
   const auto points = expand_sweep(c, false);
   ASSERT_EQ(points.size(), 1u);
@@ -62,7 +67,9 @@ TEST(Sweep, EveryAxisReachesTheProblem) {
 }
 
 TEST(Sweep, RangesIncludeTheirEnds) {
-  const SweepConfig c = parse_config("sweep:\n  seq_len: {from: 3, to: 11, step: 4}\n  batch: {from: 2, to: 16, mul: 2}\n", "r.yaml");
+  const SweepConfig c = parse_config(
+      "sweep:\n  seq_len: {from: 3, to: 11, step: 4}\n  batch: {from: 2, to: 16, mul: 2}\n",
+      "r.yaml");
   const auto points = expand_sweep(c, false);
   ASSERT_EQ(points.size(), 12u);  // 3 7 11 x 2 4 8 16
   EXPECT_EQ(points.front().problem.seq_len, 3);

@@ -3,8 +3,8 @@
 
 #include "base/names.hpp"
 #include "config/config.hpp"
-#include "plugins/plugin_loader.hpp"
 #include "measure/tensors.hpp"
+#include "plugins/plugin_loader.hpp"
 
 #include <gtest/gtest.h>
 
@@ -21,8 +21,8 @@ inline Backend& backend(const std::string& name) {
   return *b->backend;
 }
 
-inline Problem problem(int64_t batch, int64_t heads, int64_t seq_len, int64_t head_dim, DType dtype, bool causal,
-                       Device device) {
+inline Problem problem(int64_t batch, int64_t heads, int64_t seq_len, int64_t head_dim, DType dtype,
+                       bool causal, Device device) {
   Problem p;
   p.batch = batch, p.heads = heads, p.seq_len = seq_len, p.head_dim = head_dim;
   p.dtype = dtype, p.causal = causal, p.device = device;

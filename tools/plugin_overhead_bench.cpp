@@ -4,10 +4,10 @@
 //   plugin_overhead_bench [--plugin-dir DIR] [google benchmark flags]
 #include <attnbench/sdpa/forced_sdpa.hpp>
 #include <attnbench/sdpa/textbook_attention.hpp>
-#include "measure/device/host_info.hpp"
-#include "plugins/plugin_loader.hpp"
-#include "measure/tensors.hpp"
 #include "base/names.hpp"
+#include "measure/device/host_info.hpp"
+#include "measure/tensors.hpp"
+#include "plugins/plugin_loader.hpp"
 
 #include <benchmark/benchmark.h>
 #include <c10/core/InferenceMode.h>
@@ -26,8 +26,8 @@ struct Case {
   std::function<at::Tensor(const Inputs&)> direct;
 };
 
-void time_calls(benchmark::State& state, const Problem& p, const std::function<at::Tensor(const Inputs&)>& call,
-                const HostInfo& host) {
+void time_calls(benchmark::State& state, const Problem& p,
+                const std::function<at::Tensor(const Inputs&)>& call, const HostInfo& host) {
   c10::InferenceMode guard;
   const InputTensors in = make_inputs(p, 1);
   const Inputs view = in.view();
@@ -46,23 +46,32 @@ int main(int argc, char** argv) {
   std::string plugin_dir;
   std::vector<char*> args;
   for (int i = 0; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--plugin-dir=", 13) == 0) plugin_dir = argv[i] + 13;
-    else if (std::strcmp(argv[i], "--plugin-dir") == 0 && i + 1 < argc) plugin_dir = argv[++i];
-    else args.push_back(argv[i]);
+    if (std::strncmp(argv[i], "--plugin-dir=", 13) == 0)
+      plugin_dir = argv[i] + 13;
+    else if (std::strcmp(argv[i], "--plugin-dir") == 0 && i + 1 < argc)
+      plugin_dir = argv[++i];
+    else
+      args.push_back(argv[i]);
   }
   int count = static_cast<int>(args.size());
   benchmark::Initialize(&count, args.data());
   if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 2;
 
   static const HostInfo host = query_host();
-  static const PluginSet plugins = load_plugins(plugin_dir.empty() ? default_plugin_dir() : std::filesystem::path(plugin_dir));
+  static const PluginSet plugins =
+      load_plugins(plugin_dir.empty() ? default_plugin_dir() : std::filesystem::path(plugin_dir));
   std::vector<Case> cases = {
       {"naive", Device::cpu, [](const Inputs& in) { return textbook_attention(in, false); }},
   };
   if (host.cuda_available) {
-    cases.push_back({"naive", Device::cuda, [](const Inputs& in) { return textbook_attention(in, false); }});
-    cases.push_back({"flash", Device::cuda, [](const Inputs& in) { return sdpa::forced_attention(sdpa::Kernel::flash, in); }});
-    cases.push_back({"cudnn", Device::cuda, [](const Inputs& in) { return sdpa::forced_attention(sdpa::Kernel::cudnn, in); }});
+    cases.push_back(
+        {"naive", Device::cuda, [](const Inputs& in) { return textbook_attention(in, false); }});
+    cases.push_back({"flash", Device::cuda, [](const Inputs& in) {
+                       return sdpa::forced_attention(sdpa::Kernel::flash, in);
+                     }});
+    cases.push_back({"cudnn", Device::cuda, [](const Inputs& in) {
+                       return sdpa::forced_attention(sdpa::Kernel::cudnn, in);
+                     }});
   }
   for (const auto& c : cases) {
     const LoadedBackend* loaded = plugins.find(c.backend);
@@ -77,10 +86,12 @@ int main(int argc, char** argv) {
     p.device = c.device;
     const std::string stem = c.backend + "/" + to_string(c.device);
     std::shared_ptr<Backend> backend = loaded->backend;
-    benchmark::RegisterBenchmark(("direct/" + stem).c_str(), [=](benchmark::State& s) { time_calls(s, p, c.direct, host); })
-        ->UseRealTime();
+    benchmark::RegisterBenchmark(("direct/" + stem).c_str(), [=](benchmark::State& s) {
+      time_calls(s, p, c.direct, host);
+    })->UseRealTime();
     benchmark::RegisterBenchmark(("plugin/" + stem).c_str(), [=](benchmark::State& s) {
-      time_calls(s, p, [&](const Inputs& in) { return backend->forward(in); }, host);
+      time_calls(
+          s, p, [&](const Inputs& in) { return backend->forward(in); }, host);
     })->UseRealTime();
   }
   benchmark::RunSpecifiedBenchmarks();

@@ -97,14 +97,16 @@ at::Tensor forced_attention(Kernel kernel, const Inputs& in) {
   CollectWarnings warnings;
   c10::WarningUtils::WarningHandlerGuard guard(&warnings);
   try {
-    return at::scaled_dot_product_attention(in.q, in.k, in.v, /*attn_mask=*/std::nullopt, /*dropout_p=*/0.0,
+    return at::scaled_dot_product_attention(in.q, in.k, in.v, /*attn_mask=*/std::nullopt,
+                                            /*dropout_p=*/0.0,
                                             /*is_causal=*/in.causal_mask != nullptr, in.scale);
   } catch (const c10::OutOfMemoryError&) {
     throw;  // the harness reports oom
   } catch (const c10::Error& e) {
     const std::string what = strip_location(e.what_without_backtrace());
     // CUDA says "No available kernel", the CPU dispatcher "No viable backend".
-    if (what.find("No available kernel") == std::string::npos && what.find("No viable backend") == std::string::npos)
+    if (what.find("No available kernel") == std::string::npos &&
+        what.find("No viable backend") == std::string::npos)
       throw;
     const std::string reason = refusal_reason(kernel, warnings.messages);
     throw Unsupported(kernel_words(kernel) + " refused: " + (reason.empty() ? what : reason));

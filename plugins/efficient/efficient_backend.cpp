@@ -1,4 +1,5 @@
-// SDPA forced to its memory-efficient (CUTLASS, from xformers) kernel: one fused kernel per call on CUDA.
+// SDPA forced to its memory-efficient (CUTLASS, from xformers) kernel: one fused kernel per call on
+// CUDA.
 #include <attnbench/plugin.hpp>
 #include <attnbench/sdpa/forced_sdpa.hpp>
 
@@ -8,7 +9,8 @@ class EfficientBackend final : public attnbench::Backend {
  public:
   std::string name() const override { return "efficient"; }
   std::string description() const override {
-    return "scaled_dot_product_attention forced to EFFICIENT_ATTENTION (CUTLASS kernels from xformers)";
+    return "scaled_dot_product_attention forced to EFFICIENT_ATTENTION (CUTLASS kernels from "
+           "xformers)";
   }
   attnbench::Support supports(const attnbench::Problem& problem) const override {
     return attnbench::sdpa::needs_cuda(problem, "memory-efficient (CUTLASS, from xformers)");

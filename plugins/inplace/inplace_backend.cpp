@@ -7,8 +7,12 @@ namespace {
 class InplaceBackend final : public attnbench::Backend {
  public:
   std::string name() const override { return "inplace"; }
-  std::string description() const override { return "matmul, scale, masked_fill_ (in place), softmax, matmul"; }
-  attnbench::Support supports(const attnbench::Problem&) const override { return attnbench::Support::yes(); }
+  std::string description() const override {
+    return "matmul, scale, masked_fill_ (in place), softmax, matmul";
+  }
+  attnbench::Support supports(const attnbench::Problem&) const override {
+    return attnbench::Support::yes();
+  }
   at::Tensor forward(const attnbench::Inputs& in) override {
     return attnbench::textbook_attention(in, /*mask_in_place=*/true);
   }

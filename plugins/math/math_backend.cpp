@@ -11,7 +11,9 @@ class MathBackend final : public attnbench::Backend {
   std::string description() const override {
     return "scaled_dot_product_attention forced to the MATH backend (unfused reference)";
   }
-  attnbench::Support supports(const attnbench::Problem&) const override { return attnbench::Support::yes(); }
+  attnbench::Support supports(const attnbench::Problem&) const override {
+    return attnbench::Support::yes();
+  }
   at::Tensor forward(const attnbench::Inputs& in) override {
     return attnbench::sdpa::forced_attention(attnbench::sdpa::Kernel::math, in);
   }

@@ -7,8 +7,12 @@ namespace {
 class NaiveBackend final : public attnbench::Backend {
  public:
   std::string name() const override { return "naive"; }
-  std::string description() const override { return "matmul, scale, masked_fill (out of place), softmax, matmul"; }
-  attnbench::Support supports(const attnbench::Problem&) const override { return attnbench::Support::yes(); }
+  std::string description() const override {
+    return "matmul, scale, masked_fill (out of place), softmax, matmul";
+  }
+  attnbench::Support supports(const attnbench::Problem&) const override {
+    return attnbench::Support::yes();
+  }
   at::Tensor forward(const attnbench::Inputs& in) override {
     return attnbench::textbook_attention(in, /*mask_in_place=*/false);
   }

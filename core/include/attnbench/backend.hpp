@@ -1,5 +1,6 @@
 // attnbench's backend interface and the problem types it takes: what a plugin implements and the
-// harness calls. No Boost here; a plugin includes <attnbench/plugin.hpp>, which adds the export macro.
+// harness calls. No Boost here; a plugin includes <attnbench/plugin.hpp>, which adds the export
+// macro.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,8 @@
 // attnbench plugin API. This is the only header a backend plugin needs.
 //
 // A plugin is one shared library in plugins/<name>/ that defines a class derived from
-// attnbench::Backend (see backend.hpp) and exports it with ATTNBENCH_PLUGIN(ClassName). The harness:
+// attnbench::Backend (see backend.hpp) and exports it with ATTNBENCH_PLUGIN(ClassName). The
+// harness:
 //   1. reads `attnbench_abi_version` and the factory's symbol from the file, before loading it (no
 //      code of the plugin runs, not even static initialisers), and refuses the library if the
 //      version differs from kPluginAbiVersion or the factory is missing;
@@ -21,12 +22,12 @@
 #include <memory>
 
 // Exports the ABI version and a factory named attnbench_create_backend.
-#define ATTNBENCH_PLUGIN(BackendClass)                                              \
-  extern "C" BOOST_SYMBOL_EXPORT const int attnbench_abi_version;                   \
-  const int attnbench_abi_version = ::attnbench::kPluginAbiVersion;                 \
-  namespace {                                                                       \
-  std::unique_ptr<::attnbench::Backend> attnbench_make_backend() {                  \
-    return std::make_unique<BackendClass>();                                        \
-  }                                                                                 \
-  }                                                                                 \
+#define ATTNBENCH_PLUGIN(BackendClass)                              \
+  extern "C" BOOST_SYMBOL_EXPORT const int attnbench_abi_version;   \
+  const int attnbench_abi_version = ::attnbench::kPluginAbiVersion; \
+  namespace {                                                       \
+  std::unique_ptr<::attnbench::Backend> attnbench_make_backend() {  \
+    return std::make_unique<BackendClass>();                        \
+  }                                                                 \
+  }                                                                 \
   BOOST_DLL_ALIAS(attnbench_make_backend, attnbench_create_backend)

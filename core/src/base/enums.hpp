@@ -1,4 +1,5 @@
-// The harness's enums. Their names (in configs, CSVs and messages) live in one table each: names.hpp.
+// The harness's enums. Their names (in configs, CSVs and messages) live in one table each:
+// names.hpp.
 #pragma once
 
 namespace attnbench {

@@ -19,7 +19,10 @@ class ConfigError : public InputError {
               const std::string& message)
       : InputError(file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": key '" +
                    key + "': " + message),
-        file_(file), line_(line), column_(column), key_(key) {}
+        file_(file),
+        line_(line),
+        column_(column),
+        key_(key) {}
 
   const std::string& file() const { return file_; }
   int line() const { return line_; }  // 1-based

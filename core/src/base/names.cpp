@@ -5,8 +5,8 @@ namespace attnbench {
 template <>
 const std::vector<EnumName<DType>>& name_table() {
   static const std::vector<EnumName<DType>> t = {
-      {DType::f16, "fp16"},         {DType::bf16, "bf16"},          {DType::f32, "fp32"},
-      {DType::f16, "float16", true}, {DType::f16, "half", true},     {DType::bf16, "bfloat16", true},
+      {DType::f16, "fp16"},          {DType::bf16, "bf16"},      {DType::f32, "fp32"},
+      {DType::f16, "float16", true}, {DType::f16, "half", true}, {DType::bf16, "bfloat16", true},
       {DType::f32, "float32", true}, {DType::f32, "float", true}};
   return t;
 }
@@ -19,23 +19,25 @@ const std::vector<EnumName<Device>>& name_table() {
 
 template <>
 const std::vector<EnumName<TimingMode>>& name_table() {
-  static const std::vector<EnumName<TimingMode>> t = {
-      {TimingMode::cold, "cold"}, {TimingMode::batch, "batch"}, {TimingMode::graph, "graph"}, {TimingMode::wall, "wall"}};
+  static const std::vector<EnumName<TimingMode>> t = {{TimingMode::cold, "cold"},
+                                                      {TimingMode::batch, "batch"},
+                                                      {TimingMode::graph, "graph"},
+                                                      {TimingMode::wall, "wall"}};
   return t;
 }
 
 template <>
 const std::vector<EnumName<Pass>>& name_table() {
-  static const std::vector<EnumName<Pass>> t = {{Pass::correctness, "correctness"}, {Pass::timing, "timing"},
-                                                {Pass::cpu, "cpu"},                 {Pass::memory, "memory"},
-                                                {Pass::ops, "ops"},                 {Pass::kernels, "kernels"}};
+  static const std::vector<EnumName<Pass>> t = {
+      {Pass::correctness, "correctness"}, {Pass::timing, "timing"}, {Pass::cpu, "cpu"},
+      {Pass::memory, "memory"},           {Pass::ops, "ops"},       {Pass::kernels, "kernels"}};
   return t;
 }
 
 template <>
 const std::vector<EnumName<AxisName>>& name_table() {
   static const std::vector<EnumName<AxisName>> t = {
-      {AxisName::batch, "batch"}, {AxisName::heads, "heads"}, {AxisName::seq_len, "seq_len"},
+      {AxisName::batch, "batch"},       {AxisName::heads, "heads"}, {AxisName::seq_len, "seq_len"},
       {AxisName::head_dim, "head_dim"}, {AxisName::dtype, "dtype"}, {AxisName::causal, "causal"},
       {AxisName::device, "device"}};
   return t;
@@ -43,16 +45,19 @@ const std::vector<EnumName<AxisName>>& name_table() {
 
 template <>
 const std::vector<EnumName<Status>>& name_table() {
-  static const std::vector<EnumName<Status>> t = {{Status::ok, "ok"},       {Status::unsupported, "unsupported"},
-                                                  {Status::wrong, "wrong"}, {Status::error, "error"},
+  static const std::vector<EnumName<Status>> t = {{Status::ok, "ok"},
+                                                  {Status::unsupported, "unsupported"},
+                                                  {Status::wrong, "wrong"},
+                                                  {Status::error, "error"},
                                                   {Status::oom, "oom"}};
   return t;
 }
 
 template <>
 const std::vector<EnumName<ActivityKind>>& name_table() {
-  static const std::vector<EnumName<ActivityKind>> t = {
-      {ActivityKind::kernel, "kernel"}, {ActivityKind::memcpy, "memcpy"}, {ActivityKind::memset, "memset"}};
+  static const std::vector<EnumName<ActivityKind>> t = {{ActivityKind::kernel, "kernel"},
+                                                        {ActivityKind::memcpy, "memcpy"},
+                                                        {ActivityKind::memset, "memset"}};
   return t;
 }
 

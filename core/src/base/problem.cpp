@@ -5,8 +5,9 @@
 namespace attnbench {
 
 std::string point_id(const Problem& p) {
-  return "b" + std::to_string(p.batch) + "-h" + std::to_string(p.heads) + "-s" + std::to_string(p.seq_len) + "-d" +
-         std::to_string(p.head_dim) + "-" + to_string(p.dtype) + (p.causal ? "-causal-" : "-full-") + to_string(p.device);
+  return "b" + std::to_string(p.batch) + "-h" + std::to_string(p.heads) + "-s" +
+         std::to_string(p.seq_len) + "-d" + std::to_string(p.head_dim) + "-" + to_string(p.dtype) +
+         (p.causal ? "-causal-" : "-full-") + to_string(p.device);
 }
 
 double attention_flop(const Problem& p) {

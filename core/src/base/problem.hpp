@@ -7,7 +7,8 @@
 
 namespace attnbench {
 
-// Stable identifier of a problem, shared by the main and the kernel CSV: "b4-h16-s2048-d64-bf16-causal-cuda".
+// Stable identifier of a problem, shared by the main and the kernel CSV:
+// "b4-h16-s2048-d64-bf16-causal-cuda".
 std::string point_id(const Problem& problem);
 
 // Floating-point operations of the attention itself (two matrix products); with a causal mask only

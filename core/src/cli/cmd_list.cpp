@@ -13,7 +13,8 @@ int cmd_list(const std::string& plugin_dir) {
   TextTable table;
   table.header = {"backend", "description", "file"};
   for (const auto& b : plugins.backends)
-    table.rows.push_back({b.name, b.description, std::filesystem::path(b.file).filename().string()});
+    table.rows.push_back(
+        {b.name, b.description, std::filesystem::path(b.file).filename().string()});
   table.print(std::cout, false);
   if (!plugins.failures.empty()) {
     std::cout << "\nnot loaded:\n";

@@ -1,6 +1,6 @@
 // attnbench command line: list, run, compare, summary, calibrate.
-// Exit codes: 0 done; 1 a row ended error, oom or wrong, a failure stopped the run, or compare found
-// a regression; 2 bad input (config, command line, CSV), and then nothing is written.
+// Exit codes: 0 done; 1 a row ended error, oom or wrong, a failure stopped the run, or compare
+// found a regression; 2 bad input (config, command line, CSV), and then nothing is written.
 #include "base/errors.hpp"
 #include "base/names.hpp"
 #include "cli/commands.hpp"
@@ -22,36 +22,56 @@ std::string git_sha() {
 
 int main(int argc, char** argv) {
   using namespace attnbench;
-  CLI::App app{"attnbench: which attention backend is fastest for your shapes, why, and what it costs"};
+  CLI::App app{
+      "attnbench: which attention backend is fastest for your shapes, why, and what it costs"};
   app.require_subcommand(1);
 
   std::string list_plugin_dir;
-  auto* list = app.add_subcommand("list", "Show the backend plugins found, and why any failed to load");
-  list->add_option("--plugin-dir", list_plugin_dir, "Folder with attnbench_*.so plugins (default: plugins/ beside the executable)");
+  auto* list =
+      app.add_subcommand("list", "Show the backend plugins found, and why any failed to load");
+  list->add_option("--plugin-dir", list_plugin_dir,
+                   "Folder with attnbench_*.so plugins (default: plugins/ beside the executable)");
 
   RunArgs run_args;
   RunOverrides& overrides = run_args.overrides;
-  auto* run = app.add_subcommand("run", "Run a YAML sweep and write CSV reports (exit 1 if a row ends error, oom or wrong)");
+  auto* run = app.add_subcommand(
+      "run", "Run a YAML sweep and write CSV reports (exit 1 if a row ends error, oom or wrong)");
   run->add_option("config", run_args.config, "Sweep config (YAML)")->required();
-  run->add_option("-o,--output", overrides.output, "CSV path (default: the config's output, else results/<config>.csv)");
+  run->add_option("-o,--output", overrides.output,
+                  "CSV path (default: the config's output, else results/<config>.csv)");
   run->add_option("--plugin-dir", run_args.plugin_dir, "Folder with attnbench_*.so plugins");
-  run->add_option("--backends", overrides.backends, "Only these backends (overrides the config)")->delimiter(',');
-  run->add_option("--passes", overrides.passes, "Only these passes: " + one_of(enum_names<Pass>()))->delimiter(',');
-  run->add_option("--timing-modes", overrides.timing_modes, "CUDA timing modes, of cold, batch and graph (overrides the config)")->delimiter(',');
-  run->add_option("--points", overrides.points, "Only these point ids (as --dry-run prints them)")->delimiter(',');
-  run->add_option("--calibration", run_args.calibration, "Calibration JSON for % of peak (default: results/calibration/<device>.json)");
-  run->add_flag("--dry-run", run_args.dry_run, "Print the expanded points and backends; write nothing");
+  run->add_option("--backends", overrides.backends, "Only these backends (overrides the config)")
+      ->delimiter(',');
+  run->add_option("--passes", overrides.passes, "Only these passes: " + one_of(enum_names<Pass>()))
+      ->delimiter(',');
+  run->add_option("--timing-modes", overrides.timing_modes,
+                  "CUDA timing modes, of cold, batch and graph (overrides the config)")
+      ->delimiter(',');
+  run->add_option("--points", overrides.points, "Only these point ids (as --dry-run prints them)")
+      ->delimiter(',');
+  run->add_option("--calibration", run_args.calibration,
+                  "Calibration JSON for % of peak (default: results/calibration/<device>.json)");
+  run->add_flag("--dry-run", run_args.dry_run,
+                "Print the expanded points and backends; write nothing");
   run->add_flag("--no-summary", run_args.no_summary, "Do not print the summary table");
 
   CompareArgs compare_args;
-  auto* compare = app.add_subcommand("compare", "Compare two reports, or backends inside one report");
-  compare->add_option("reports", compare_args.files, "base.csv new.csv, or one report with --baseline")->required();
-  compare->add_option("--baseline", compare_args.baseline, "Backend to compare the others against (one report)");
-  compare->add_option("--metric", compare_args.metrics, "Columns to compare (default time_ms_median)")->delimiter(',');
+  auto* compare =
+      app.add_subcommand("compare", "Compare two reports, or backends inside one report");
+  compare
+      ->add_option("reports", compare_args.files, "base.csv new.csv, or one report with --baseline")
+      ->required();
+  compare->add_option("--baseline", compare_args.baseline,
+                      "Backend to compare the others against (one report)");
+  compare
+      ->add_option("--metric", compare_args.metrics, "Columns to compare (default time_ms_median)")
+      ->delimiter(',');
   compare->add_flag("--markdown", compare_args.markdown, "Markdown tables");
-  compare->add_option("--fail-on-regression", compare_args.fail_pct,
-                      "Exit 1 if a row is worse beyond its noise band (the two rows' noise, at least 1%; none for "
-                      "counts) and by more than PCT percent")
+  compare
+      ->add_option("--fail-on-regression", compare_args.fail_pct,
+                   "Exit 1 if a row is worse beyond its noise band (the two rows' noise, at least "
+                   "1%; none for "
+                   "counts) and by more than PCT percent")
       ->check(CLI::NonNegativeNumber);
 
   std::string summary_file;
@@ -59,8 +79,10 @@ int main(int argc, char** argv) {
   summary->add_option("report", summary_file, "Report CSV")->required();
 
   std::string calibration_output;
-  auto* calibrate = app.add_subcommand("calibrate", "Measure the GPU's bf16 matmul and copy ceilings and store them");
-  calibrate->add_option("-o,--output", calibration_output, "JSON path (default: results/calibration/<device>.json)");
+  auto* calibrate = app.add_subcommand(
+      "calibrate", "Measure the GPU's bf16 matmul and copy ceilings and store them");
+  calibrate->add_option("-o,--output", calibration_output,
+                        "JSON path (default: results/calibration/<device>.json)");
 
   try {
     app.parse(argc, argv);

@@ -25,8 +25,9 @@ struct RunPlan {
 };
 
 // Throws InputError (ConfigError when a backend named in the file is missing, located at its name)
-// for an unknown pass, timing mode, point or backend. `available`: backend names the plugins provide.
-RunPlan plan_run(SweepConfig config, const RunOverrides& overrides, const std::vector<std::string>& available,
-                 bool cuda_available);
+// for an unknown pass, timing mode, point or backend. `available`: backend names the plugins
+// provide.
+RunPlan plan_run(SweepConfig config, const RunOverrides& overrides,
+                 const std::vector<std::string>& available, bool cuda_available);
 
 }  // namespace attnbench

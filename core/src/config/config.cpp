@@ -21,13 +21,16 @@ bool is_integer_axis(AxisName a) {
 }
 
 // {from: 512, to: 16384, mul: 2} or {from: 1, to: 8, step: 1}.
-std::vector<AxisValue> parse_range(const YamlReader& r, const YAML::Node& node, const std::string& key) {
+std::vector<AxisValue> parse_range(const YamlReader& r, const YAML::Node& node,
+                                   const std::string& key) {
   r.check_keys(node, key, {"from", "to", "step", "mul"});
   if (!node["from"]) r.fail(node, key + ".from", "a range needs 'from'");
   if (!node["to"]) r.fail(node, key + ".to", "a range needs 'to'");
   const int64_t from = r.integer(node["from"], key + ".from", 1);
   const int64_t to = r.integer(node["to"], key + ".to", 1);
-  if (to < from) r.fail(node["to"], key + ".to", "'to' (" + std::to_string(to) + ") is below 'from' (" + std::to_string(from) + ")");
+  if (to < from)
+    r.fail(node["to"], key + ".to",
+           "'to' (" + std::to_string(to) + ") is below 'from' (" + std::to_string(from) + ")");
   const bool has_step = static_cast<bool>(node["step"]);
   const bool has_mul = static_cast<bool>(node["mul"]);
   if (has_step == has_mul) r.fail(node, key, "a range needs exactly one of 'step' or 'mul'");
@@ -80,14 +83,22 @@ void parse_measurement(const YamlReader& r, const YAML::Node& node, MeasureSetti
                 "cpu_pass_calls", "keep_samples", "passes"});
   auto key = [&](const char* k) { return YamlReader::qualified(where, k); };
   if (node["warmup_ms"]) m.warmup_ms = r.number(node["warmup_ms"], key("warmup_ms"), 0, false);
-  if (node["min_samples"]) m.min_samples = static_cast<int>(r.integer(node["min_samples"], key("min_samples"), 1));
-  if (node["max_samples"]) m.max_samples = static_cast<int>(r.integer(node["max_samples"], key("max_samples"), 1));
+  if (node["min_samples"])
+    m.min_samples = static_cast<int>(r.integer(node["min_samples"], key("min_samples"), 1));
+  if (node["max_samples"])
+    m.max_samples = static_cast<int>(r.integer(node["max_samples"], key("max_samples"), 1));
   if (node["min_time_s"]) m.min_time_s = r.number(node["min_time_s"], key("min_time_s"), 0, false);
   if (node["max_time_s"]) m.max_time_s = r.number(node["max_time_s"], key("max_time_s"), 0, true);
-  if (node["target_rel_noise"]) m.target_rel_noise = r.number(node["target_rel_noise"], key("target_rel_noise"), 0, true);
-  if (node["batch_sample_ms"]) m.batch_sample_ms = r.number(node["batch_sample_ms"], key("batch_sample_ms"), 0, true);
-  if (node["kernel_pass_iterations"]) m.kernel_pass_iterations = static_cast<int>(r.integer(node["kernel_pass_iterations"], key("kernel_pass_iterations"), 1));
-  if (node["cpu_pass_calls"]) m.cpu_pass_calls = static_cast<int>(r.integer(node["cpu_pass_calls"], key("cpu_pass_calls"), 1));
+  if (node["target_rel_noise"])
+    m.target_rel_noise = r.number(node["target_rel_noise"], key("target_rel_noise"), 0, true);
+  if (node["batch_sample_ms"])
+    m.batch_sample_ms = r.number(node["batch_sample_ms"], key("batch_sample_ms"), 0, true);
+  if (node["kernel_pass_iterations"])
+    m.kernel_pass_iterations = static_cast<int>(
+        r.integer(node["kernel_pass_iterations"], key("kernel_pass_iterations"), 1));
+  if (node["cpu_pass_calls"])
+    m.cpu_pass_calls =
+        static_cast<int>(r.integer(node["cpu_pass_calls"], key("cpu_pass_calls"), 1));
   if (node["keep_samples"]) m.keep_samples = r.boolean(node["keep_samples"], key("keep_samples"));
   // A list setting: the shared parser, its error located at the offending item.
   auto list_setting = [&](const char* name, auto parse) {
@@ -103,7 +114,9 @@ void parse_measurement(const YamlReader& r, const YAML::Node& node, MeasureSetti
   if (node["timing_modes"]) m.timing_modes = list_setting("timing_modes", parse_timing_modes);
   if (node["passes"]) m.passes = list_setting("passes", parse_passes);
   if (m.max_samples < m.min_samples)
-    r.fail(node, key("max_samples"), "max_samples (" + std::to_string(m.max_samples) + ") is below min_samples (" + std::to_string(m.min_samples) + ")");
+    r.fail(node, key("max_samples"),
+           "max_samples (" + std::to_string(m.max_samples) + ") is below min_samples (" +
+               std::to_string(m.min_samples) + ")");
   if (m.max_time_s < m.min_time_s)
     r.fail(node, key("max_time_s"), "max_time_s is below min_time_s");
 }
@@ -126,7 +139,9 @@ void parse_sweep(const YamlReader& r, const YAML::Node& node, SweepConfig& confi
   }
   if (const YAML::Node zip = node["zip"]) {
     if (!zip.IsSequence() || zip.size() == 0)
-      r.fail(zip, "sweep.zip", "expected a non-empty list of groups, each a mapping of axes to lists of equal length");
+      r.fail(
+          zip, "sweep.zip",
+          "expected a non-empty list of groups, each a mapping of axes to lists of equal length");
     for (size_t g = 0; g < zip.size(); ++g) {
       const YAML::Node group = zip[g];
       const std::string where = "sweep.zip[" + std::to_string(g) + "]";
@@ -139,12 +154,15 @@ void parse_sweep(const YamlReader& r, const YAML::Node& node, SweepConfig& confi
         const std::string name = kv.first.as<std::string>();
         const AxisName axis = *parse_enum<AxisName>(name);
         if (seen.count(axis))
-          r.fail_at(kv.first.Mark(), where + "." + name, "axis '" + name + "' is already swept elsewhere; an axis belongs to one place");
+          r.fail_at(kv.first.Mark(), where + "." + name,
+                    "axis '" + name + "' is already swept elsewhere; an axis belongs to one place");
         seen.insert(axis);
         Axis a{axis, parse_axis_values(r, axis, kv.second, where + "." + name)};
         if (length != 0 && a.values.size() != length)
           r.fail(kv.second, where + "." + name,
-                 "has " + std::to_string(a.values.size()) + " values but the group's first axis has " + std::to_string(length) + "; zipped axes move together and need equal lengths");
+                 "has " + std::to_string(a.values.size()) +
+                     " values but the group's first axis has " + std::to_string(length) +
+                     "; zipped axes move together and need equal lengths");
         length = a.values.size();
         zg.axes.push_back(std::move(a));
       }
@@ -158,7 +176,9 @@ void parse_sweep(const YamlReader& r, const YAML::Node& node, SweepConfig& confi
   for (const auto& a : config.axes) points *= a.values.size();
   for (const auto& z : config.zips) points *= z.axes.front().values.size();
   if (points > kMaxPoints)
-    r.fail(node, "sweep", "expands to " + std::to_string(points) + " points, more than " + std::to_string(kMaxPoints));
+    r.fail(node, "sweep",
+           "expands to " + std::to_string(points) + " points, more than " +
+               std::to_string(kMaxPoints));
 }
 
 }  // namespace
@@ -173,8 +193,9 @@ SweepConfig parse_config_unguarded(const std::string& yaml_text, const std::stri
     r.fail_at(e.mark, "", "not valid YAML: " + e.msg);
   }
   if (!root || root.IsNull()) throw ConfigError(file_name, 1, 1, "", "the file is empty");
-  r.check_keys(root, "", {"name", "description", "output", "backends", "measurement", "sweep",
-                          "tolerance", "peak_tflops", "seed"});
+  r.check_keys(root, "",
+               {"name", "description", "output", "backends", "measurement", "sweep", "tolerance",
+                "peak_tflops", "seed"});
   SweepConfig config;
   config.file = file_name;
   config.tolerance = default_tolerances();
@@ -199,10 +220,12 @@ SweepConfig parse_config_unguarded(const std::string& yaml_text, const std::stri
     r.check_keys(tol, "tolerance", enum_names<DType>());
     for (const auto& kv : tol) {
       const std::string name = kv.first.as<std::string>();
-      config.tolerance[*parse_enum<DType>(name)] = r.number(kv.second, "tolerance." + name, 0, true);
+      config.tolerance[*parse_enum<DType>(name)] =
+          r.number(kv.second, "tolerance." + name, 0, true);
     }
   }
-  if (root["peak_tflops"]) config.peak_tflops = r.number(root["peak_tflops"], "peak_tflops", 0, true);
+  if (root["peak_tflops"])
+    config.peak_tflops = r.number(root["peak_tflops"], "peak_tflops", 0, true);
   if (root["seed"]) config.seed = static_cast<uint64_t>(r.integer(root["seed"], "seed", 0));
   if (!root["sweep"]) r.fail(root, "sweep", "the config needs a 'sweep' section");
   parse_sweep(r, root["sweep"], config);

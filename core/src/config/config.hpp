@@ -1,5 +1,6 @@
 // A sweep as written in YAML, validated. Parsing is strict: every problem is reported with the
-// file, line, column and key (ConfigError), and nothing is run or written before the whole file is good.
+// file, line, column and key (ConfigError), and nothing is run or written before the whole file is
+// good.
 #pragma once
 
 #include "config/settings.hpp"
@@ -34,13 +35,13 @@ struct SweepConfig {
   std::string file;
   std::string name;
   std::string description;
-  std::string output;                 // CSV path; relative paths are relative to the working directory
-  std::vector<std::string> backends;  // empty: every backend found
+  std::string output;  // CSV path; relative paths are relative to the working directory
+  std::vector<std::string> backends;               // empty: every backend found
   std::vector<std::pair<int, int>> backend_marks;  // line, column of each name, for messages
   MeasureSettings measurement;
-  std::vector<Axis> axes;             // free axes, cartesian product, in file order
+  std::vector<Axis> axes;  // free axes, cartesian product, in file order
   std::vector<ZipGroup> zips;
-  size_t zips_at = 0;                 // the zip groups stand before axes[zips_at] (where `zip:` was written)
+  size_t zips_at = 0;  // the zip groups stand before axes[zips_at] (where `zip:` was written)
   std::map<DType, double> tolerance;  // max relative error per row against the float64 reference
   std::optional<double> peak_tflops;  // overrides the calibration file
   uint64_t seed = 1234;

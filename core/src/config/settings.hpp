@@ -16,17 +16,17 @@ namespace attnbench {
 std::vector<Pass> all_passes();
 
 struct MeasureSettings {
-  double warmup_ms = 50;         // warm-up calls for at least this long (and at least 2 calls)
+  double warmup_ms = 50;  // warm-up calls for at least this long (and at least 2 calls)
   int min_samples = 10;
   int max_samples = 10000;
-  double min_time_s = 0.05;      // keep sampling at least this long
-  double max_time_s = 1.0;       // stop here even if the noise target was not met
+  double min_time_s = 0.05;  // keep sampling at least this long
+  double max_time_s = 1.0;   // stop here even if the noise target was not met
   double target_rel_noise = 0.01;
   std::vector<TimingMode> timing_modes{TimingMode::cold};  // for CUDA points
   double batch_sample_ms = 2.0;  // `batch`/`graph`: calls per sample chosen to fill this long
   int kernel_pass_iterations = 3;
   int cpu_pass_calls = 200;
-  bool keep_samples = false;     // write raw samples to <output>.samples.csv
+  bool keep_samples = false;  // write raw samples to <output>.samples.csv
   std::vector<Pass> passes = all_passes();
 
   bool wants(Pass pass) const;

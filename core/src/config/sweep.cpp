@@ -19,7 +19,8 @@ void apply(Problem& p, AxisName axis, const AxisValue& value, bool cuda_availabl
     case AxisName::causal: p.causal = std::get<bool>(value); break;
     case AxisName::device: {
       const auto& text = std::get<std::string>(value);
-      p.device = text == "auto" ? (cuda_available ? Device::cuda : Device::cpu) : *parse_enum<Device>(text);
+      p.device = text == "auto" ? (cuda_available ? Device::cuda : Device::cpu)
+                                : *parse_enum<Device>(text);
       break;
     }
   }
@@ -57,7 +58,8 @@ std::vector<Point> expand_sweep(const SweepConfig& config, bool cuda_available) 
   while (true) {
     Problem p = defaults;
     for (size_t f = 0; f < factors.size(); ++f)
-      for (const Axis* axis : factors[f].axes) apply(p, axis->name, axis->values[index[f]], cuda_available);
+      for (const Axis* axis : factors[f].axes)
+        apply(p, axis->name, axis->values[index[f]], cuda_available);
     Point point{p, point_id(p)};
     // "auto" and an explicit device can name the same point: measure it once.
     if (ids.insert(point.id).second) points.push_back(point);

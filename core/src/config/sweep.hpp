@@ -16,8 +16,9 @@ struct Point {
 };
 
 // Cartesian product of the free axes and the zip groups, in file order: the first written varies
-// slowest, the last fastest; the zip groups stand where `zip:` is written. `cuda_available` resolves device "auto". Axes left out take their defaults:
-// batch 1, heads 1, head_dim 64, dtype bf16, causal true, device auto.
+// slowest, the last fastest; the zip groups stand where `zip:` is written. `cuda_available`
+// resolves device "auto". Axes left out take their defaults: batch 1, heads 1, head_dim 64, dtype
+// bf16, causal true, device auto.
 std::vector<Point> expand_sweep(const SweepConfig& config, bool cuda_available);
 
 }  // namespace attnbench

@@ -56,13 +56,16 @@ std::string join(const std::vector<std::string>& words) {
 
 }  // namespace
 
-void YamlReader::fail(const YAML::Node& node, const std::string& key, const std::string& msg) const {
+void YamlReader::fail(const YAML::Node& node, const std::string& key,
+                      const std::string& msg) const {
   fail_at(node.Mark(), key, msg);
 }
 
-void YamlReader::fail_at(const YAML::Mark& mark, const std::string& key, const std::string& msg) const {
+void YamlReader::fail_at(const YAML::Mark& mark, const std::string& key,
+                         const std::string& msg) const {
   // yaml-cpp marks are 0-based; a node built without a source has -1.
-  throw ConfigError(file_, mark.line < 0 ? 1 : mark.line + 1, mark.column < 0 ? 1 : mark.column + 1, key, msg);
+  throw ConfigError(file_, mark.line < 0 ? 1 : mark.line + 1, mark.column < 0 ? 1 : mark.column + 1,
+                    key, msg);
 }
 
 void YamlReader::check_keys(const YAML::Node& map, const std::string& where,
@@ -86,7 +89,8 @@ std::string YamlReader::scalar(const YAML::Node& node, const std::string& key) c
   return node.Scalar();
 }
 
-int64_t YamlReader::integer(const YAML::Node& node, const std::string& key, int64_t min_value) const {
+int64_t YamlReader::integer(const YAML::Node& node, const std::string& key,
+                            int64_t min_value) const {
   const std::string text = scalar(node, key);
   int64_t value = 0;
   try {
@@ -96,11 +100,13 @@ int64_t YamlReader::integer(const YAML::Node& node, const std::string& key, int6
   } catch (const std::exception&) {
     fail(node, key, "expected an integer, got '" + text + "'");
   }
-  if (value < min_value) fail(node, key, "must be at least " + std::to_string(min_value) + ", got " + text);
+  if (value < min_value)
+    fail(node, key, "must be at least " + std::to_string(min_value) + ", got " + text);
   return value;
 }
 
-double YamlReader::number(const YAML::Node& node, const std::string& key, double min_value, bool exclusive_min) const {
+double YamlReader::number(const YAML::Node& node, const std::string& key, double min_value,
+                          bool exclusive_min) const {
   const std::string text = scalar(node, key);
   double value = 0;
   try {
@@ -112,7 +118,8 @@ double YamlReader::number(const YAML::Node& node, const std::string& key, double
   }
   if (!(value > min_value || (!exclusive_min && value == min_value)))
     fail(node, key,
-         std::string("must be ") + (exclusive_min ? "greater than " : "at least ") + trim_number(min_value) + ", got " + text);
+         std::string("must be ") + (exclusive_min ? "greater than " : "at least ") +
+             trim_number(min_value) + ", got " + text);
   return value;
 }
 

@@ -53,8 +53,9 @@ OpCounts count_aten_ops(const std::function<void()>& call) {
   OpCounts counts;
   t_counts = &counts;
   t_depth = 0;
-  const auto handle = at::addThreadLocalCallback(
-      at::RecordFunctionCallback(on_enter, on_exit).scopes({at::RecordScope::FUNCTION}).needsInputs(true));
+  const auto handle = at::addThreadLocalCallback(at::RecordFunctionCallback(on_enter, on_exit)
+                                                     .scopes({at::RecordScope::FUNCTION})
+                                                     .needsInputs(true));
   try {
     call();
   } catch (...) {

@@ -1,5 +1,6 @@
 // What each measurement pass returns: typed, LibTorch-free, so that records/ can build rows from
-// them in tests without a GPU. A pass that throws becomes a PassFailure and stops the passes after it.
+// them in tests without a GPU. A pass that throws becomes a PassFailure and stops the passes after
+// it.
 #pragma once
 
 #include "base/enums.hpp"
@@ -60,7 +61,7 @@ struct KernelsResult {
   double kernels_per_call = 0, memcpy_per_call = 0, memset_per_call = 0;
   std::vector<KernelRow> kernels;  // point_id, backend and run left to the row assembly
   bool same_every_call = true;
-  std::string difference;          // when not: what differed
+  std::string difference;  // when not: what differed
 };
 
 // Everything the passes of one (point, backend) produced; a pass that did not run stays empty.

@@ -52,7 +52,8 @@ std::optional<PassFailure> attempt(const std::string& name, const HostInfo& host
   }
 }
 
-void run_passes(PassContext& ctx, uint64_t seed, std::unique_ptr<CudaTimer>& timer, PassResults& r) {
+void run_passes(PassContext& ctx, uint64_t seed, std::unique_ptr<CudaTimer>& timer,
+                PassResults& r) {
   const MeasureSettings& m = ctx.settings;
   if ((r.refused = attempt("first call", ctx.host, [&] { first_call_pass(ctx, seed); }))) return;
   auto pass = [&](bool wanted, const char* name, auto&& body) {
@@ -60,21 +61,27 @@ void run_passes(PassContext& ctx, uint64_t seed, std::unique_ptr<CudaTimer>& tim
   };
   pass(m.wants(Pass::correctness), "correctness", [&] { r.correctness = correctness_pass(ctx); });
   pass(true, "warm-up", [&] { r.warmup = warmup_pass(ctx); });
-  if (!r.failure && m.wants(Pass::timing) && ctx.on_cuda() && !timer)  // once, at the first CUDA point
-    r.failure = attempt("timing set-up", ctx.host, [&] { timer = std::make_unique<CudaTimer>(ctx.host.cuda_device, ctx.host.l2_cache_bytes); });
+  if (!r.failure && m.wants(Pass::timing) && ctx.on_cuda() &&
+      !timer)  // once, at the first CUDA point
+    r.failure = attempt("timing set-up", ctx.host, [&] {
+      timer = std::make_unique<CudaTimer>(ctx.host.cuda_device, ctx.host.l2_cache_bytes);
+    });
   ctx.timer = timer.get();
   if (!r.failure && m.wants(Pass::timing)) {
-    const std::vector<TimingMode> modes = ctx.on_cuda() ? m.timing_modes : std::vector<TimingMode>{TimingMode::wall};
+    const std::vector<TimingMode> modes =
+        ctx.on_cuda() ? m.timing_modes : std::vector<TimingMode>{TimingMode::wall};
     const int calls = calls_per_sample(m.batch_sample_ms, r.warmup->est_call_ms);
     for (TimingMode mode : modes) {
       TimedMode& timed = r.timing.emplace_back(TimedMode{mode, std::nullopt, std::nullopt});
-      timed.failure = attempt(to_string(mode), ctx.host, [&] { timed.result = timing_pass(ctx, mode, calls); });
+      timed.failure =
+          attempt(to_string(mode), ctx.host, [&] { timed.result = timing_pass(ctx, mode, calls); });
     }
   }
   pass(m.wants(Pass::cpu), "cpu", [&] { r.cpu = cpu_pass(ctx); });
   pass(m.wants(Pass::memory) && ctx.on_cuda(), "memory", [&] { r.memory = memory_pass(ctx); });
   pass(m.wants(Pass::ops), "ops", [&] { r.ops = ops_pass(ctx); });
-  pass(m.wants(Pass::kernels) && ctx.on_cuda() && cupti_available(), "kernels", [&] { r.kernels = kernels_pass(ctx); });
+  pass(m.wants(Pass::kernels) && ctx.on_cuda() && cupti_available(), "kernels",
+       [&] { r.kernels = kernels_pass(ctx); });
 }
 
 }  // namespace
@@ -91,9 +98,12 @@ Runner::~Runner() = default;
 BackendRecords Runner::measure(const Point& point, const LoadedBackend& loaded) {
   const Problem& problem = point.problem;
   const MeasureSettings& m = options_.measurement;
-  RowSetup setup{point.id, loaded.name, problem, options_.info, {}, std::nullopt, options_.peak_tflops, m.keep_samples};
-  setup.modes = problem.device == Device::cuda ? m.timing_modes : std::vector<TimingMode>{TimingMode::wall};
-  if (auto it = options_.tolerance.find(problem.dtype); it != options_.tolerance.end()) setup.tolerance = it->second;
+  RowSetup setup{point.id,     loaded.name,          problem,       options_.info, {},
+                 std::nullopt, options_.peak_tflops, m.keep_samples};
+  setup.modes =
+      problem.device == Device::cuda ? m.timing_modes : std::vector<TimingMode>{TimingMode::wall};
+  if (auto it = options_.tolerance.find(problem.dtype); it != options_.tolerance.end())
+    setup.tolerance = it->second;
 
   PassResults results;
   if (problem.device == Device::cuda && !host_.cuda_available) {

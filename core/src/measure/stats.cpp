@@ -19,14 +19,17 @@ double quantile_sorted(const std::vector<double>& sorted, double q) {
 }
 
 // Two robust estimates of the standard deviation, the larger one: MAD alone is 0 whenever half the
-// samples are equal (coarse clocks, few samples), the interquartile range alone misses a narrow core.
+// samples are equal (coarse clocks, few samples), the interquartile range alone misses a narrow
+// core.
 double relative_noise(std::vector<double> samples) {
   using boost::math::statistics::median;
   std::sort(samples.begin(), samples.end());
   const double center = quantile_sorted(samples, 0.5);
   if (center == 0) return 0;
-  const double iqr_sigma = (quantile_sorted(samples, 0.75) - quantile_sorted(samples, 0.25)) / 1.349;
-  // Not boost's median_absolute_deviation: in Boost 1.74 it ignores the center (returns median |x|).
+  const double iqr_sigma =
+      (quantile_sorted(samples, 0.75) - quantile_sorted(samples, 0.25)) / 1.349;
+  // Not boost's median_absolute_deviation: in Boost 1.74 it ignores the center (returns median
+  // |x|).
   for (double& x : samples) x = std::abs(x - center);
   const double mad_sigma = 1.4826 * median(samples);
   return std::max(mad_sigma, iqr_sigma) / std::abs(center);
@@ -51,7 +54,8 @@ double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-SampleRun sample_until_stable(const MeasureSettings& settings, const std::function<double()>& sample,
+SampleRun sample_until_stable(const MeasureSettings& settings,
+                              const std::function<double()>& sample,
                               const std::function<double()>& now_s) {
   const double start = now_s();
   SampleRun run;
@@ -60,8 +64,10 @@ SampleRun sample_until_stable(const MeasureSettings& settings, const std::functi
     run.samples.push_back(sample());
     run.elapsed_s = now_s() - start;
     const size_t n = run.samples.size();
-    if (n >= static_cast<size_t>(settings.max_samples) || run.elapsed_s >= settings.max_time_s) break;
-    if (n < static_cast<size_t>(settings.min_samples) || run.elapsed_s < settings.min_time_s) continue;
+    if (n >= static_cast<size_t>(settings.max_samples) || run.elapsed_s >= settings.max_time_s)
+      break;
+    if (n < static_cast<size_t>(settings.min_samples) || run.elapsed_s < settings.min_time_s)
+      continue;
     if (n >= next_check) {
       // Checking costs a sort; do it after every ~10% more samples.
       next_check = n + std::max<size_t>(1, n / 10);
@@ -76,7 +82,8 @@ SampleRun sample_until_stable(const MeasureSettings& settings, const std::functi
 }
 
 int calls_per_sample(double batch_sample_ms, double est_call_ms) {
-  return static_cast<int>(std::clamp(std::ceil(batch_sample_ms / std::max(est_call_ms, 1e-3)), 1.0, 10000.0));
+  return static_cast<int>(
+      std::clamp(std::ceil(batch_sample_ms / std::max(est_call_ms, 1e-3)), 1.0, 10000.0));
 }
 
 }  // namespace attnbench

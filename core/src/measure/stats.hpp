@@ -14,7 +14,8 @@ struct Summary {
   double p10 = 0;
   double p90 = 0;
   double rel_spread = 0;  // (p90 - p10) / median
-  double rel_noise = 0;   // max(1.4826 * MAD, IQR / 1.349) / median: a robust relative standard deviation
+  double rel_noise =
+      0;  // max(1.4826 * MAD, IQR / 1.349) / median: a robust relative standard deviation
 };
 
 Summary summarize(std::vector<double> samples);
@@ -29,12 +30,14 @@ struct SampleRun {
 double steady_seconds();
 
 // Calls `sample` (returning one measurement) until at least min_samples and min_time_s are done and
-// the relative noise is at or below the target, or until max_samples or max_time_s. Time is read from
-// `now_s` (seconds), which tests replace with a clock they control.
-SampleRun sample_until_stable(const MeasureSettings& settings, const std::function<double()>& sample,
+// the relative noise is at or below the target, or until max_samples or max_time_s. Time is read
+// from `now_s` (seconds), which tests replace with a clock they control.
+SampleRun sample_until_stable(const MeasureSettings& settings,
+                              const std::function<double()>& sample,
                               const std::function<double()>& now_s = steady_seconds);
 
-// `batch` and `graph`: calls per sample so that one sample lasts about `batch_sample_ms` (1 to 10000).
+// `batch` and `graph`: calls per sample so that one sample lasts about `batch_sample_ms` (1 to
+// 10000).
 int calls_per_sample(double batch_sample_ms, double est_call_ms);
 
 }  // namespace attnbench

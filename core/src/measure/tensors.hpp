@@ -25,7 +25,8 @@ InputTensors make_inputs(const Problem& problem, uint64_t seed);
 
 // Largest per-row relative error ||out - ref|| / ||ref|| of `out` against attention computed in
 // float64 on a slice: the first and last batch entry and head, and up to 64 query rows spread over
-// the sequence (rows are independent, so this stays cheap at any size). NaN if anything is not finite.
+// the sequence (rows are independent, so this stays cheap at any size). NaN if anything is not
+// finite.
 double max_row_rel_error(const InputTensors& inputs, const at::Tensor& out);
 
 }  // namespace attnbench

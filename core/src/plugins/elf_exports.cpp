@@ -34,12 +34,14 @@ class Reader {
 
 std::vector<Elf64_Shdr> section_headers(Reader& r) {
   const auto header = r.at<Elf64_Ehdr>(0);
-  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0) throw std::runtime_error("not an ELF file");
+  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0)
+    throw std::runtime_error("not an ELF file");
   if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB)
     throw std::runtime_error("not a 64-bit little-endian ELF file");
   if (header.e_type != ET_DYN) throw std::runtime_error("not a shared library");
   std::vector<Elf64_Shdr> out(header.e_shnum);
-  for (size_t i = 0; i < out.size(); ++i) out[i] = r.at<Elf64_Shdr>(header.e_shoff + i * header.e_shentsize);
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = r.at<Elf64_Shdr>(header.e_shoff + i * header.e_shentsize);
   return out;
 }
 
@@ -56,8 +58,12 @@ ElfExports::ElfExports(const std::filesystem::path& file) : file_(file) {
     for (uint64_t i = 0; i < s.sh_size / s.sh_entsize; ++i) {
       const auto sym = r.at<Elf64_Sym>(s.sh_offset + i * s.sh_entsize);
       const int binding = ELF64_ST_BIND(sym.st_info);
-      if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= sections.size() || sym.st_name >= strings.sh_size) continue;
-      if ((binding != STB_GLOBAL && binding != STB_WEAK) || ELF64_ST_VISIBILITY(sym.st_other) == STV_HIDDEN) continue;
+      if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= sections.size() ||
+          sym.st_name >= strings.sh_size)
+        continue;
+      if ((binding != STB_GLOBAL && binding != STB_WEAK) ||
+          ELF64_ST_VISIBILITY(sym.st_other) == STV_HIDDEN)
+        continue;
       symbols_[&names[sym.st_name]] = Symbol{sym.st_value, sym.st_size, sym.st_shndx};
     }
   }

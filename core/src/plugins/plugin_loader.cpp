@@ -41,16 +41,20 @@ LoadedBackend load_plugin(const std::filesystem::path& file) {
   } catch (const std::exception& e) {
     throw std::runtime_error("cannot load the library: " + std::string(e.what()));
   }
-  if (!abi) throw std::runtime_error("not an attnbench plugin: it exports no '" + std::string(kAbiSymbol) + "'");
+  if (!abi)
+    throw std::runtime_error("not an attnbench plugin: it exports no '" + std::string(kAbiSymbol) +
+                             "'");
   if (*abi != kPluginAbiVersion)
-    throw std::runtime_error("plugin ABI version " + std::to_string(*abi) + ", this attnbench needs " +
-                             std::to_string(kPluginAbiVersion) + "; rebuild the plugin against this attnbench");
+    throw std::runtime_error("plugin ABI version " + std::to_string(*abi) +
+                             ", this attnbench needs " + std::to_string(kPluginAbiVersion) +
+                             "; rebuild the plugin against this attnbench");
   if (!has_factory)
     throw std::runtime_error("no factory: the plugin exports no '" + std::string(kFactorySymbol) +
                              "' (use ATTNBENCH_PLUGIN(YourBackend))");
   std::shared_ptr<dll::shared_library> lib;
   try {
-    lib = std::make_shared<dll::shared_library>(file, dll::load_mode::rtld_now | dll::load_mode::rtld_local);
+    lib = std::make_shared<dll::shared_library>(
+        file, dll::load_mode::rtld_now | dll::load_mode::rtld_local);
   } catch (const std::exception& e) {
     throw std::runtime_error("cannot load the library: " + std::string(e.what()));
   }
@@ -93,7 +97,8 @@ PluginSet load_plugins(const std::filesystem::path& dir) {
     try {
       LoadedBackend b = load_plugin(file);
       if (const LoadedBackend* twin = set.find(b.name)) {
-        set.failures.push_back({file.string(), "duplicate backend name '" + b.name + "', already loaded from " + twin->file});
+        set.failures.push_back({file.string(), "duplicate backend name '" + b.name +
+                                                   "', already loaded from " + twin->file});
         continue;
       }
       set.backends.push_back(std::move(b));

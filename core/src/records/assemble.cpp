@@ -29,8 +29,8 @@ void apply_correctness(Row& row, const CorrectnessResult& c) {
   } else if (row.tolerance && c.rel_err > *row.tolerance) {
     row.status = Status::wrong;
     char buf[128];
-    std::snprintf(buf, sizeof buf, "max row relative error %.3g above the %s tolerance %.3g", c.rel_err,
-                  to_string(row.problem.dtype).c_str(), *row.tolerance);
+    std::snprintf(buf, sizeof buf, "max row relative error %.3g above the %s tolerance %.3g",
+                  c.rel_err, to_string(row.problem.dtype).c_str(), *row.tolerance);
     row.reason = buf;
   }
 }
@@ -69,11 +69,14 @@ BackendRecords assemble_records(const RowSetup& setup, const PassResults& r) {
   }
 
   if (r.correctness) apply_correctness(base, *r.correctness);
-  if (r.cpu) base.cpu_us_median = r.cpu->us.median, base.cpu_us_p10 = r.cpu->us.p10, base.cpu_us_p90 = r.cpu->us.p90;
+  if (r.cpu)
+    base.cpu_us_median = r.cpu->us.median, base.cpu_us_p10 = r.cpu->us.p10,
+    base.cpu_us_p90 = r.cpu->us.p90;
   if (r.memory) base.peak_mem_mib = r.memory->peak_extra_mib;
   if (r.ops) {
     base.aten_ops_per_call = static_cast<int64_t>(r.ops->top_level.size());
-    for (const auto& name : r.ops->top_level) base.aten_ops += (base.aten_ops.empty() ? "" : " ") + name;
+    for (const auto& name : r.ops->top_level)
+      base.aten_ops += (base.aten_ops.empty() ? "" : " ") + name;
     base.aten_ops_nested_per_call = r.ops->nested;
     base.aten_copies_per_call = r.ops->copies;
   }

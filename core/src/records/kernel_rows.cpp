@@ -21,14 +21,16 @@ KernelsResult kernel_records(const GpuTrace& trace, const OccupancyFn& occupancy
   const double calls = trace.iterations;
   KernelsResult records;
   int kernels = 0, memcpys = 0, memsets = 0;
-  std::map<std::string, std::vector<const GpuActivity*>> groups;  // same activity, same launch shape
+  std::map<std::string, std::vector<const GpuActivity*>>
+      groups;  // same activity, same launch shape
   for (const auto& a : trace.activities) {
     switch (a.kind) {
       case ActivityKind::kernel: ++kernels; break;
       case ActivityKind::memcpy: ++memcpys; break;
       case ActivityKind::memset: ++memsets; break;
     }
-    groups[to_string(a.kind) + "|" + a.name + "|" + triple(a.grid) + "|" + triple(a.block)].push_back(&a);
+    groups[to_string(a.kind) + "|" + a.name + "|" + triple(a.grid) + "|" + triple(a.block)]
+        .push_back(&a);
   }
   records.kernels_per_call = kernels / calls;
   records.memcpy_per_call = memcpys / calls;

@@ -36,21 +36,24 @@ struct Row {
   std::optional<int64_t> calls_per_sample;
   std::optional<double> cpu_us_median, cpu_us_p10, cpu_us_p90;
   std::optional<int64_t> aten_ops_per_call;         // top-level ATen ops, views not counted
-  std::string aten_ops;                              // their names, in call order
+  std::string aten_ops;                             // their names, in call order
   std::optional<int64_t> aten_ops_nested_per_call;  // every ATen op, at any depth
-  std::optional<int64_t> aten_copies_per_call;      // aten::copy_ of data (not of a wrapped scalar), any depth
+  std::optional<int64_t>
+      aten_copies_per_call;  // aten::copy_ of data (not of a wrapped scalar), any depth
   std::optional<double> kernels_per_call, memcpy_per_call, memset_per_call;
-  std::optional<double> peak_mem_mib;               // device memory above inputs and output
+  std::optional<double> peak_mem_mib;  // device memory above inputs and output
   std::optional<double> rel_err, tolerance;
   std::optional<double> gflop, tflops, pct_of_peak;
-  std::string flags;  // ';'-separated notes: noise_target_missed, kernel_set_varies, above_peak, ...
+  std::string
+      flags;  // ';'-separated notes: noise_target_missed, kernel_set_varies, above_peak, ...
 
   RunInfo run;
 
   void add_flag(const std::string& flag) { flags += (flags.empty() ? "" : ";") + flag; }
 };
 
-// One row per (point, backend, kernel) in the kernel CSV; joins the main CSV on (point_id, backend).
+// One row per (point, backend, kernel) in the kernel CSV; joins the main CSV on (point_id,
+// backend).
 struct KernelRow {
   std::string point_id;
   std::string backend;

@@ -69,8 +69,8 @@ struct Pairing {
   size_t base_row, candidate_row;
 };
 
-ComparedRow judge(const CsvTable& bt, size_t br, const CsvTable& ct, size_t cr, const Metric& metric,
-                  const CompareOptions& options) {
+ComparedRow judge(const CsvTable& bt, size_t br, const CsvTable& ct, size_t cr,
+                  const Metric& metric, const CompareOptions& options) {
   ComparedRow row;
   row.point_id = ct.at(cr, "point_id");
   row.backend = ct.at(cr, "backend");
@@ -79,7 +79,8 @@ ComparedRow judge(const CsvTable& bt, size_t br, const CsvTable& ct, size_t cr, 
   row.candidate_status = ct.at(cr, "status");
   row.base = value(bt, br, metric.name);
   row.candidate = value(ct, cr, metric.name);
-  if (row.base_status != "ok" || row.candidate_status != "ok" || !row.base || !row.candidate) return row;
+  if (row.base_status != "ok" || row.candidate_status != "ok" || !row.base || !row.candidate)
+    return row;
   if (*row.base == *row.candidate) {
     row.verdict = Verdict::same;
     return row;
@@ -94,7 +95,8 @@ ComparedRow judge(const CsvTable& bt, size_t br, const CsvTable& ct, size_t cr, 
   }
   const bool worse = metric.higher_is_better ? change < 0 : change > 0;
   row.verdict = worse ? Verdict::worse : Verdict::better;
-  row.regression = worse && options.fail_on_regression_pct && std::abs(change) * 100 > *options.fail_on_regression_pct;
+  row.regression = worse && options.fail_on_regression_pct &&
+                   std::abs(change) * 100 > *options.fail_on_regression_pct;
   return row;
 }
 
@@ -116,14 +118,16 @@ Comparison compare_pairs(const std::vector<Pairing>& pairs, const CsvTable& bt, 
       c.regressions += row.regression;
       mc.rows.push_back(std::move(row));
     }
-    for (const auto& [backend, acc] : log_sum) mc.geomeans.push_back({backend, std::exp(acc.first / acc.second), acc.second});
+    for (const auto& [backend, acc] : log_sum)
+      mc.geomeans.push_back({backend, std::exp(acc.first / acc.second), acc.second});
     c.metrics.push_back(std::move(mc));
   }
   return c;
 }
 
 std::string key(const CsvTable& t, size_t r, bool with_backend) {
-  return t.at(r, "point_id") + "|" + (with_backend ? t.at(r, "backend") + "|" : "") + t.at(r, "timing_mode");
+  return t.at(r, "point_id") + "|" + (with_backend ? t.at(r, "backend") + "|" : "") +
+         t.at(r, "timing_mode");
 }
 
 }  // namespace
@@ -136,16 +140,19 @@ void check_report(const CsvTable& table, const std::vector<std::string>& metrics
       throw InputError(table.path + ": schema version '" + table.rows[r][static_cast<size_t>(c)] +
                        "', this attnbench reads version " + std::to_string(kCsvSchemaVersion));
   for (const char* needed : {"point_id", "backend", "timing_mode", "status"})
-    if (table.column(needed) < 0) throw InputError(table.path + ": no column '" + std::string(needed) + "'");
+    if (table.column(needed) < 0)
+      throw InputError(table.path + ": no column '" + std::string(needed) + "'");
   for (const auto& m : metrics) {
     const Metric& metric = find_metric(m);
-    for (const std::string& column : {metric.name, metric.noise_column, metric.p10_column, metric.p90_column})
+    for (const std::string& column :
+         {metric.name, metric.noise_column, metric.p10_column, metric.p90_column})
       if (!column.empty() && table.column(column) < 0)
         throw InputError(table.path + ": no column '" + column + "' to compare " + metric.name);
   }
 }
 
-Comparison compare_reports(const CsvTable& base, const CsvTable& candidate, const CompareOptions& options) {
+Comparison compare_reports(const CsvTable& base, const CsvTable& candidate,
+                           const CompareOptions& options) {
   check_report(base, options.metrics);
   check_report(candidate, options.metrics);
   std::map<std::string, size_t> base_rows;
@@ -177,7 +184,8 @@ Comparison compare_backends(const CsvTable& table, const CompareOptions& options
   std::map<std::string, size_t> base_rows;
   for (size_t r = 0; r < table.rows.size(); ++r)
     if (table.at(r, "backend") == baseline) base_rows[key(table, r, false)] = r;
-  if (base_rows.empty()) throw InputError(table.path + ": no rows for the baseline backend '" + baseline + "'");
+  if (base_rows.empty())
+    throw InputError(table.path + ": no rows for the baseline backend '" + baseline + "'");
   std::vector<Pairing> pairs;
   for (size_t r = 0; r < table.rows.size(); ++r) {
     if (table.at(r, "backend") == baseline) continue;

@@ -16,7 +16,7 @@ namespace attnbench {
 struct Metric {
   std::string name;
   bool higher_is_better = false;
-  std::string noise_column;           // a relative standard deviation per row (time_rel_noise), or
+  std::string noise_column;            // a relative standard deviation per row (time_rel_noise), or
   std::string p10_column, p90_column;  // the spread of its quantiles; all empty: deterministic
   bool deterministic() const { return noise_column.empty() && p10_column.empty(); }
 };
@@ -32,12 +32,14 @@ struct CompareOptions {
 };
 
 struct ComparedRow {
-  std::string point_id, backend, timing_mode;  // backend: the candidate's (one file: not the baseline)
+  std::string point_id, backend,
+      timing_mode;  // backend: the candidate's (one file: not the baseline)
   std::string base_status, candidate_status;
-  std::optional<double> base, candidate;       // the metric's values, when measured
+  std::optional<double> base, candidate;  // the metric's values, when measured
   Verdict verdict = Verdict::not_comparable;
-  double ratio = 1;       // candidate / base, when comparable
-  double band = 0;        // relative change inside which a noisy metric is "within noise"; 0: deterministic
+  double ratio = 1;  // candidate / base, when comparable
+  double band =
+      0;  // relative change inside which a noisy metric is "within noise"; 0: deterministic
   bool regression = false;  // worse, beyond the band, and by more than fail_on_regression_pct
 };
 
@@ -64,14 +66,16 @@ struct Comparison {
 };
 
 // Two reports: rows joined on (point_id, backend, timing_mode).
-Comparison compare_reports(const CsvTable& base, const CsvTable& candidate, const CompareOptions& options);
+Comparison compare_reports(const CsvTable& base, const CsvTable& candidate,
+                           const CompareOptions& options);
 // One report: every backend against options.baseline_backend at the same (point_id, timing_mode).
 Comparison compare_backends(const CsvTable& report, const CompareOptions& options);
 
 // The renderer (compare_print.cpp): text or markdown tables of a Comparison; it computes nothing.
 void print_comparison(const Comparison& comparison, std::ostream& out, bool markdown);
 
-// Throws InputError unless the table carries this attnbench's schema version and the needed columns.
+// Throws InputError unless the table carries this attnbench's schema version and the needed
+// columns.
 void check_report(const CsvTable& table, const std::vector<std::string>& metrics);
 
 }  // namespace attnbench

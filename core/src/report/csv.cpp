@@ -10,7 +10,8 @@ namespace attnbench {
 
 std::string format_number(double value) {
   char buf[64];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);  // shortest that reads back exactly
+  const auto [end, ec] =
+      std::to_chars(buf, buf + sizeof buf, value);  // shortest that reads back exactly
   if (ec != std::errc()) throw std::logic_error("cannot format a number for the CSV");
   return std::string(buf, end);
 }
@@ -36,7 +37,8 @@ CsvWriter::CsvWriter(const std::string& path, const std::vector<std::string>& he
 }
 
 void CsvWriter::write(const std::vector<std::string>& fields) {
-  if (fields.size() != width_) throw std::logic_error("CSV row width differs from its header: " + path_);
+  if (fields.size() != width_)
+    throw std::logic_error("CSV row width differs from its header: " + path_);
   std::string line;
   for (size_t i = 0; i < fields.size(); ++i) line += (i ? "," : "") + csv_escape(fields[i]);
   out_ << line << '\n';
@@ -98,7 +100,8 @@ CsvTable parse_csv(const std::string& text, const std::string& path) {
     switch (c) {
       case '"':
         if (field_started || !field.empty())
-          throw InputError(path + ":" + std::to_string(line) + ": a quote inside an unquoted field");
+          throw InputError(path + ":" + std::to_string(line) +
+                           ": a quote inside an unquoted field");
         in_quotes = true;
         field_started = true;
         break;
@@ -108,19 +111,19 @@ CsvTable parse_csv(const std::string& text, const std::string& path) {
         ++line;
         end_record();
         break;
-      default:
-        field += c;
-        field_started = true;
+      default: field += c; field_started = true;
     }
   }
-  if (in_quotes) throw InputError(path + ":" + std::to_string(record_line) + ": a quoted field is never closed");
+  if (in_quotes)
+    throw InputError(path + ":" + std::to_string(record_line) + ": a quoted field is never closed");
   if (field_started || !field.empty() || !record.empty()) end_record();
   if (records.empty()) throw InputError(path + ": the file is empty, expected a header line");
   table.header = records.front();
   for (size_t r = 1; r < records.size(); ++r) {
     if (records[r].size() != table.header.size())
-      throw InputError(path + ":" + std::to_string(record_lines[r]) + ": row has " + std::to_string(records[r].size()) +
-                       " fields, the header has " + std::to_string(table.header.size()));
+      throw InputError(path + ":" + std::to_string(record_lines[r]) + ": row has " +
+                       std::to_string(records[r].size()) + " fields, the header has " +
+                       std::to_string(table.header.size()));
     table.rows.push_back(std::move(records[r]));
   }
   return table;

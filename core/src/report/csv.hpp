@@ -1,5 +1,6 @@
 // CSV in RFC 4180 form: every field quoted when it needs to be, rows flushed as written so a killed
-// run keeps what it finished. The reader handles quotes, doubled quotes, commas and newlines in fields.
+// run keeps what it finished. The reader handles quotes, doubled quotes, commas and newlines in
+// fields.
 #pragma once
 
 #include <fstream>
@@ -33,7 +34,8 @@ struct CsvTable {
   std::vector<std::vector<std::string>> rows;
 
   int column(const std::string& name) const;  // -1 when absent
-  const std::string& at(size_t row, const std::string& name) const;  // throws InputError when absent
+  const std::string& at(size_t row,
+                        const std::string& name) const;  // throws InputError when absent
 };
 
 CsvTable parse_csv(const std::string& text, const std::string& path);

@@ -1,17 +1,22 @@
 #include "report/progress.hpp"
 
-#include <cstdio>
 #include <unistd.h>
+#include <cstdio>
 
 namespace attnbench {
 
 Progress::Progress(size_t total, std::ostream& out, bool interactive)
-    : total_(total), out_(out), interactive_(interactive), start_(std::chrono::steady_clock::now()) {}
+    : total_(total),
+      out_(out),
+      interactive_(interactive),
+      start_(std::chrono::steady_clock::now()) {}
 
 std::string Progress::eta() const {
   if (done_ == 0) return "ETA --:--";
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  const long left = static_cast<long>(elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_) + 0.5);
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const long left = static_cast<long>(
+      elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_) + 0.5);
   char buf[32];
   std::snprintf(buf, sizeof buf, "ETA %ld:%02ld", left / 60, left % 60);
   return buf;

@@ -12,8 +12,10 @@ std::string sibling(const std::string& csv, const std::string& suffix) {
 }
 
 ReportWriter::ReportWriter(const std::string& output_csv, bool keep_samples)
-    : rows_(output_csv, row_header()), kernels_(sibling(output_csv, ".kernels.csv"), kernel_row_header()) {
-  if (keep_samples) samples_ = std::make_unique<CsvWriter>(sibling(output_csv, ".samples.csv"), sample_header());
+    : rows_(output_csv, row_header()),
+      kernels_(sibling(output_csv, ".kernels.csv"), kernel_row_header()) {
+  if (keep_samples)
+    samples_ = std::make_unique<CsvWriter>(sibling(output_csv, ".samples.csv"), sample_header());
 }
 
 void ReportWriter::write(const BackendRecords& records) {
@@ -22,7 +24,8 @@ void ReportWriter::write(const BackendRecords& records) {
   if (!samples_) return;
   for (const SampleSeries& series : records.samples)
     for (size_t i = 0; i < series.time_ms.size(); ++i)
-      samples_->write(sample_fields(records.point_id, records.backend, series.mode, i, series.time_ms[i]));
+      samples_->write(
+          sample_fields(records.point_id, records.backend, series.mode, i, series.time_ms[i]));
 }
 
 }  // namespace attnbench

@@ -74,14 +74,17 @@ const std::vector<Column<KernelRow>>& kernel_schema() {
       {"backend", [](const KernelRow& r) { return r.backend; }},
       {"kind", [](const KernelRow& r) { return to_string(r.kind); }},
       {"name", [](const KernelRow& r) { return r.name; }},
-      {"launches_per_call", [](const KernelRow& r) { return num(std::optional<double>(r.launches_per_call)); }},
-      {"duration_us_mean", [](const KernelRow& r) { return num(std::optional<double>(r.duration_us_mean)); }},
+      {"launches_per_call",
+       [](const KernelRow& r) { return num(std::optional<double>(r.launches_per_call)); }},
+      {"duration_us_mean",
+       [](const KernelRow& r) { return num(std::optional<double>(r.duration_us_mean)); }},
       {"grid", [](const KernelRow& r) { return r.grid; }},
       {"block", [](const KernelRow& r) { return r.block; }},
       {"registers_per_thread", [](const KernelRow& r) { return num(r.registers_per_thread); }},
       {"static_smem_bytes", [](const KernelRow& r) { return num(r.static_smem_bytes); }},
       {"dynamic_smem_bytes", [](const KernelRow& r) { return num(r.dynamic_smem_bytes); }},
-      {"theoretical_occupancy_pct", [](const KernelRow& r) { return num(r.theoretical_occupancy_pct); }},
+      {"theoretical_occupancy_pct",
+       [](const KernelRow& r) { return num(r.theoretical_occupancy_pct); }},
       {"bytes", [](const KernelRow& r) { return num(r.bytes); }},
       {"device_name", [](const KernelRow& r) { return r.run.device_name; }},
       {"git_sha", [](const KernelRow& r) { return r.run.git_sha; }},
@@ -109,12 +112,16 @@ std::vector<std::string> fields_of(const std::vector<Column<R>>& schema, const R
 std::vector<std::string> row_header() { return header_of(row_schema()); }
 std::vector<std::string> row_fields(const Row& row) { return fields_of(row_schema(), row); }
 std::vector<std::string> kernel_row_header() { return header_of(kernel_schema()); }
-std::vector<std::string> kernel_row_fields(const KernelRow& row) { return fields_of(kernel_schema(), row); }
+std::vector<std::string> kernel_row_fields(const KernelRow& row) {
+  return fields_of(kernel_schema(), row);
+}
 
-std::vector<std::string> sample_header() { return {"point_id", "backend", "timing_mode", "sample", "time_ms"}; }
+std::vector<std::string> sample_header() {
+  return {"point_id", "backend", "timing_mode", "sample", "time_ms"};
+}
 
-std::vector<std::string> sample_fields(const std::string& point_id, const std::string& backend, TimingMode mode,
-                                       size_t index, double time_ms) {
+std::vector<std::string> sample_fields(const std::string& point_id, const std::string& backend,
+                                       TimingMode mode, size_t index, double time_ms) {
   return {point_id, backend, to_string(mode), std::to_string(index), format_number(time_ms)};
 }
 

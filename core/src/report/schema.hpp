@@ -23,7 +23,7 @@ std::vector<std::string> kernel_row_fields(const KernelRow& row);
 
 // <output>.samples.csv: one row per raw timing sample.
 std::vector<std::string> sample_header();
-std::vector<std::string> sample_fields(const std::string& point_id, const std::string& backend, TimingMode mode,
-                                       size_t index, double time_ms);
+std::vector<std::string> sample_fields(const std::string& point_id, const std::string& backend,
+                                       TimingMode mode, size_t index, double time_ms);
 
 }  // namespace attnbench

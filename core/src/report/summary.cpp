@@ -23,21 +23,23 @@ std::string short_num(const std::string& text, const char* spec) {
 
 void print_summary(const CsvTable& t, std::ostream& out) {
   TextTable table;
-  table.header = {"point", "backend", "mode", "status", "time_ms", "noise%", "cpu_us", "ops", "copies",
-                  "kernels", "memcpy", "extra_MiB", "rel_err", "TFLOP/s"};
+  table.header = {"point", "backend", "mode",    "status", "time_ms",   "noise%",  "cpu_us",
+                  "ops",   "copies",  "kernels", "memcpy", "extra_MiB", "rel_err", "TFLOP/s"};
   std::vector<std::string> reasons;
   for (size_t r = 0; r < t.rows.size(); ++r) {
     auto col = [&](const char* name) { return t.column(name) < 0 ? std::string() : t.at(r, name); };
     const std::string noise = col("time_rel_noise");
-    table.rows.push_back({col("point_id"), col("backend"), col("timing_mode"), col("status"),
-                          short_num(col("time_ms_median"), "%.4g"),
-                          noise.empty() ? "" : short_num(std::to_string(100 * std::stod(noise)), "%.1f"),
-                          short_num(col("cpu_us_median"), "%.1f"), col("aten_ops_per_call"),
-                          col("aten_copies_per_call"), short_num(col("kernels_per_call"), "%g"),
-                          short_num(col("memcpy_per_call"), "%g"), short_num(col("peak_mem_mib"), "%.1f"),
-                          short_num(col("rel_err"), "%.1e"), short_num(col("tflops"), "%.3g")});
+    table.rows.push_back(
+        {col("point_id"), col("backend"), col("timing_mode"), col("status"),
+         short_num(col("time_ms_median"), "%.4g"),
+         noise.empty() ? "" : short_num(std::to_string(100 * std::stod(noise)), "%.1f"),
+         short_num(col("cpu_us_median"), "%.1f"), col("aten_ops_per_call"),
+         col("aten_copies_per_call"), short_num(col("kernels_per_call"), "%g"),
+         short_num(col("memcpy_per_call"), "%g"), short_num(col("peak_mem_mib"), "%.1f"),
+         short_num(col("rel_err"), "%.1e"), short_num(col("tflops"), "%.3g")});
     if (col("status") != "ok" && !col("reason").empty())
-      reasons.push_back(col("backend") + " @ " + col("point_id") + " [" + col("status") + "]: " + col("reason"));
+      reasons.push_back(col("backend") + " @ " + col("point_id") + " [" + col("status") +
+                        "]: " + col("reason"));
   }
   table.print(out, false);
   if (!reasons.empty()) {

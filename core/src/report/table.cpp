@@ -8,7 +8,8 @@ void TextTable::print(std::ostream& out, bool markdown) const {
   std::vector<size_t> width(header.size(), 0);
   for (size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
   for (const auto& row : rows)
-    for (size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
+    for (size_t c = 0; c < row.size() && c < width.size(); ++c)
+      width[c] = std::max(width[c], row[c].size());
 
   auto line = [&](const std::vector<std::string>& cells) {
     std::string s = markdown ? "| " : "";

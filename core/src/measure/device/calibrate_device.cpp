@@ -11,7 +11,8 @@
 namespace attnbench {
 
 Calibration calibrate_device(const HostInfo& host) {
-  if (!host.cuda_available) throw std::runtime_error("calibrate needs a CUDA device; none was found");
+  if (!host.cuda_available)
+    throw std::runtime_error("calibrate needs a CUDA device; none was found");
   c10::InferenceMode inference_mode;
   CudaTimer timer(host.cuda_device, host.l2_cache_bytes);
   auto median_ms = [&](const std::function<void()>& call) {

@@ -16,8 +16,9 @@ void save_calibration(const Calibration& c, const std::string& path) {
                             {"copy_gbps", c.copy_gbps},
                             {"torch_version", c.torch_version},
                             {"measured_at", c.measured_at},
-                            {"method", "bf16 8192x8192x8192 at::mm and a 4 GiB device copy, CUDA events, "
-                                       "median of 10 samples after 3 warm-up runs, random inputs"}};
+                            {"method",
+                             "bf16 8192x8192x8192 at::mm and a 4 GiB device copy, CUDA events, "
+                             "median of 10 samples after 3 warm-up runs, random inputs"}};
   const auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
   std::ofstream out(path);
@@ -44,7 +45,9 @@ std::optional<Calibration> load_calibration(const std::string& path) {
 
 std::string default_calibration_path(const std::string& device_name) {
   std::string slug;
-  for (char ch : device_name) slug += std::isalnum(static_cast<unsigned char>(ch)) ? static_cast<char>(std::tolower(ch)) : '-';
+  for (char ch : device_name)
+    slug +=
+        std::isalnum(static_cast<unsigned char>(ch)) ? static_cast<char>(std::tolower(ch)) : '-';
   return "results/calibration/" + slug + ".json";
 }
 

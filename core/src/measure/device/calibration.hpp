@@ -20,7 +20,8 @@ struct Calibration {
 Calibration calibrate_device(const HostInfo& host);
 
 void save_calibration(const Calibration& c, const std::string& path);
-std::optional<Calibration> load_calibration(const std::string& path);  // nullopt if absent; throws if broken
+std::optional<Calibration> load_calibration(
+    const std::string& path);  // nullopt if absent; throws if broken
 
 // results/calibration/<device name as a file name>.json
 std::string default_calibration_path(const std::string& device_name);

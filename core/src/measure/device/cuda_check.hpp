@@ -9,7 +9,8 @@
 namespace attnbench {
 
 inline void cuda_check(cudaError_t result, const char* what) {
-  if (result != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(result));
+  if (result != cudaSuccess)
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(result));
 }
 
 }  // namespace attnbench

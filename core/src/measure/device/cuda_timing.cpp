@@ -21,7 +21,9 @@ namespace attnbench {
 
 struct CudaTimer::Gate {};
 struct CudaTimer::ReadFlush {};
-CudaTimer::CudaTimer(int, int64_t) { throw std::runtime_error("this attnbench was built without CUDA"); }
+CudaTimer::CudaTimer(int, int64_t) {
+  throw std::runtime_error("this attnbench was built without CUDA");
+}
 CudaTimer::~CudaTimer() = default;
 double CudaTimer::cold_ms(const std::function<void()>&) { return 0; }
 double CudaTimer::batch_ms(const std::function<void()>&, int) { return 0; }
@@ -58,7 +60,8 @@ struct CudaTimer::Gate {
   static void CUDART_CB wait(void* self) {
     auto* g = static_cast<Gate*>(self);
     std::unique_lock<std::mutex> lock(g->mutex);
-    if (!g->cv.wait_for(lock, std::chrono::seconds(5), [g] { return g->open; })) g->timed_out = true;
+    if (!g->cv.wait_for(lock, std::chrono::seconds(5), [g] { return g->open; }))
+      g->timed_out = true;
   }
   void close() {
     std::lock_guard<std::mutex> lock(mutex);
@@ -74,8 +77,9 @@ struct CudaTimer::Gate {
   }
 };
 
-// Reading a buffer of twice the L2 evicts the dirty lines the flush write left behind (their write-back
-// happens here, outside the events) and leaves the L2 holding clean lines of no use to the call.
+// Reading a buffer of twice the L2 evicts the dirty lines the flush write left behind (their
+// write-back happens here, outside the events) and leaves the L2 holding clean lines of no use to
+// the call.
 struct CudaTimer::ReadFlush {
   at::Tensor buffer, sum;
 };
@@ -84,7 +88,9 @@ CudaTimer::CudaTimer(int device, int64_t l2_cache_bytes)
     : device_(device), gate_(std::make_unique<Gate>()), read_flush_(std::make_unique<ReadFlush>()) {
   flush_bytes_ = static_cast<size_t>(std::max<int64_t>(l2_cache_bytes, 1 << 20)) * 2;
   cuda_check(cudaMalloc(&flush_, flush_bytes_), "cudaMalloc (L2 flush buffer)");
-  const auto options = at::TensorOptions().dtype(at::kFloat).device(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(device)));
+  const auto options = at::TensorOptions()
+                           .dtype(at::kFloat)
+                           .device(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(device)));
   read_flush_->buffer = at::ones({static_cast<int64_t>(flush_bytes_ / sizeof(float))}, options);
   read_flush_->sum = at::empty({}, options);
   cudaEvent_t a, b;
@@ -119,8 +125,9 @@ double CudaTimer::cold_ms(const std::function<void()>& call) {
   gate_->release();
   const float ms = elapsed_ms(start_, stop_);
   if (gate_->timed_out)
-    throw std::runtime_error("cold timing: the call waited for the GPU while the stream was held (it synchronizes "
-                             "inside); time it with batch or graph");
+    throw std::runtime_error(
+        "cold timing: the call waited for the GPU while the stream was held (it synchronizes "
+        "inside); time it with batch or graph");
   return ms;
 }
 
@@ -149,13 +156,16 @@ struct CapturedCall::Impl {
   }
 };
 
-CapturedCall::CapturedCall(int device, const std::function<void()>& call) : impl_(std::make_unique<Impl>()) {
+CapturedCall::CapturedCall(int device, const std::function<void()>& call)
+    : impl_(std::make_unique<Impl>()) {
   impl_->device = device;
   // A stream of our own: a failed capture must not leave a pooled stream that others reuse.
-  cuda_check(cudaStreamCreateWithFlags(&impl_->raw_stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  cuda_check(cudaStreamCreateWithFlags(&impl_->raw_stream, cudaStreamNonBlocking),
+             "cudaStreamCreate");
   cuda_check(cudaEventCreate(&impl_->start), "cudaEventCreate");
   cuda_check(cudaEventCreate(&impl_->stop), "cudaEventCreate");
-  const auto stream = c10::cuda::getStreamFromExternal(impl_->raw_stream, static_cast<c10::DeviceIndex>(device));
+  const auto stream =
+      c10::cuda::getStreamFromExternal(impl_->raw_stream, static_cast<c10::DeviceIndex>(device));
   c10::cuda::CUDAStreamGuard guard(stream);
   // The side stream must have run the call before capture (allocator, cuDNN plans, cuBLAS handles).
   call();
@@ -168,7 +178,8 @@ CapturedCall::CapturedCall(int device, const std::function<void()>& call) : impl
   } catch (const std::exception& e) {
     const std::string what = e.what();
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(impl_->raw_stream, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone) {
+    if (cudaStreamIsCapturing(impl_->raw_stream, &status) == cudaSuccess &&
+        status != cudaStreamCaptureStatusNone) {
       try {
         impl_->graph->capture_end();
       } catch (...) {
@@ -185,7 +196,8 @@ CapturedCall::CapturedCall(int device, const std::function<void()>& call) : impl
 CapturedCall::~CapturedCall() = default;
 
 double CapturedCall::replay_ms(int replays) {
-  const auto stream = c10::cuda::getStreamFromExternal(impl_->raw_stream, static_cast<c10::DeviceIndex>(impl_->device));
+  const auto stream = c10::cuda::getStreamFromExternal(
+      impl_->raw_stream, static_cast<c10::DeviceIndex>(impl_->device));
   c10::cuda::CUDAStreamGuard guard(stream);
   cuda_check(cudaEventRecord(impl_->start, impl_->raw_stream), "cudaEventRecord");
   for (int i = 0; i < replays; ++i) impl_->graph->replay();

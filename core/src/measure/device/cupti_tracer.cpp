@@ -6,9 +6,9 @@
 
 #ifdef ATTNBENCH_WITH_CUPTI
 #include <cuda_occupancy.h>
-#include "measure/device/cuda_check.hpp"
 #include <cupti.h>
 #include <cxxabi.h>
+#include "measure/device/cuda_check.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -77,7 +77,8 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   CUpti_Activity* record = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
     GpuActivity a;
-    if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+    if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+        record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
       a.kind = ActivityKind::kernel;
       a.name = demangle(k->name);
@@ -113,8 +114,8 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   for (auto& a : parsed) g_records.push_back(std::move(a));
 }
 
-constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                         CUPTI_ACTIVITY_KIND_MEMSET};
+constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                         CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
 
 void attach() {
   {
@@ -136,7 +137,8 @@ void detach() {
 
 std::string multiset_text(const std::map<std::string, int>& m) {
   std::string out;
-  for (const auto& [name, n] : m) out += (out.empty() ? "" : ", ") + std::to_string(n) + "x " + name;
+  for (const auto& [name, n] : m)
+    out += (out.empty() ? "" : ", ") + std::to_string(n) + "x " + name;
   return out;
 }
 
@@ -179,13 +181,14 @@ GpuTrace trace_gpu_activity(const std::function<void()>& call, int iterations) {
   std::sort(trace.activities.begin(), trace.activities.end(),
             [](const GpuActivity& x, const GpuActivity& y) { return x.start_ns < y.start_ns; });
 
-  std::vector<std::map<std::string, int>> per_iteration(iterations);
-  for (const auto& a : trace.activities) per_iteration[a.iteration][to_string(a.kind) + " " + a.name]++;
+  std::vector<std::map<std::string, int> > per_iteration(iterations);
+  for (const auto& a : trace.activities)
+    per_iteration[a.iteration][to_string(a.kind) + " " + a.name]++;
   for (int i = 1; i < iterations; ++i) {
     if (per_iteration[i] != per_iteration[0]) {
       trace.same_every_iteration = false;
-      trace.difference = "call 1: " + multiset_text(per_iteration[0]) + "; call " + std::to_string(i + 1) +
-                         ": " + multiset_text(per_iteration[i]);
+      trace.difference = "call 1: " + multiset_text(per_iteration[0]) + "; call " +
+                         std::to_string(i + 1) + ": " + multiset_text(per_iteration[i]);
       break;
     }
   }
@@ -215,11 +218,14 @@ std::optional<double> theoretical_occupancy_pct(const GpuActivity& k, int device
   attr.maxDynamicSharedSizeBytes = prop.sharedMemPerBlockOptin;
   attr.numBlockBarriers = 1;
   cudaOccDeviceState state;
-  if (k.smem_config_bytes > 0 && prop.sharedMemPerMultiprocessor > 0)  // the carveout it really ran with
-    state.carveoutConfig = static_cast<int>(std::lround(100.0 * k.smem_config_bytes / prop.sharedMemPerMultiprocessor));
+  if (k.smem_config_bytes > 0 &&
+      prop.sharedMemPerMultiprocessor > 0)  // the carveout it really ran with
+    state.carveoutConfig = static_cast<int>(
+        std::lround(100.0 * k.smem_config_bytes / prop.sharedMemPerMultiprocessor));
   cudaOccResult result{};
   if (cudaOccMaxActiveBlocksPerMultiprocessor(&result, &occ_prop, &attr, &state, threads,
-                                              static_cast<size_t>(k.dynamic_smem_bytes)) != CUDA_OCC_SUCCESS)
+                                              static_cast<size_t>(k.dynamic_smem_bytes)) !=
+      CUDA_OCC_SUCCESS)
     return std::nullopt;
   const int warps_per_block = (threads + prop.warpSize - 1) / prop.warpSize;
   const int max_warps = prop.maxThreadsPerMultiProcessor / prop.warpSize;

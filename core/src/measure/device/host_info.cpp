@@ -17,7 +17,8 @@ HostInfo query_host() {
   info.torch_version = TORCH_VERSION;
   info.device_name = "cpu";
 #ifdef ATTNBENCH_WITH_CUDA
-  info.cuda_available = at::globalContext().hasCUDA() && at::detail::getCUDAHooks().getNumGPUs() > 0;
+  info.cuda_available =
+      at::globalContext().hasCUDA() && at::detail::getCUDAHooks().getNumGPUs() > 0;
   if (info.cuda_available) {
     cuda_check(cudaGetDevice(&info.cuda_device), "cudaGetDevice");
     cudaDeviceProp prop{};

@@ -2,6 +2,8 @@
 
 namespace attnbench {
 
-CorrectnessResult correctness_pass(PassContext& ctx) { return {max_row_rel_error(ctx.inputs, ctx.out)}; }
+CorrectnessResult correctness_pass(PassContext& ctx) {
+  return {max_row_rel_error(ctx.inputs, ctx.out)};
+}
 
 }  // namespace attnbench

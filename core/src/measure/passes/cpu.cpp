@@ -33,7 +33,8 @@ CpuResult cpu_pass(PassContext& ctx) {
     if (ctx.on_cuda()) {
       const auto t = std::chrono::steady_clock::now();
       ctx.call();
-      return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count();
+      return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t)
+          .count();
     }
     const double t = process_cpu_us();
     ctx.call();

@@ -36,9 +36,11 @@ struct PassContext {
 void first_call_pass(PassContext& ctx, uint64_t seed);
 // The output of the first call against float64 attention on a slice.
 CorrectnessResult correctness_pass(PassContext& ctx);
-// Calls for at least warmup_ms (module loading, plan selection, allocator growth stay out of the numbers).
+// Calls for at least warmup_ms (module loading, plan selection, allocator growth stay out of the
+// numbers).
 WarmupResult warmup_pass(PassContext& ctx);
-// GPU time per call in one mode (CUDA events), or wall time on the CPU, until the noise target or a cap.
+// GPU time per call in one mode (CUDA events), or wall time on the CPU, until the noise target or a
+// cap.
 TimingResult timing_pass(PassContext& ctx, TimingMode mode, int calls_per_sample);
 // Host time inside one call, with no profiler attached.
 CpuResult cpu_pass(PassContext& ctx);

@@ -20,12 +20,11 @@ TimingResult timing_pass(PassContext& ctx, TimingMode mode, int calls_per_sample
       sample = [&] {
         const auto t = std::chrono::steady_clock::now();
         call();
-        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t)
+            .count();
       };
       break;
-    case TimingMode::cold:
-      sample = [&] { return ctx.timer->cold_ms(call); };
-      break;
+    case TimingMode::cold: sample = [&] { return ctx.timer->cold_ms(call); }; break;
     case TimingMode::batch:
       result.calls_per_sample = calls_per_sample;
       sample = [&] { return ctx.timer->batch_ms(call, calls_per_sample); };

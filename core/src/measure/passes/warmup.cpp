@@ -8,7 +8,9 @@ namespace attnbench {
 
 WarmupResult warmup_pass(PassContext& ctx) {
   using Clock = std::chrono::steady_clock;
-  auto ms_since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
+  auto ms_since = [](Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  };
   std::vector<double> per_call;
   const auto start = Clock::now();
   do {

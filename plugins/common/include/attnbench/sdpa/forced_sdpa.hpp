@@ -12,9 +12,9 @@ namespace attnbench::sdpa {
 
 enum class Kernel { math, efficient, flash, cudnn };
 
-// Runs SDPA with only `kernel` allowed (never a silent fallback to another kernel) and restores every
-// global SDPA switch afterwards, so forcing one backend does not leak into other plugins. When the
-// kernel refuses the inputs, throws Unsupported with PyTorch's own reasons.
+// Runs SDPA with only `kernel` allowed (never a silent fallback to another kernel) and restores
+// every global SDPA switch afterwards, so forcing one backend does not leak into other plugins.
+// When the kernel refuses the inputs, throws Unsupported with PyTorch's own reasons.
 at::Tensor forced_attention(Kernel kernel, const Inputs& inputs);
 
 // The fused kernels are CUDA implementations; PyTorch's CPU "flash" path is a different kernel.
