@@ -23,7 +23,7 @@ TEST(Names, EveryTableReadsBackWhatItWrites) {
   expect_round_trip<Pass>({"correctness", "timing", "cpu", "memory", "ops", "kernels"});
   expect_round_trip<AxisName>(
       {"batch", "heads", "seq_len", "head_dim", "dtype", "causal", "device"});
-  expect_round_trip<Status>({"ok", "unsupported", "wrong", "error", "oom"});
+  expect_round_trip<Status>({"ok", "unsupported", "wrong", "error", "oom", "crashed", "timeout"});
   expect_round_trip<ActivityKind>({"kernel", "memcpy", "memset"});
   expect_round_trip<Verdict>({"same", "within noise", "better", "worse", "n/a"});
 }

@@ -13,8 +13,9 @@ enum class Pass { correctness, timing, cpu, memory, ops, kernels };
 // The sweep's axes, in the order a problem lists them.
 enum class AxisName { batch, heads, seq_len, head_dim, dtype, causal, device };
 
-// How a (point, backend, timing mode) ended.
-enum class Status { ok, unsupported, wrong, error, oom };
+// How a (point, backend, timing mode) ended. crashed and timeout come from isolated workers: the
+// worker died (signal, abort, exit, a sticky CUDA error) or gave no answer in time.
+enum class Status { ok, unsupported, wrong, error, oom, crashed, timeout };
 
 // What CUPTI recorded on the GPU.
 enum class ActivityKind { kernel, memcpy, memset };

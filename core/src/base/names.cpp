@@ -45,11 +45,11 @@ const std::vector<EnumName<AxisName>>& name_table() {
 
 template <>
 const std::vector<EnumName<Status>>& name_table() {
-  static const std::vector<EnumName<Status>> t = {{Status::ok, "ok"},
-                                                  {Status::unsupported, "unsupported"},
-                                                  {Status::wrong, "wrong"},
-                                                  {Status::error, "error"},
-                                                  {Status::oom, "oom"}};
+  static const std::vector<EnumName<Status>> t = {
+      {Status::ok, "ok"},          {Status::unsupported, "unsupported"},
+      {Status::wrong, "wrong"},    {Status::error, "error"},
+      {Status::oom, "oom"},        {Status::crashed, "crashed"},
+      {Status::timeout, "timeout"}};
   return t;
 }
 

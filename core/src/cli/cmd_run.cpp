@@ -1,14 +1,14 @@
 #include "base/time.hpp"
 #include "cli/commands.hpp"
+#include "isolate/measurer.hpp"
 #include "measure/device/calibration.hpp"
-#include "measure/device/host_info.hpp"
-#include "measure/runner.hpp"
-#include "plugins/plugin_loader.hpp"
 #include "report/csv.hpp"
 #include "report/progress.hpp"
 #include "report/report_writer.hpp"
+#include "report/resume.hpp"
 #include "report/summary.hpp"
 
+#include <filesystem>
 #include <iostream>
 
 namespace attnbench {
@@ -16,8 +16,8 @@ namespace attnbench {
 namespace {
 
 void print_dry_run(const RunPlan& plan) {
-  std::cout << plan.points.size() << " points x " << plan.backends.size()
-            << " backends = " << plan.points.size() * plan.backends.size() << " measurements, "
+  std::cout << plan.points.size() << " points x " << plan.backends.size() << " backends = "
+            << plan.points.size() * plan.backends.size() << " measurements, "
             << plan.config.measurement.timing_modes.size() << " timing mode(s) on CUDA points\n";
   for (const auto& p : plan.points) std::cout << "  " << p.id << '\n';
   std::cout << "backends:";
@@ -31,49 +31,73 @@ RunOptions run_options(const RunPlan& plan, const HostInfo& host, const std::str
   options.tolerance = plan.config.tolerance;
   options.seed = plan.config.seed;
   options.info = {host.device_name, host.torch_version, git_sha(), utc_now_iso8601(),
-                  plan.config.file};
+                  plan.config.file,  plan.fingerprint};
   options.peak_tflops = plan.config.peak_tflops;
   if (!options.peak_tflops && host.cuda_available) {
     const std::string path =
         calibration.empty() ? default_calibration_path(host.device_name) : calibration;
-    if (auto c = load_calibration(path))
-      options.peak_tflops = c->bf16_matmul_tflops;
-    else if (!calibration.empty())
-      throw InputError(path + ": cannot read the calibration file");
+    if (auto c = load_calibration(path)) options.peak_tflops = c->bf16_matmul_tflops;
+    else if (!calibration.empty()) throw InputError(path + ": cannot read the calibration file");
   }
   return options;
+}
+
+std::unique_ptr<Measurer> measurer(const RunArgs& args) {
+#ifdef ATTNBENCH_WITH_MEASURE
+  if (args.isolation == "none") return in_process_measurer(args.plugin_dir);
+#endif
+  return isolated_measurer(measure_executable(), args.plugin_dir);
 }
 
 }  // namespace
 
 int cmd_run(const RunArgs& args) {
   SweepConfig config = load_config(args.config);
-  const HostInfo host = query_host();
-  const auto dir =
-      args.plugin_dir.empty() ? default_plugin_dir() : std::filesystem::path(args.plugin_dir);
-  const PluginSet plugins = load_plugins(dir);
-  for (const auto& f : plugins.failures)
+  const std::string output = output_path(config, args.overrides);
+  if (!args.dry_run && !args.resume && !args.force && std::filesystem::exists(output))
+    throw InputError(output + " exists: --resume measures only what it lacks and appends, --force "
+                              "overwrites it");
+
+  // Workers start before this process could touch CUDA; their hello says what the host has.
+  const std::unique_ptr<Measurer> m = measurer(args);
+  for (const auto& f : m->failures())
     std::cerr << "attnbench: plugin " << f.file << " not loaded: " << f.reason << '\n';
-  if (plugins.backends.empty()) throw InputError("no backend plugins found in " + dir.string());
+  if (m->backend_names().empty())
+    throw InputError("no backend plugins found" +
+                     (args.plugin_dir.empty() ? std::string() : " in " + args.plugin_dir));
   const RunPlan plan =
-      plan_run(std::move(config), args.overrides, plugins.names(), host.cuda_available);
+      plan_run(std::move(config), args.overrides, m->backend_names(), m->host().cuda_available);
   if (args.dry_run) {
     print_dry_run(plan);
     return 0;
   }
 
-  Runner runner(host, run_options(plan, host, args.calibration));
-  ReportWriter writer(plan.output, plan.config.measurement.keep_samples);
+  const RunOptions options = run_options(plan, m->host(), args.calibration);
+  std::set<RecordKey> done;
+  if (args.resume && std::filesystem::exists(output)) {
+    const Resumed resumed = resume_report(read_report_texts(output), output, plan.fingerprint,
+                                          options.info.device_name, options.info.torch_version,
+                                          plan.config.measurement.timing_modes.size());
+    write_report_texts(output, resumed.kept);
+    done = resumed.done;
+    std::cerr << "attnbench: resuming " << output << ": " << done.size()
+              << " (point, backend) done, measuring the rest\n";
+  }
+  ReportWriter writer(output, plan.config.measurement.keep_samples, args.resume);
+  m->setup(options);
   Progress progress(plan.points.size() * plan.backends.size(), std::cerr, stderr_is_terminal());
   int failed_rows = 0;
   for (const auto& point : plan.points) {
     for (const auto& name : plan.backends) {
+      if (done.count({point.id, name})) {
+        progress.end();
+        continue;
+      }
       progress.begin(point.id + " " + name);
-      const BackendRecords records = runner.measure(point, *plugins.find(name));
+      const BackendRecords records = m->measure(point, name);
       writer.write(records);
       for (const Row& row : records.rows)
-        failed_rows +=
-            row.status == Status::error || row.status == Status::oom || row.status == Status::wrong;
+        failed_rows += row.status != Status::ok && row.status != Status::unsupported;
       if (!records.notes.empty())
         std::cerr << "\nattnbench: " << name << " @ " << point.id << ": " << records.notes << '\n';
       progress.end();
@@ -84,7 +108,7 @@ int cmd_run(const RunArgs& args) {
   if (!args.no_summary) print_summary(read_csv(writer.rows_path()), std::cout);
   if (failed_rows > 0) {
     std::cerr << "attnbench: " << failed_rows
-              << " row(s) ended error, oom or wrong (see their reason)\n";
+              << " row(s) ended error, oom, wrong, crashed or timeout (see their reason)\n";
     return 1;
   }
   return 0;

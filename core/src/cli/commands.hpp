@@ -14,6 +14,9 @@ struct RunArgs {
   std::string plugin_dir;
   std::string calibration;
   RunOverrides overrides;
+  std::string isolation = "worker";  // or "none": measure in this process
+  bool resume = false;               // keep what the output has, measure the rest
+  bool force = false;                // overwrite an existing output
   bool dry_run = false;
   bool no_summary = false;
 };
@@ -27,12 +30,18 @@ struct CompareArgs {
 };
 
 int cmd_list(const std::string& plugin_dir);
-// 0 when every row ran; 1 when a row ended error, oom or wrong (every row is still written).
+// 0 when every row ran; 1 when a row ended error, oom, wrong, crashed or timeout (every row is
+// still written).
 int cmd_run(const RunArgs& args);
+// Measures what `run` sends it (isolate/protocol.hpp) and answers on `protocol_fd`.
+int cmd_worker(const std::string& plugin_dir, int protocol_fd);
 // 0, or 1 when --fail-on-regression found a regression.
 int cmd_compare(const CompareArgs& args);
 int cmd_summary(const std::string& report);
 int cmd_calibrate(const std::string& output);
+
+// attnbench-measure, beside this executable: the worker and every command that needs LibTorch.
+std::string measure_executable();
 
 // The commit the binary was built from (or $ATTNBENCH_GIT_SHA, for trees copied without .git).
 std::string git_sha();

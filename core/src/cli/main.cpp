@@ -1,13 +1,23 @@
-// attnbench command line: list, run, compare, summary, calibrate.
-// Exit codes: 0 done; 1 a row ended error, oom or wrong, a failure stopped the run, or compare
-// found a regression; 2 bad input (config, command line, CSV), and then nothing is written.
+// attnbench command line: list, run, compare, summary, calibrate (and worker, started by run).
+// Exit codes: 0 done; 1 a row ended error, oom, wrong, crashed or timeout, a failure stopped the
+// run, or compare found a regression; 2 bad input (config, command line, CSV), and nothing is written.
+//
+// Built twice: `attnbench` without LibTorch (it plans, runs workers, writes and compares reports,
+// and starts in milliseconds) and `attnbench-measure` with it (ATTNBENCH_WITH_MEASURE: the worker,
+// list, calibrate and in-process runs). attnbench hands those to attnbench-measure by exec.
 #include "base/errors.hpp"
 #include "base/names.hpp"
 #include "cli/commands.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <boost/dll/runtime_symbol_info.hpp>
+
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 
 namespace attnbench {
@@ -16,6 +26,10 @@ std::string git_sha() {
   // The device machine gets a copy of the tree without .git: the caller passes the commit.
   if (const char* env = std::getenv("ATTNBENCH_GIT_SHA"); env && *env) return env;
   return build_git_sha();
+}
+
+std::string measure_executable() {
+  return (boost::dll::program_location().parent_path() / "attnbench-measure").string();
 }
 
 }  // namespace attnbench
@@ -51,6 +65,17 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   run->add_option("--calibration", run_args.calibration,
                   "Calibration JSON for % of peak (default: results/calibration/<device>.json)");
+  run->add_option("--isolation", run_args.isolation,
+                  "worker: measure in worker processes that a crash or hang cannot take down "
+                  "(default); none: in this process, for gdb and cuda-gdb")
+      ->check(CLI::IsMember({"worker", "none"}));
+  run->add_option("--timeout-s", overrides.timeout_s,
+                  "Seconds a worker may spend on one (point, backend) before it is killed "
+                  "(default: measurement.timeout_s, else 600)")
+      ->check(CLI::PositiveNumber);
+  run->add_flag("--resume", run_args.resume,
+                "Keep the complete rows of an interrupted report of the same sweep; measure the rest");
+  run->add_flag("--force", run_args.force, "Overwrite an existing report");
   run->add_flag("--dry-run", run_args.dry_run,
                 "Print the expanded points and backends; write nothing");
   run->add_flag("--no-summary", run_args.no_summary, "Do not print the summary table");
@@ -74,6 +99,12 @@ int main(int argc, char** argv) {
                    "counts) and by more than PCT percent")
       ->check(CLI::NonNegativeNumber);
 
+  std::string worker_plugin_dir;
+  int worker_fd = 3;
+  auto* worker = app.add_subcommand("worker", "");  // internal: started by `run`; hidden from help
+  worker->add_option("--plugin-dir", worker_plugin_dir);
+  worker->add_option("--protocol-fd", worker_fd);
+
   std::string summary_file;
   auto* summary = app.add_subcommand("summary", "Print the summary table of a report");
   summary->add_option("report", summary_file, "Report CSV")->required();
@@ -91,12 +122,24 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
 
+#ifndef ATTNBENCH_WITH_MEASURE
+  if (*list || *worker || *calibrate || (*run && run_args.isolation == "none")) {
+    const std::string exe = measure_executable();  // these need LibTorch: it takes this process's place
+    execv(exe.c_str(), argv);
+    std::cerr << "attnbench: cannot run " << exe << ": " << std::strerror(errno) << '\n';
+    return 1;
+  }
+#endif
+
   try {
+#ifdef ATTNBENCH_WITH_MEASURE
     if (*list) return cmd_list(list_plugin_dir);
+    if (*worker) return cmd_worker(worker_plugin_dir, worker_fd);
+    if (*calibrate) return cmd_calibrate(calibration_output);
+#endif
     if (*run) return cmd_run(run_args);
     if (*compare) return cmd_compare(compare_args);
     if (*summary) return cmd_summary(summary_file);
-    if (*calibrate) return cmd_calibrate(calibration_output);
   } catch (const InputError& e) {
     std::cerr << "attnbench: " << e.what() << '\n';
     return 2;

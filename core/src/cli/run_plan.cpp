@@ -1,6 +1,11 @@
 #include "cli/run_plan.hpp"
 
+#include "base/hash.hpp"
+#include "base/names.hpp"
+
 #include <algorithm>
+#include <cstdio>
+#include <sstream>
 #include <filesystem>
 
 namespace attnbench {
@@ -24,6 +29,32 @@ std::string joined(const std::vector<std::string>& names) {
 
 }  // namespace
 
+std::string output_path(const SweepConfig& config, const RunOverrides& o) {
+  if (!o.output.empty()) return o.output;
+  if (!config.output.empty()) return config.output;
+  return "results/" + std::filesystem::path(config.file).stem().string() + ".csv";
+}
+
+std::string config_fingerprint(const SweepConfig& config, const std::vector<Point>& all_points) {
+  const MeasureSettings& m = config.measurement;
+  std::ostringstream text;
+  text.precision(17);
+  text << "v1|warmup " << m.warmup_ms << "|samples " << m.min_samples << ' ' << m.max_samples << "|time "
+       << m.min_time_s << ' ' << m.max_time_s << "|noise " << m.target_rel_noise << "|batch "
+       << m.batch_sample_ms << "|kernels " << m.kernel_pass_iterations << "|cpu " << m.cpu_pass_calls
+       << "|modes";
+  for (auto mode : m.timing_modes) text << ' ' << to_string(mode);
+  text << "|passes";
+  for (auto pass : m.passes) text << ' ' << to_string(pass);
+  text << "|tolerance";
+  for (const auto& [dtype, limit] : config.tolerance) text << ' ' << to_string(dtype) << '=' << limit;
+  text << "|seed " << config.seed << "|peak " << (config.peak_tflops ? *config.peak_tflops : 0) << "|points";
+  for (const auto& p : all_points) text << ' ' << p.id;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(text.str())));
+  return hex;
+}
+
 RunPlan plan_run(SweepConfig config, const RunOverrides& o,
                  const std::vector<std::string>& available, bool cuda_available) {
   const bool backends_from_file = o.backends.empty();
@@ -33,12 +64,12 @@ RunPlan plan_run(SweepConfig config, const RunOverrides& o,
     config.measurement.timing_modes =
         overridden(o.timing_modes, "--timing-modes", parse_timing_modes);
 
+  if (o.timeout_s > 0) config.measurement.timeout_s = o.timeout_s;
+
   RunPlan plan;
-  plan.output = !o.output.empty() ? o.output
-                : !config.output.empty()
-                    ? config.output
-                    : "results/" + std::filesystem::path(config.file).stem().string() + ".csv";
+  plan.output = output_path(config, o);
   plan.points = expand_sweep(config, cuda_available);
+  plan.fingerprint = config_fingerprint(config, plan.points);
   if (!o.points.empty()) {
     std::vector<Point> chosen;
     for (const auto& id : o.points) {

@@ -15,6 +15,7 @@ namespace attnbench {
 struct RunOverrides {
   std::string output;
   std::vector<std::string> backends, passes, timing_modes, points;
+  double timeout_s = 0;  // 0: the config's measurement.timeout_s
 };
 
 struct RunPlan {
@@ -22,7 +23,16 @@ struct RunPlan {
   std::string output;                 // main CSV path
   std::vector<Point> points;          // in sweep order, or in --points order
   std::vector<std::string> backends;  // in config order, or every available one
+  std::string fingerprint;            // what is measured and how: config_fingerprint in every row
 };
+
+// The main CSV: --output, else the config's output, else results/<config name>.csv.
+std::string output_path(const SweepConfig& config, const RunOverrides& overrides);
+
+// Hex digest of what decides the numbers: the sweep's points (all of them, whatever --points
+// picks), the measurement settings (not keep_samples or timeout_s), tolerances, seed and peak.
+// Backends are left out: each (point, backend) stands on its own.
+std::string config_fingerprint(const SweepConfig& config, const std::vector<Point>& all_points);
 
 // Throws InputError (ConfigError when a backend named in the file is missing, located at its name)
 // for an unknown pass, timing mode, point or backend. `available`: backend names the plugins

@@ -3,6 +3,7 @@
 #include "base/names.hpp"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 namespace attnbench {
@@ -71,8 +72,13 @@ void YamlReader::fail_at(const YAML::Mark& mark, const std::string& key,
 void YamlReader::check_keys(const YAML::Node& map, const std::string& where,
                             const std::vector<std::string>& allowed) const {
   if (!map.IsMap()) fail(map, where, "expected a mapping of keys to values");
+  std::map<std::string, int>
+      seen;  // key -> line, for repeats: yaml-cpp keeps both and reads the first
   for (const auto& kv : map) {
     const std::string key = kv.first.as<std::string>();
+    if (auto [it, fresh] = seen.emplace(key, kv.first.Mark().line + 1); !fresh)
+      fail_at(kv.first.Mark(), qualified(where, key),
+              "appears twice in this mapping (first on line " + std::to_string(it->second) + ")");
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       std::string msg = "unknown key";
       const std::string guess = closest(key, allowed);

@@ -1,5 +1,6 @@
 #include "measure/runner.hpp"
 
+#include "base/hash.hpp"
 #include "base/names.hpp"
 #include "measure/device/cuda_timing.hpp"
 #include "measure/device/cupti_tracer.hpp"
@@ -9,6 +10,8 @@
 
 #include <c10/core/InferenceMode.h>
 #include <c10/util/Exception.h>
+
+#include <new>
 
 #ifdef ATTNBENCH_WITH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -20,12 +23,6 @@ namespace {
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-uint64_t fnv1a(const std::string& text) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 void release_cached_memory(const HostInfo& host) {
 #ifdef ATTNBENCH_WITH_CUDA
   if (host.cuda_available) c10::cuda::CUDACachingAllocator::emptyCache();
@@ -36,7 +33,9 @@ void release_cached_memory(const HostInfo& host) {
 
 // Runs one pass; what it throws becomes the failure that ends the passes of this (point, backend).
 template <class F>
-std::optional<PassFailure> attempt(const std::string& name, const HostInfo& host, F&& body) {
+std::optional<PassFailure> attempt(const std::string& name, const PassContext& ctx, F&& body) {
+  const HostInfo& host = ctx.host;
+  if (ctx.on_pass) ctx.on_pass(name);
   try {
     body();
     return std::nullopt;
@@ -46,7 +45,13 @@ std::optional<PassFailure> attempt(const std::string& name, const HostInfo& host
   } catch (const Unsupported& e) {
     return PassFailure{Status::unsupported, e.what()};
   } catch (const c10::Error& e) {
-    return PassFailure{Status::error, name + ": " + first_line(e.what_without_backtrace())};
+    // The CPU allocator reports exhaustion as a plain c10::Error: it is an oom all the same.
+    const std::string what = first_line(e.what_without_backtrace());
+    const bool cpu_oom = what.find("DefaultCPUAllocator: can't allocate memory") != std::string::npos ||
+                         what.find("DefaultCPUAllocator: not enough memory") != std::string::npos;
+    return PassFailure{cpu_oom ? Status::oom : Status::error, name + ": " + what};
+  } catch (const std::bad_alloc& e) {
+    return PassFailure{Status::oom, name + ": " + std::string("out of host memory (") + e.what() + ")"};
   } catch (const std::exception& e) {
     return PassFailure{Status::error, name + ": " + first_line(e.what())};
   }
@@ -55,15 +60,15 @@ std::optional<PassFailure> attempt(const std::string& name, const HostInfo& host
 void run_passes(PassContext& ctx, uint64_t seed, std::unique_ptr<CudaTimer>& timer,
                 PassResults& r) {
   const MeasureSettings& m = ctx.settings;
-  if ((r.refused = attempt("first call", ctx.host, [&] { first_call_pass(ctx, seed); }))) return;
+  if ((r.refused = attempt("first call", ctx, [&] { first_call_pass(ctx, seed); }))) return;
   auto pass = [&](bool wanted, const char* name, auto&& body) {
-    if (!r.failure && wanted) r.failure = attempt(name, ctx.host, body);
+    if (!r.failure && wanted) r.failure = attempt(name, ctx, body);
   };
   pass(m.wants(Pass::correctness), "correctness", [&] { r.correctness = correctness_pass(ctx); });
   pass(true, "warm-up", [&] { r.warmup = warmup_pass(ctx); });
   if (!r.failure && m.wants(Pass::timing) && ctx.on_cuda() &&
       !timer)  // once, at the first CUDA point
-    r.failure = attempt("timing set-up", ctx.host, [&] {
+    r.failure = attempt("timing set-up", ctx, [&] {
       timer = std::make_unique<CudaTimer>(ctx.host.cuda_device, ctx.host.l2_cache_bytes);
     });
   ctx.timer = timer.get();
@@ -74,7 +79,7 @@ void run_passes(PassContext& ctx, uint64_t seed, std::unique_ptr<CudaTimer>& tim
     for (TimingMode mode : modes) {
       TimedMode& timed = r.timing.emplace_back(TimedMode{mode, std::nullopt, std::nullopt});
       timed.failure =
-          attempt(to_string(mode), ctx.host, [&] { timed.result = timing_pass(ctx, mode, calls); });
+          attempt(to_string(mode), ctx, [&] { timed.result = timing_pass(ctx, mode, calls); });
     }
   }
   pass(m.wants(Pass::cpu), "cpu", [&] { r.cpu = cpu_pass(ctx); });
@@ -98,23 +103,22 @@ Runner::~Runner() = default;
 BackendRecords Runner::measure(const Point& point, const LoadedBackend& loaded) {
   const Problem& problem = point.problem;
   const MeasureSettings& m = options_.measurement;
-  RowSetup setup{point.id,     loaded.name,          problem,       options_.info, {},
-                 std::nullopt, options_.peak_tflops, m.keep_samples};
-  setup.modes =
-      problem.device == Device::cuda ? m.timing_modes : std::vector<TimingMode>{TimingMode::wall};
-  if (auto it = options_.tolerance.find(problem.dtype); it != options_.tolerance.end())
-    setup.tolerance = it->second;
+  const RowSetup setup = row_setup(point.id, problem, loaded.name, options_);
 
   PassResults results;
   if (problem.device == Device::cuda && !host_.cuda_available) {
     results.refused = PassFailure{Status::unsupported, "no CUDA device on this machine"};
-  } else if (const Support support = loaded.backend->supports(problem); !support.supported) {
-    results.refused = PassFailure{Status::unsupported, support.reason};
   } else {
-    c10::InferenceMode inference_mode;
-    PassContext ctx{problem, m, host_, *loaded.backend};
-    run_passes(ctx, options_.seed ^ fnv1a(point.id + "/" + loaded.name), impl_->timer, results);
-  }  // the inputs and the last output are freed here, before the cache is emptied
+    if (options_.on_pass) options_.on_pass("supports");
+    if (const Support support = loaded.backend->supports(problem); !support.supported) {
+      results.refused = PassFailure{Status::unsupported, support.reason};
+    } else {
+      c10::InferenceMode inference_mode;
+      PassContext ctx{problem, m, host_, *loaded.backend};
+      ctx.on_pass = options_.on_pass;
+      run_passes(ctx, options_.seed ^ fnv1a(point.id + "/" + loaded.name), impl_->timer, results);
+    }  // the inputs and the last output are freed here, before the cache is emptied
+  }
   release_cached_memory(host_);
   return assemble_records(setup, results);
 }

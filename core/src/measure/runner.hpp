@@ -4,25 +4,15 @@
 //   -> peak memory -> ATen op count -> GPU activity (CUPTI, attached last)
 #pragma once
 
-#include "config/settings.hpp"
+#include "measure/run_options.hpp"
 #include "config/sweep.hpp"
 #include "measure/device/host_info.hpp"
 #include "plugins/plugin_loader.hpp"
 #include "records/row.hpp"
 
-#include <map>
 #include <memory>
-#include <optional>
 
 namespace attnbench {
-
-struct RunOptions {
-  MeasureSettings measurement;
-  std::map<DType, double> tolerance = default_tolerances();
-  std::optional<double> peak_tflops;  // from the config or a calibration file
-  uint64_t seed = 1234;
-  RunInfo info;
-};
 
 class Runner {
  public:

@@ -53,6 +53,22 @@ void apply_timing(Row& row, const TimingResult& t, std::optional<double> peak_tf
 
 }  // namespace
 
+RowSetup row_setup(const std::string& point_id, const Problem& problem, const std::string& backend,
+                   const RunOptions& options) {
+  RowSetup setup;
+  setup.point_id = point_id;
+  setup.backend = backend;
+  setup.problem = problem;
+  setup.run = options.info;
+  setup.modes = problem.device == Device::cuda ? options.measurement.timing_modes
+                                               : std::vector<TimingMode>{TimingMode::wall};
+  if (auto it = options.tolerance.find(problem.dtype); it != options.tolerance.end())
+    setup.tolerance = it->second;
+  setup.peak_tflops = options.peak_tflops;
+  setup.keep_samples = options.measurement.keep_samples;
+  return setup;
+}
+
 BackendRecords assemble_records(const RowSetup& setup, const PassResults& r) {
   BackendRecords out;
   out.point_id = setup.point_id;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "measure/pass_results.hpp"
+#include "measure/run_options.hpp"
 #include "records/row.hpp"
 
 #include <optional>
@@ -22,6 +23,10 @@ struct RowSetup {
   std::optional<double> peak_tflops;  // for pct_of_peak
   bool keep_samples = false;
 };
+
+// The setup of a (point, backend) under a run's options: one row per CUDA timing mode, or `wall`.
+RowSetup row_setup(const std::string& point_id, const Problem& problem, const std::string& backend,
+                   const RunOptions& options);
 
 // One row per mode, the kernel rows, the raw samples and the notes. Rules:
 //  - refused: every row gets its status and reason, nothing else measured;

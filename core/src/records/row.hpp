@@ -20,6 +20,7 @@ struct RunInfo {
   std::string git_sha;
   std::string started_at;  // ISO 8601 UTC, one value per run
   std::string config_file;
+  std::string config_fingerprint;  // what was measured and how; --resume keeps only rows that match
 };
 
 // One row per (point, backend, timing mode).

@@ -136,9 +136,9 @@ void check_report(const CsvTable& table, const std::vector<std::string>& metrics
   const int c = table.column("schema_version");
   if (c < 0) throw InputError(table.path + ": not an attnbench report (no schema_version column)");
   for (size_t r = 0; r < table.rows.size(); ++r)
-    if (table.rows[r][static_cast<size_t>(c)] != std::to_string(kCsvSchemaVersion))
+    if (!readable_schema_version(table.rows[r][static_cast<size_t>(c)]))
       throw InputError(table.path + ": schema version '" + table.rows[r][static_cast<size_t>(c)] +
-                       "', this attnbench reads version " + std::to_string(kCsvSchemaVersion));
+                       "', this attnbench reads versions 1 to " + std::to_string(kCsvSchemaVersion));
   for (const char* needed : {"point_id", "backend", "timing_mode", "status"})
     if (table.column(needed) < 0)
       throw InputError(table.path + ": no column '" + std::string(needed) + "'");

@@ -26,14 +26,23 @@ std::string csv_escape(const std::string& field) {
   return out + "\"";
 }
 
-CsvWriter::CsvWriter(const std::string& path, const std::vector<std::string>& header)
-    : path_(path), width_(header.size()) {
+CsvWriter::CsvWriter(const std::string& path, size_t width, std::ios::openmode mode)
+    : path_(path), width_(width) {
   const auto parent = std::filesystem::path(path).parent_path();
   std::error_code ec;
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  out_.open(path, std::ios::out | std::ios::trunc);
+  out_.open(path, std::ios::out | mode);
   if (!out_) throw InputError(path + ": cannot open for writing");
+}
+
+CsvWriter::CsvWriter(const std::string& path, const std::vector<std::string>& header)
+    : CsvWriter(path, header.size(), std::ios::trunc) {
   write(header);
+}
+
+CsvWriter CsvWriter::append(const std::string& path, const std::vector<std::string>& header) {
+  if (!std::filesystem::exists(path)) return CsvWriter(path, header);
+  return CsvWriter(path, header.size(), std::ios::app);
 }
 
 void CsvWriter::write(const std::vector<std::string>& fields) {
@@ -127,6 +136,16 @@ CsvTable parse_csv(const std::string& text, const std::string& path) {
     table.rows.push_back(std::move(records[r]));
   }
   return table;
+}
+
+std::string complete_records(const std::string& text) {
+  bool in_quotes = false;
+  size_t end = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '"') in_quotes = !in_quotes;  // a doubled quote toggles twice
+    else if (text[i] == '\n' && !in_quotes) end = i + 1;
+  }
+  return text.substr(0, end);
 }
 
 CsvTable read_csv(const std::string& path) {

@@ -13,10 +13,14 @@ class CsvWriter {
  public:
   // Opens `path` for writing (creating parent folders) and writes the header.
   CsvWriter(const std::string& path, const std::vector<std::string>& header);
+  // Appends to an existing file that already has this header (--resume); creates it otherwise.
+  static CsvWriter append(const std::string& path, const std::vector<std::string>& header);
   void write(const std::vector<std::string>& fields);
   const std::string& path() const { return path_; }
 
  private:
+  CsvWriter(const std::string& path, size_t width, std::ios::openmode mode);
+
   std::string path_;
   std::ofstream out_;
   size_t width_;
@@ -39,6 +43,10 @@ struct CsvTable {
 };
 
 CsvTable parse_csv(const std::string& text, const std::string& path);
+
+// The text up to the end of its last complete record: what a killed writer left, without a torn
+// last line (a newline inside a quoted field does not end a record).
+std::string complete_records(const std::string& text);
 CsvTable read_csv(const std::string& path);  // throws InputError naming the file and line
 
 }  // namespace attnbench

@@ -6,26 +6,35 @@
 
 namespace attnbench {
 
+namespace {
+
+CsvWriter open(const std::string& path, const std::vector<std::string>& header, bool append) {
+  return append ? CsvWriter::append(path, header) : CsvWriter(path, header);
+}
+
+}  // namespace
+
 std::string sibling(const std::string& csv, const std::string& suffix) {
   const std::filesystem::path p(csv);
   return (p.parent_path() / (p.stem().string() + suffix)).string();
 }
 
-ReportWriter::ReportWriter(const std::string& output_csv, bool keep_samples)
-    : rows_(output_csv, row_header()),
-      kernels_(sibling(output_csv, ".kernels.csv"), kernel_row_header()) {
+ReportWriter::ReportWriter(const std::string& output_csv, bool keep_samples, bool append)
+    : rows_(open(output_csv, row_header(), append)),
+      kernels_(open(sibling(output_csv, ".kernels.csv"), kernel_row_header(), append)) {
   if (keep_samples)
-    samples_ = std::make_unique<CsvWriter>(sibling(output_csv, ".samples.csv"), sample_header());
+    samples_ = std::make_unique<CsvWriter>(
+        open(sibling(output_csv, ".samples.csv"), sample_header(), append));
 }
 
 void ReportWriter::write(const BackendRecords& records) {
-  for (const Row& row : records.rows) rows_.write(row_fields(row));
   for (const KernelRow& k : records.kernels) kernels_.write(kernel_row_fields(k));
-  if (!samples_) return;
-  for (const SampleSeries& series : records.samples)
-    for (size_t i = 0; i < series.time_ms.size(); ++i)
-      samples_->write(
-          sample_fields(records.point_id, records.backend, series.mode, i, series.time_ms[i]));
+  if (samples_)
+    for (const SampleSeries& series : records.samples)
+      for (size_t i = 0; i < series.time_ms.size(); ++i)
+        samples_->write(
+            sample_fields(records.point_id, records.backend, series.mode, i, series.time_ms[i]));
+  for (const Row& row : records.rows) rows_.write(row_fields(row));  // last: they mark it done
 }
 
 }  // namespace attnbench

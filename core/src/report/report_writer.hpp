@@ -1,6 +1,7 @@
 // Owns every file a run writes: <output>.csv, <output>.kernels.csv and, on request,
-// <output>.samples.csv. It only reads records; each row is flushed as it is written, so a killed
-// run keeps every (point, backend) it finished.
+// <output>.samples.csv. It only reads records; each row is flushed as it is written, and a
+// (point, backend)'s main rows come last, so a killed run keeps every (point, backend) it finished
+// and --resume can tell them from the one it was in.
 #pragma once
 
 #include "records/row.hpp"
@@ -13,8 +14,8 @@ namespace attnbench {
 
 class ReportWriter {
  public:
-  // Creates (truncates) the files and writes their headers.
-  ReportWriter(const std::string& output_csv, bool keep_samples);
+  // Creates (truncates) the files and writes their headers, or appends to them (--resume).
+  ReportWriter(const std::string& output_csv, bool keep_samples, bool append);
 
   void write(const BackendRecords& records);
 

@@ -63,6 +63,7 @@ const std::vector<Column<Row>>& row_schema() {
       {"git_sha", [](const Row& r) { return r.run.git_sha; }},
       {"started_at", [](const Row& r) { return r.run.started_at; }},
       {"config", [](const Row& r) { return r.run.config_file; }},
+      {"config_fingerprint", [](const Row& r) { return r.run.config_fingerprint; }},
   };
   return columns;
 }
@@ -108,6 +109,8 @@ std::vector<std::string> fields_of(const std::vector<Column<R>>& schema, const R
 }
 
 }  // namespace
+
+bool readable_schema_version(const std::string& text) { return text == "1" || text == "2"; }
 
 std::vector<std::string> row_header() { return header_of(row_schema()); }
 std::vector<std::string> row_fields(const Row& row) { return fields_of(row_schema(), row); }

@@ -11,7 +11,9 @@
 namespace attnbench {
 
 // Bumped whenever a column changes name or meaning; written in every row, checked by compare.
-inline constexpr int kCsvSchemaVersion = 1;
+// Version 2 added `config_fingerprint`; readers read columns by name and accept both.
+inline constexpr int kCsvSchemaVersion = 2;
+bool readable_schema_version(const std::string& text);
 
 // <output>.csv: one row per (point, backend, timing mode).
 std::vector<std::string> row_header();

@@ -39,4 +39,21 @@ void synchronize_device(const HostInfo& host) {
 #endif
 }
 
+std::optional<std::string> sticky_cuda_error(const HostInfo& host) {
+#ifdef ATTNBENCH_WITH_CUDA
+  if (!host.cuda_available) return std::nullopt;
+  // A sticky error is returned by every call from now on, a synchronize included; any other error
+  // left from a failed launch is cleared so that it is not blamed on the next backend.
+  const cudaError_t err = cudaDeviceSynchronize();
+  if (err == cudaSuccess) {
+    cudaGetLastError();
+    return std::nullopt;
+  }
+  return std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+#else
+  (void)host;
+  return std::nullopt;
+#endif
+}
+
 }  // namespace attnbench

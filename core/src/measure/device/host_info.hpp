@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace attnbench {
@@ -17,5 +18,9 @@ struct HostInfo {
 HostInfo query_host();
 
 void synchronize_device(const HostInfo& host);
+
+// An error the CUDA context cannot recover from (an illegal address, a device-side assert): after
+// one, every later CUDA call fails, so the process that holds the context must end. nullopt: none.
+std::optional<std::string> sticky_cuda_error(const HostInfo& host);
 
 }  // namespace attnbench

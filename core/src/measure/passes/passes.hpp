@@ -11,6 +11,8 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <optional>
 
 namespace attnbench {
@@ -23,6 +25,7 @@ struct PassContext {
   const HostInfo& host;
   Backend& backend;
   CudaTimer* timer = nullptr;  // set for CUDA points
+  std::function<void(const std::string&)> on_pass;  // told each pass's name as it starts
   InputTensors inputs;
   std::optional<Inputs> view;
   at::Tensor out;  // the last output stays alive: graph capture and the memory pass need it

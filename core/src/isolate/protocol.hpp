@@ -1,0 +1,56 @@
+// The messages between `attnbench run` and its workers, one JSON object per line:
+//   worker -> parent  {"type":"hello","host":{...},"backends":[...],"failures":[...]}  once, at start
+//   parent -> worker  {"type":"setup","options":{...}}                                  once
+//   parent -> worker  {"type":"measure","point":{...},"backend":"flash"}               per (point, backend)
+//   worker -> parent  {"type":"pass","name":"correctness"}                             as each pass starts
+//   worker -> parent  {"type":"records","records":{...}}                               its answer
+//   worker -> parent  {"type":"fatal","reason":"..."}       instead of records, then it exits
+//   parent -> worker  {"type":"quit"}
+// Numbers travel with full precision; every record survives the trip exactly (protocol_test).
+#pragma once
+
+#include "config/sweep.hpp"
+#include "measure/device/host_info.hpp"
+#include "measure/run_options.hpp"
+#include "plugins/plugin_loader.hpp"
+#include "records/row.hpp"
+
+#include <string>
+#include <vector>
+
+namespace attnbench {
+
+struct PluginInfo {
+  std::string name, description, file;
+};
+
+struct Hello {
+  HostInfo host;
+  std::vector<PluginInfo> backends;
+  std::vector<LoadFailure> failures;
+};
+
+// One parsed message; `type` says which of the other fields is filled.
+struct Message {
+  std::string type;
+  Hello hello;
+  RunOptions options;
+  Point point;
+  std::string backend;
+  std::string name;    // pass
+  std::string reason;  // fatal
+  BackendRecords records;
+};
+
+std::string hello_message(const Hello& hello);
+std::string setup_message(const RunOptions& options);
+std::string measure_message(const Point& point, const std::string& backend);
+std::string pass_message(const std::string& name);
+std::string records_message(const BackendRecords& records);
+std::string fatal_message(const std::string& reason);
+std::string quit_message();
+
+// Throws std::runtime_error on a line that is not a message of this protocol.
+Message parse_message(const std::string& line);
+
+}  // namespace attnbench

@@ -1,0 +1,203 @@
+#include "isolate/worker_client.hpp"
+
+#define BOOST_PROCESS_USE_STD_FS  // Boost 1.83; 1.74 ignores it and stays header-only for what is used here
+#include <boost/process/args.hpp>
+#include <boost/process/child.hpp>
+#include <boost/process/exe.hpp>
+#include <boost/process/posix.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <stdexcept>
+
+namespace attnbench {
+
+namespace bp = boost::process;
+
+struct WorkerClient::Process {
+  bp::child child;
+  int to_worker = -1;    // the worker's stdin
+  int from_worker = -1;  // its protocol channel
+  std::string buffer;    // bytes read past the last full line
+
+  ~Process() {
+    if (to_worker >= 0) ::close(to_worker);
+    if (from_worker >= 0) ::close(from_worker);
+    if (child.valid() && child.running()) {
+      std::error_code ec;
+      child.terminate(ec);
+    }
+    if (child.valid()) {
+      std::error_code ec;
+      child.wait(ec);
+    }
+  }
+
+  bool send(const std::string& line) {
+    const std::string data = line + "\n";
+    size_t done = 0;
+    while (done < data.size()) {
+      const ssize_t n = ::write(to_worker, data.data() + done, data.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;  // EPIPE: the worker is gone
+      done += static_cast<size_t>(n);
+    }
+    return true;
+  }
+
+  // The next line, or nullopt at end of file or when `deadline` passes (then timed_out is set).
+  std::optional<std::string> read_line(std::chrono::steady_clock::time_point deadline, bool& timed_out) {
+    timed_out = false;
+    while (true) {
+      if (const size_t eol = buffer.find('\n'); eol != std::string::npos) {
+        std::string line = buffer.substr(0, eol);
+        buffer.erase(0, eol + 1);
+        return line;
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        timed_out = true;
+        return std::nullopt;
+      }
+      pollfd pfd{from_worker, POLLIN, 0};
+      const int ready = ::poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0) continue;
+      char chunk[65536];
+      const ssize_t n = ::read(from_worker, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return std::nullopt;  // the worker closed its end: it is gone
+      buffer.append(chunk, static_cast<size_t>(n));
+    }
+  }
+};
+
+namespace {
+
+constexpr const char* kRestarted = "; the next (point, backend) gets a new worker";
+
+std::chrono::steady_clock::time_point after(double seconds) {
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+void pipe_pair(int fds[2]) {
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+}
+
+}  // namespace
+
+WorkerClient::WorkerClient(std::string exe, std::string plugin_dir, double start_timeout_s)
+    : exe_(std::move(exe)), plugin_dir_(std::move(plugin_dir)), start_timeout_s_(start_timeout_s) {
+  std::signal(SIGPIPE, SIG_IGN);  // a worker that dies mid-request is an answer, not the parent's end
+  start();
+}
+
+WorkerClient::~WorkerClient() {
+  if (process_) process_->send(quit_message());
+}
+
+void WorkerClient::start() {
+  process_.reset();
+  const auto t0 = std::chrono::steady_clock::now();
+  int in[2], out[2];
+  pipe_pair(in);
+  pipe_pair(out);
+  auto p = std::make_unique<Process>();
+  std::vector<std::string> args = {"worker", "--protocol-fd", "3"};
+  if (!plugin_dir_.empty()) args.insert(args.end(), {"--plugin-dir", plugin_dir_});
+  // The worker reads requests on stdin and answers on fd 3; its stdout and stderr stay the
+  // parent's, so whatever a plugin prints cannot corrupt the protocol.
+  p->child = bp::child(bp::exe = exe_, bp::args = args, bp::posix::fd.bind(0, in[0]), bp::posix::fd.bind(3, out[1]));
+  ::close(in[0]);
+  ::close(out[1]);
+  p->to_worker = in[1];
+  p->from_worker = out[0];
+  process_ = std::move(p);
+  ++starts_;
+
+  bool timed_out = false;
+  const auto line = process_->read_line(after(start_timeout_s_), timed_out);
+  if (!line) {
+    const std::string why =
+        timed_out ? "it sent no hello within " + std::to_string(start_timeout_s_) + " s" : "it " + ended();
+    process_.reset();
+    throw std::runtime_error("the worker (" + exe_ + " worker) did not start: " + why);
+  }
+  const Message m = parse_message(*line);
+  if (m.type != "hello") throw std::runtime_error("the worker sent '" + m.type + "' instead of its hello");
+  hello_ = m.hello;
+  start_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (setup_line_) process_->send(*setup_line_);
+}
+
+void WorkerClient::setup(const RunOptions& options) {
+  setup_line_ = setup_message(options);
+  process_->send(*setup_line_);
+}
+
+std::string WorkerClient::ended() {
+  std::error_code ec;
+  process_->child.wait(ec);
+  const int status = process_->child.native_exit_code();
+  std::string how;
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* name = sigabbrev_np(sig);
+    how = "killed by signal " + std::to_string(sig) + " (SIG" + (name ? name : "?") + ": " + strsignal(sig) + ")";
+  } else if (WIFEXITED(status)) {
+    how = "exited with code " + std::to_string(WEXITSTATUS(status));
+  } else {
+    how = "ended (wait status " + std::to_string(status) + ")";
+  }
+  return how;
+}
+
+WorkerAnswer WorkerClient::measure(const Point& point, const std::string& backend, double timeout_s) {
+  if (!process_) start();
+  std::string pass = "request";
+  WorkerAnswer answer;
+  if (process_->send(measure_message(point, backend))) {
+    const auto deadline = after(timeout_s);
+    bool timed_out = false;
+    while (const auto line = process_->read_line(deadline, timed_out)) {
+      const Message m = parse_message(*line);
+      if (m.type == "pass") {
+        pass = m.name;
+      } else if (m.type == "records") {
+        answer.records = m.records;
+        return answer;
+      } else if (m.type == "fatal") {
+        answer.status = Status::crashed;
+        answer.reason = m.reason + "; the worker " + ended() + kRestarted;
+        process_.reset();
+        return answer;
+      }
+    }
+    if (timed_out) {
+      std::error_code ec;
+      process_->child.terminate(ec);
+      process_->child.wait(ec);
+      answer.status = Status::timeout;
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%g", timeout_s);
+      answer.reason = "no answer within " + std::string(buf) + " s (measurement.timeout_s) in pass '" + pass +
+                      "'; the worker was killed" + kRestarted;
+      process_.reset();
+      return answer;
+    }
+  }
+  answer.status = Status::crashed;
+  answer.reason = "the worker " + ended() + " in pass '" + pass + "'" + kRestarted;
+  process_.reset();
+  return answer;
+}
+
+}  // namespace attnbench

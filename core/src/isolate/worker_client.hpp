@@ -1,0 +1,54 @@
+// The parent's side of an isolated worker: `attnbench worker` started as a child process (never a
+// fork of a process that holds a CUDA context), kept up across points so that its start-up is paid
+// once, and replaced after it dies, hangs or reports a sticky CUDA error.
+#pragma once
+
+#include "isolate/protocol.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace attnbench {
+
+// What a worker answered for one (point, backend): its records, or why there are none.
+struct WorkerAnswer {
+  std::optional<BackendRecords> records;
+  Status status = Status::ok;  // crashed or timeout when there are no records
+  std::string reason;
+};
+
+class WorkerClient {
+ public:
+  // Starts the first worker and waits for its hello (throws std::runtime_error if it never comes).
+  WorkerClient(std::string exe, std::string plugin_dir, double start_timeout_s);
+  ~WorkerClient();
+  WorkerClient(const WorkerClient&) = delete;
+  WorkerClient& operator=(const WorkerClient&) = delete;
+
+  const Hello& hello() const { return hello_; }
+  double start_seconds() const { return start_seconds_; }  // the last worker's start, to its hello
+  int starts() const { return starts_; }
+
+  // Sent to this worker and to every worker started after it.
+  void setup(const RunOptions& options);
+
+  // Measures one (point, backend); a worker that dies or stays silent for `timeout_s` is killed
+  // and replaced, and the answer says what happened and in which pass.
+  WorkerAnswer measure(const Point& point, const std::string& backend, double timeout_s);
+
+ private:
+  struct Process;
+  void start();
+  std::string ended();  // reaps the worker and says how it ended: "killed by signal 11 (SIGSEGV: ...)"
+
+  std::string exe_, plugin_dir_;
+  double start_timeout_s_;
+  std::optional<std::string> setup_line_;
+  std::unique_ptr<Process> process_;
+  Hello hello_;
+  double start_seconds_ = 0;
+  int starts_ = 0;
+};
+
+}  // namespace attnbench
