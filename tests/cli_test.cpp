@@ -1,55 +1,18 @@
 // The attnbench executable end to end: exit codes, messages, files written or not.
-#include "report/csv.hpp"
+#include "cli_support.hpp"
 #include "report/schema.hpp"
 
-#include <gtest/gtest.h>
-
-#include <sys/wait.h>
-#include <array>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <map>
 #include <sstream>
 
 namespace attnbench {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Result {
-  int code;
-  std::string output;  // stdout and stderr
-};
-
-Result run(const std::string& args) {
-  const std::string command = std::string(ATTNBENCH_EXE) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return {-1, "popen failed"};
-  std::string output;
-  std::array<char, 4096> buf{};
-  while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) output.append(buf.data(), n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
-class Cli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("attnbench-cli-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string write(const std::string& name, const std::string& text) {
-    std::ofstream((dir_ / name).string()) << text;
-    return (dir_ / name).string();
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
-};
+using test::Cli;
+using test::Result;
+using test::keys;
+using test::rows_of;
+using test::run;
 
 constexpr const char* kTiny = R"(measurement:
   warmup_ms: 1
@@ -133,24 +96,6 @@ TEST_F(Cli, ListShowsWhyBadPluginsFailed) {
   EXPECT_NE(r.output.find("plugin ABI version 42"), std::string::npos) << r.output;
   const Result good = run("list");
   EXPECT_NE(good.output.find("flash"), std::string::npos) << good.output;
-}
-
-// Rows of a report, for assertions: (point_id, backend, timing_mode) -> column -> value.
-std::map<std::string, std::map<std::string, std::string>> rows_of(const std::string& csv) {
-  const CsvTable t = read_csv(csv);
-  std::map<std::string, std::map<std::string, std::string>> out;
-  for (size_t r = 0; r < t.rows.size(); ++r) {
-    auto& row = out[t.at(r, "point_id") + " " + t.at(r, "backend") + " " + t.at(r, "timing_mode")];
-    for (size_t c = 0; c < t.header.size(); ++c) row[t.header[c]] = t.rows[r][c];
-  }
-  return out;
-}
-
-std::vector<std::string> keys(
-    const std::map<std::string, std::map<std::string, std::string>>& rows) {
-  std::vector<std::string> out;
-  for (const auto& [k, v] : rows) out.push_back(k);
-  return out;
 }
 
 constexpr const char* kTwoPoints = R"(backends: [naive, inplace]

@@ -151,7 +151,7 @@ std::string WorkerClient::ended() {
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     const char* name = sigabbrev_np(sig);
-    how = "killed by signal " + std::to_string(sig) + " (SIG" + (name ? name : "?") + ": " + strsignal(sig) + ")";
+    how = "was killed by signal " + std::to_string(sig) + " (SIG" + (name ? name : "?") + ": " + strsignal(sig) + ")";
   } else if (WIFEXITED(status)) {
     how = "exited with code " + std::to_string(WEXITSTATUS(status));
   } else {
