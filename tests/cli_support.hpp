@@ -26,7 +26,8 @@ struct Result {
 
 // `env`: assignments put before the command ("ATTNBENCH_FAULT_SEQ_LEN=48").
 inline Result run(const std::string& args, const std::string& env = "") {
-  const std::string command = env + (env.empty() ? "" : " ") + std::string(ATTNBENCH_EXE) + " " + args + " 2>&1";
+  const std::string command =
+      env + (env.empty() ? "" : " ") + std::string(ATTNBENCH_EXE) + " " + args + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return {-1, "popen failed"};
   std::string output;

@@ -9,8 +9,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::Cli;
-using test::Result;
 using test::keys;
+using test::Result;
 using test::rows_of;
 using test::run;
 
@@ -239,7 +239,9 @@ TEST_F(Cli, RowsEndingWrongOrErrorExitOneAndKeepEveryRow) {
   const Result r =
       run("run " + config + " --plugin-dir " + faulty_dir(dir_) + " -o " + path("f.csv"));
   EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_NE(r.output.find("4 row(s) ended error, oom, wrong, crashed or timeout"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("4 row(s) ended error, oom, wrong, crashed or timeout"),
+            std::string::npos)
+      << r.output;
   const auto rows = rows_of(path("f.csv"));
   ASSERT_EQ(rows.size(), 6u);
   for (const auto& [key, row] : rows) {

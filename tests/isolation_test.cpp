@@ -16,7 +16,8 @@ using test::Rows;
 using test::rows_of;
 using test::run;
 
-const std::vector<std::string> kFaults = {"segv", "abort", "exit", "hang", "throws", "nan", "shape"};
+const std::vector<std::string> kFaults = {"segv",   "abort", "exit", "hang",
+                                          "throws", "nan",   "shape"};
 const std::vector<std::string> kCudaFaults = {"cuda_illegal_address", "cuda_assert"};
 
 // naive, plus every fault plugin, in one folder.
@@ -25,7 +26,8 @@ std::string plugin_dir(const fs::path& dir) {
   fs::create_directories(plugins);
   fs::copy(fs::path(ATTNBENCH_PLUGIN_DIR) / "attnbench_naive.so", plugins);
   fs::copy(fs::path(ATTNBENCH_PLUGIN_DIR) / "attnbench_inplace.so", plugins);
-  for (const auto& entry : fs::directory_iterator(ATTNBENCH_FAULT_PLUGIN_DIR)) fs::copy(entry.path(), plugins);
+  for (const auto& entry : fs::directory_iterator(ATTNBENCH_FAULT_PLUGIN_DIR))
+    fs::copy(entry.path(), plugins);
   return plugins.string();
 }
 
@@ -59,13 +61,14 @@ std::string joined(const std::vector<std::string>& names, const std::string& pre
 // must be as in a run without them.
 TEST_F(Cli, EveryFaultIsContainedToItsOwnRows) {
   const std::string dir = plugin_dir(dir_);
-  const std::string all = "naive, " + joined(kFaults, "fault_") + ", " + joined(kCudaFaults, "fault_") + ", inplace";
-  const Result faulty = run("run " + write("f.yaml", config(all)) + " --no-summary --plugin-dir " + dir + " -o " +
-                                path("faulty.csv"),
+  const std::string all =
+      "naive, " + joined(kFaults, "fault_") + ", " + joined(kCudaFaults, "fault_") + ", inplace";
+  const Result faulty = run("run " + write("f.yaml", config(all)) + " --no-summary --plugin-dir " +
+                                dir + " -o " + path("faulty.csv"),
                             "ATTNBENCH_FAULT_SEQ_LEN=48");
   EXPECT_EQ(faulty.code, 1) << faulty.output;
-  const Result clean = run("run " + write("c.yaml", config("naive, inplace")) + " --no-summary --plugin-dir " + dir +
-                           " -o " + path("clean.csv"));
+  const Result clean = run("run " + write("c.yaml", config("naive, inplace")) +
+                           " --no-summary --plugin-dir " + dir + " -o " + path("clean.csv"));
   ASSERT_EQ(clean.code, 0) << clean.output;
   const Rows rows = rows_of(path("faulty.csv")), reference = rows_of(path("clean.csv"));
   const bool cuda = rows.begin()->second.at("device") == "cuda";
@@ -73,18 +76,21 @@ TEST_F(Cli, EveryFaultIsContainedToItsOwnRows) {
   for (const auto& [key, want] : reference) {  // naive and inplace, before and after every fault
     const auto& got = rows.at(key);
     EXPECT_EQ(got.at("status"), "ok") << key << ": " << got.at("reason");
-    for (const char* column : {"rel_err", "aten_ops_per_call", "aten_copies_per_call", "kernels_per_call",
-                               "memcpy_per_call", "memset_per_call"})
+    for (const char* column : {"rel_err", "aten_ops_per_call", "aten_copies_per_call",
+                               "kernels_per_call", "memcpy_per_call", "memset_per_call"})
       EXPECT_EQ(got.at(column), want.at(column)) << key << " " << column;
   }
-  auto row = [&](const std::string& backend, int seq_len) -> const std::map<std::string, std::string>& {
+  auto row = [&](const std::string& backend,
+                 int seq_len) -> const std::map<std::string, std::string>& {
     for (const auto& [key, r] : rows)
       if (r.at("backend") == backend && r.at("seq_len") == std::to_string(seq_len)) return r;
     throw std::runtime_error("no row for " + backend);
   };
-  for (const auto& f : kFaults) EXPECT_EQ(row("fault_" + f, 32).at("status"), "ok") << f;  // not firing
+  for (const auto& f : kFaults)
+    EXPECT_EQ(row("fault_" + f, 32).at("status"), "ok") << f;  // not firing
 
-  auto expect = [&](const std::string& fault, const std::string& status, const std::string& reason) {
+  auto expect = [&](const std::string& fault, const std::string& status,
+                    const std::string& reason) {
     const auto& r = row("fault_" + fault, 48);
     EXPECT_EQ(r.at("status"), status) << fault << ": " << r.at("reason");
     EXPECT_NE(r.at("reason").find(reason), std::string::npos) << fault << ": " << r.at("reason");
@@ -101,7 +107,8 @@ TEST_F(Cli, EveryFaultIsContainedToItsOwnRows) {
     expect("cuda_illegal_address", "crashed", "sticky CUDA error (cudaErrorIllegalAddress");
     expect("cuda_assert", "crashed", "sticky CUDA error (cudaErrorAssert");
   } else {
-    for (const auto& f : kCudaFaults) EXPECT_EQ(row("fault_" + f, 48).at("status"), "unsupported") << f;
+    for (const auto& f : kCudaFaults)
+      EXPECT_EQ(row("fault_" + f, 48).at("status"), "unsupported") << f;
   }
 }
 
@@ -111,8 +118,9 @@ TEST_F(Cli, AnExistingReportIsNeverOverwrittenSilently) {
   const auto before = fs::last_write_time(path("o.csv"));
   const Result again = run("run " + yaml + " --no-summary -o " + path("o.csv"));
   EXPECT_EQ(again.code, 2) << again.output;
-  EXPECT_NE(again.output.find(path("o.csv") + " exists: --resume measures only what it lacks and appends, --force "
-                                               "overwrites it"),
+  EXPECT_NE(again.output.find(path("o.csv") +
+                              " exists: --resume measures only what it lacks and appends, --force "
+                              "overwrites it"),
             std::string::npos)
       << again.output;
   EXPECT_EQ(fs::last_write_time(path("o.csv")), before);
@@ -127,7 +135,8 @@ TEST_F(Cli, InProcessRunsGiveTheSameRows) {
   const Rows w = rows_of(path("w.csv")), n = rows_of(path("n.csv"));
   ASSERT_EQ(keys(w), keys(n));
   for (const auto& [key, row] : w)
-    for (const char* column : {"status", "rel_err", "aten_ops", "aten_copies_per_call", "kernels_per_call"})
+    for (const char* column :
+         {"status", "rel_err", "aten_ops", "aten_copies_per_call", "kernels_per_call"})
       EXPECT_EQ(row.at(column), n.at(key).at(column)) << key << " " << column;
 }
 
@@ -141,7 +150,8 @@ Keys report_keys(const std::string& csv) {
   auto owners = [](const std::string& path, std::multiset<std::string>& into) {
     if (!fs::exists(path)) return;
     const CsvTable t = read_csv(path);
-    for (size_t r = 0; r < t.rows.size(); ++r) into.insert(t.at(r, "point_id") + " " + t.at(r, "backend"));
+    for (size_t r = 0; r < t.rows.size(); ++r)
+      into.insert(t.at(r, "point_id") + " " + t.at(r, "backend"));
   };
   owners(csv.substr(0, csv.size() - 4) + ".kernels.csv", k.kernel_owners);
   owners(csv.substr(0, csv.size() - 4) + ".samples.csv", k.sample_owners);
@@ -150,8 +160,10 @@ Keys report_keys(const std::string& csv) {
 
 TEST_F(Cli, AKilledRunResumesToTheSameKeysNoneTwice) {
   std::string yaml_text = config("naive, inplace");
-  yaml_text.replace(yaml_text.find("  timeout_s: 4\n"), 14, "  timeout_s: 4\n  keep_samples: true\n");
-  yaml_text.replace(yaml_text.find("seq_len: [32, 48]"), 17, "seq_len: [16, 24, 32, 40, 48, 56, 64, 72]");
+  yaml_text.replace(yaml_text.find("  timeout_s: 4\n"), 14,
+                    "  timeout_s: 4\n  keep_samples: true\n");
+  yaml_text.replace(yaml_text.find("seq_len: [32, 48]"), 17,
+                    "seq_len: [16, 24, 32, 40, 48, 56, 64, 72]");
   const std::string yaml = write("k.yaml", yaml_text);
   ASSERT_EQ(run("run " + yaml + " --no-summary -o " + path("full.csv")).code, 0);
   const Keys full = report_keys(path("full.csv"));
@@ -161,7 +173,8 @@ TEST_F(Cli, AKilledRunResumesToTheSameKeysNoneTwice) {
   const std::string killed = path("killed.csv");
   const pid_t pid = fork();
   if (pid == 0) {
-    execl(ATTNBENCH_EXE, ATTNBENCH_EXE, "run", yaml.c_str(), "--no-summary", "-o", killed.c_str(), nullptr);
+    execl(ATTNBENCH_EXE, ATTNBENCH_EXE, "run", yaml.c_str(), "--no-summary", "-o", killed.c_str(),
+          nullptr);
     _exit(127);
   }
   for (int i = 0; i < 600; ++i) {
@@ -179,23 +192,32 @@ TEST_F(Cli, AKilledRunResumesToTheSameKeysNoneTwice) {
   EXPECT_EQ(after.rows, full.rows);  // a multiset: a key written twice would show
   EXPECT_EQ(std::set<std::string>(after.kernel_owners.begin(), after.kernel_owners.end()),
             std::set<std::string>(full.kernel_owners.begin(), full.kernel_owners.end()));
-  EXPECT_EQ(after.sample_owners.size(), std::count_if(after.sample_owners.begin(), after.sample_owners.end(),
-                                                      [&](const std::string& k) { return full.sample_owners.count(k); }));
-  for (const auto& owner : std::set<std::string>(after.sample_owners.begin(), after.sample_owners.end()))
-    EXPECT_EQ(after.sample_owners.count(owner), std::stoul(rows_of(killed).at(owner + " wall").at("samples"))) << owner;
+  EXPECT_EQ(after.sample_owners.size(),
+            std::count_if(after.sample_owners.begin(), after.sample_owners.end(),
+                          [&](const std::string& k) { return full.sample_owners.count(k); }));
+  for (const auto& owner :
+       std::set<std::string>(after.sample_owners.begin(), after.sample_owners.end()))
+    EXPECT_EQ(after.sample_owners.count(owner),
+              std::stoul(rows_of(killed).at(owner + " wall").at("samples")))
+        << owner;
 }
 
 TEST_F(Cli, ResumeRefusesAnotherSweep) {
-  ASSERT_EQ(run("run " + write("a.yaml", config("naive")) + " --no-summary -o " + path("r.csv")).code, 0);
+  ASSERT_EQ(
+      run("run " + write("a.yaml", config("naive")) + " --no-summary -o " + path("r.csv")).code, 0);
   std::string other = config("naive");
   other.replace(other.find("max_samples: 5"), 14, "max_samples: 6");
-  const Result r = run("run " + write("b.yaml", other) + " --no-summary --resume -o " + path("r.csv"));
+  const Result r =
+      run("run " + write("b.yaml", other) + " --no-summary --resume -o " + path("r.csv"));
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find(path("r.csv") + ": cannot resume: it was written by another sweep (config fingerprint "),
+  EXPECT_NE(r.output.find(path("r.csv") +
+                          ": cannot resume: it was written by another sweep (config fingerprint "),
             std::string::npos)
       << r.output;
-  EXPECT_NE(r.output.find("--force starts it over, or give another -o"), std::string::npos) << r.output;
-  const Result same = run("run " + write("a2.yaml", config("naive")) + " --no-summary --resume -o " + path("r.csv"));
+  EXPECT_NE(r.output.find("--force starts it over, or give another -o"), std::string::npos)
+      << r.output;
+  const Result same = run("run " + write("a2.yaml", config("naive")) +
+                          " --no-summary --resume -o " + path("r.csv"));
   EXPECT_EQ(same.code, 0) << same.output;
   EXPECT_NE(same.output.find("2 (point, backend) done"), std::string::npos) << same.output;
   EXPECT_EQ(rows_of(path("r.csv")).size(), 2u);

@@ -122,5 +122,34 @@ TEST(RunPlan, PassAndModeOverridesGoThroughTheConfigsChecks) {
             "--passes: unknown pass 'ncu'; use correctness, timing, cpu, memory, ops or kernels");
 }
 
+TEST(RunPlan, TheFingerprintFollowsWhatDecidesTheNumbers) {
+  const std::string base = "measurement:\n  min_samples: 3\nsweep:\n  seq_len: [8, 16]\n";
+  auto fp = [](const std::string& yaml, RunOverrides o = {}) {
+    return plan_run(config(yaml), o, kAvailable, false).fingerprint;
+  };
+  const std::string reference = fp(base);
+  EXPECT_EQ(reference.size(), 16u);
+  EXPECT_EQ(fp(base), reference);  // deterministic
+  RunOverrides pick;
+  pick.points = {"b1-h1-s8-d64-bf16-causal-cpu"};
+  pick.backends = {"naive"};
+  EXPECT_EQ(fp(base, pick), reference);  // which keys to measure is not what they mean
+  EXPECT_EQ(fp("output: elsewhere.csv\nbackends: [flash]\n" + base), reference);
+  EXPECT_EQ(fp("measurement:\n  min_samples: 3\n  keep_samples: true\n  timeout_s: 5\nsweep:\n  "
+               "seq_len: [8, 16]\n"),
+            reference);
+  EXPECT_NE(fp("measurement:\n  min_samples: 4\nsweep:\n  seq_len: [8, 16]\n"), reference);
+  EXPECT_NE(fp("measurement:\n  min_samples: 3\nsweep:\n  seq_len: [8, 32]\n"), reference);
+  EXPECT_NE(fp("seed: 5\n" + base), reference);
+  EXPECT_NE(fp("tolerance: {bf16: 0.5}\n" + base), reference);
+  EXPECT_NE(fp("peak_tflops: 100\n" + base), reference);
+  RunOverrides modes;
+  modes.timing_modes = {"graph"};
+  EXPECT_NE(fp(base, modes), reference);
+  RunOverrides timeout;
+  timeout.timeout_s = 3;
+  EXPECT_EQ(plan_run(config(base), timeout, kAvailable, false).config.measurement.timeout_s, 3);
+}
+
 }  // namespace
 }  // namespace attnbench

@@ -135,6 +135,31 @@ TEST(Runner, CudaPointWithoutCudaIsUnsupportedInEveryMode) {
   }
 }
 
+TEST(Runner, HostAllocationFailureIsOom) {
+  RunOptions options;
+  options.measurement = quick();
+  Runner runner(cpu_host(), options);
+  // The inputs are small; the scores are 2^20 x 2^20 bf16, 2 TiB: the CPU allocator refuses them.
+  const BackendRecords r =
+      runner.measure(point(problem(1, 1, int64_t{1} << 20, 1, DType::bf16, false, Device::cpu)),
+                     *test::plugins().find("naive"));
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0].status, Status::oom) << r.rows[0].reason;
+  EXPECT_EQ(r.rows[0].reason.rfind("first call: ", 0), 0u) << r.rows[0].reason;
+}
+
+TEST(Runner, ToldEachPassAsItStarts) {
+  RunOptions options;
+  options.measurement = quick();
+  std::vector<std::string> passes;
+  options.on_pass = [&](const std::string& name) { passes.push_back(name); };
+  Runner runner(cpu_host(), options);
+  runner.measure(point(problem(1, 1, 32, 16, DType::f32, true, Device::cpu)),
+                 *test::plugins().find("naive"));
+  EXPECT_EQ(passes, (std::vector<std::string>{"supports", "first call", "correctness", "warm-up",
+                                              "wall", "cpu", "ops"}));
+}
+
 TEST(Runner, KeepsRawSamplesOnRequest) {
   RunOptions options;
   options.measurement = quick();

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds attnbench on the GPU machine and runs the named steps, copying results to $OUT.
 # Usage (from the repository root there): tools/device_run.sh STEP... with steps among
-#   build tests seed seqlen dtypes calibrate ncu bench smoke
+#   build tests seed seqlen dtypes calibrate ncu bench smoke faults isolation
 # tests writes results/h200/tests.txt (ctest) and results/h200/gpu-tests.txt (the GPU tests' own output).
 # The device machine has no .git: pass the commit as ATTNBENCH_GIT_SHA.
 set -uo pipefail
@@ -28,20 +28,20 @@ for step in "$@"; do
       ;;
     smoke)
       log smoke
-      "$build/attnbench" run configs/tiny.yaml -o "$out/tiny.csv" 2>&1 | tail -40
+      "$build/attnbench" run configs/tiny.yaml --force -o "$out/tiny.csv" 2>&1 | tail -40
       ;;
     seed)
       log seed
-      /usr/bin/time -v "$build/attnbench" run configs/seed.yaml -o results/h200/seed.csv 2>"$out/seed.stderr" | tee "$out/seed.summary"
+      /usr/bin/time -v "$build/attnbench" run configs/seed.yaml --force -o results/h200/seed.csv 2>"$out/seed.stderr" | tee "$out/seed.summary"
       grep -E "Elapsed|Maximum resident" "$out/seed.stderr"; grep -v "^\[" "$out/seed.stderr" | grep -v "Elapsed\|Command\|time\|size\|faults\|switches\|File system\|Socket\|Signals\|Swaps\|Exit\|Percent\|Page\|Average" | head
       ;;
     seqlen)
       log seqlen
-      "$build/attnbench" run configs/sweep-seqlen.yaml -o results/h200/sweep-seqlen.csv 2>"$out/seqlen.stderr" | tee "$out/seqlen.summary"
+      "$build/attnbench" run configs/sweep-seqlen.yaml --force -o results/h200/sweep-seqlen.csv 2>"$out/seqlen.stderr" | tee "$out/seqlen.summary"
       ;;
     dtypes)
       log dtypes
-      "$build/attnbench" run configs/dtypes.yaml -o results/h200/dtypes.csv 2>"$out/dtypes.stderr" | tee "$out/dtypes.summary"
+      "$build/attnbench" run configs/dtypes.yaml --force -o results/h200/dtypes.csv 2>"$out/dtypes.stderr" | tee "$out/dtypes.summary"
       ;;
     calibrate)
       log calibrate
@@ -54,6 +54,19 @@ for step in "$@"; do
         --benchmark_enable_random_interleaving=true --benchmark_min_time=0.1 --benchmark_report_aggregates_only=true \
         --benchmark_out=results/h200/plugin_overhead.json --benchmark_out_format=json 2>&1 | tee results/h200/plugin_overhead.txt
       python3 tools/plugin_overhead_summary.py results/h200/plugin_overhead.json | tee -a results/h200/plugin_overhead.txt
+      ;;
+    faults)
+      log faults
+      # The six backends and the fault plugins in one folder; each fault fires at seq_len 1024.
+      mkdir -p /tmp/attnbench-faults && cp "$build"/plugins/*.so "$build"/tests/fault_plugins/*.so /tmp/attnbench-faults/
+      ATTNBENCH_FAULT_SEQ_LEN=1024 "$build/attnbench" run configs/faults.yaml --force --plugin-dir /tmp/attnbench-faults \
+        -o results/h200/faults.csv 2>"$out/faults.stderr" | tee "$out/faults.summary" | tail -30
+      echo "exit code ${PIPESTATUS[0]} (1 expected: the fault rows)"
+      ;;
+    isolation)
+      log isolation
+      # What isolation costs: seed with workers and in one process, interleaved.
+      tools/isolation_bench.sh configs/seed.yaml 3 "$build" | tee results/h200/isolation.txt
       ;;
     ncu)
       log ncu

@@ -23,7 +23,8 @@ def ncu_durations_us(ncu, attnbench, config, point, backend, cache, skip, count)
     cmd = [ncu, "--clock-control", "none", "--cache-control", cache, "--metrics", "gpu__time_duration.sum",
            "--csv", "--kernel-name", KERNEL_REGEX, "--launch-skip", str(skip), "--launch-count", str(count),
            attnbench, "run", config, "--points", point, "--backends", backend, "--passes", "timing",
-           "--timing-modes", "batch", "--no-summary", "-o", "/tmp/ncu-check-scratch.csv"]
+           "--timing-modes", "batch", "--no-summary", "--isolation", "none", "--force",
+           "-o", "/tmp/ncu-check-scratch.csv"]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     lines = [l for l in proc.stdout.splitlines() if l.startswith('"')]
     if proc.returncode != 0 or not lines:
@@ -50,7 +51,7 @@ def main():
 
     os.makedirs(args.out, exist_ok=True)
     ours_csv = os.path.join(args.out, "ncu-check.csv")
-    subprocess.run([args.attnbench, "run", args.config, "-o", ours_csv, "--no-summary"], check=True)
+    subprocess.run([args.attnbench, "run", args.config, "-o", ours_csv, "--no-summary", "--force"], check=True)
     ours = {}
     for row in csv.DictReader(open(ours_csv)):
         if row["status"] == "ok":

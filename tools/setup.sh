@@ -38,7 +38,7 @@ ninja -C "$build" -j"$(nproc)" >"$build.build.log" 2>&1 || { grep -E "error|FAIL
 
 case $action in
   build) ;;
-  run) "$build/attnbench" run "${2:-configs/seed.yaml}" ;;
+  run) "$build/attnbench" run "${2:-configs/seed.yaml}" --force ;;
   test) ctest --test-dir "$build" --output-on-failure -j"$(nproc)" ;;
   *) echo "usage: tools/setup.sh run [CONFIG] | test | build" >&2; exit 2 ;;
 esac

@@ -1,6 +1,6 @@
-// Test plugin, built once per fault (ATTNBENCH_FAULT): correct attention, except at the points whose
-// seq_len is $ATTNBENCH_FAULT_SEQ_LEN (every point when it is unset), where it misbehaves the way
-// untrusted backend code does. The harness must contain each one to its own rows.
+// Test plugin, built once per fault (ATTNBENCH_FAULT): correct attention, except at the points
+// whose seq_len is $ATTNBENCH_FAULT_SEQ_LEN (every point when it is unset), where it misbehaves the
+// way untrusted backend code does. The harness must contain each one to its own rows.
 #include <attnbench/plugin.hpp>
 #include <attnbench/sdpa/textbook_attention.hpp>
 
@@ -33,7 +33,8 @@ class FaultBackend final : public attnbench::Backend {
   std::string name() const override { return "fault_" ATTNBENCH_STR(ATTNBENCH_FAULT); }
   std::string description() const override { return "misbehaves on purpose (test plugin)"; }
   attnbench::Support supports(const attnbench::Problem& p) const override {
-    if (kNeedsCuda && p.device != attnbench::Device::cuda) return attnbench::Support::no("a CUDA fault");
+    if (kNeedsCuda && p.device != attnbench::Device::cuda)
+      return attnbench::Support::no("a CUDA fault");
     return attnbench::Support::yes();
   }
   at::Tensor forward(const attnbench::Inputs& in) override {
@@ -52,13 +53,15 @@ class FaultBackend final : public attnbench::Backend {
       case Fault::shape: return good.narrow(2, 0, good.size(2) / 2);
       case Fault::cuda_illegal_address: {
         // A kernel that writes where this process owns nothing: the context is lost for good.
-        at::Tensor nowhere = at::from_blob(reinterpret_cast<void*>(0x100), {1 << 20}, in.q.options());
+        at::Tensor nowhere =
+            at::from_blob(reinterpret_cast<void*>(0x100), {1 << 20}, in.q.options());
         nowhere.add_(1);
         return good;
       }
       case Fault::cuda_assert: {
         // An index past the end trips ATen's device-side assert.
-        const at::Tensor past_end = at::full({1}, in.q.numel() * 4, in.q.options().dtype(at::kLong));
+        const at::Tensor past_end =
+            at::full({1}, in.q.numel() * 4, in.q.options().dtype(at::kLong));
         return good + in.q.flatten().index_select(0, past_end).sum();
       }
     }

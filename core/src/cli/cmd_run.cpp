@@ -16,8 +16,8 @@ namespace attnbench {
 namespace {
 
 void print_dry_run(const RunPlan& plan) {
-  std::cout << plan.points.size() << " points x " << plan.backends.size() << " backends = "
-            << plan.points.size() * plan.backends.size() << " measurements, "
+  std::cout << plan.points.size() << " points x " << plan.backends.size()
+            << " backends = " << plan.points.size() * plan.backends.size() << " measurements, "
             << plan.config.measurement.timing_modes.size() << " timing mode(s) on CUDA points\n";
   for (const auto& p : plan.points) std::cout << "  " << p.id << '\n';
   std::cout << "backends:";
@@ -30,14 +30,16 @@ RunOptions run_options(const RunPlan& plan, const HostInfo& host, const std::str
   options.measurement = plan.config.measurement;
   options.tolerance = plan.config.tolerance;
   options.seed = plan.config.seed;
-  options.info = {host.device_name, host.torch_version, git_sha(), utc_now_iso8601(),
-                  plan.config.file,  plan.fingerprint};
+  options.info = {host.device_name,  host.torch_version, git_sha(),
+                  utc_now_iso8601(), plan.config.file,   plan.fingerprint};
   options.peak_tflops = plan.config.peak_tflops;
   if (!options.peak_tflops && host.cuda_available) {
     const std::string path =
         calibration.empty() ? default_calibration_path(host.device_name) : calibration;
-    if (auto c = load_calibration(path)) options.peak_tflops = c->bf16_matmul_tflops;
-    else if (!calibration.empty()) throw InputError(path + ": cannot read the calibration file");
+    if (auto c = load_calibration(path))
+      options.peak_tflops = c->bf16_matmul_tflops;
+    else if (!calibration.empty())
+      throw InputError(path + ": cannot read the calibration file");
   }
   return options;
 }
@@ -55,8 +57,9 @@ int cmd_run(const RunArgs& args) {
   SweepConfig config = load_config(args.config);
   const std::string output = output_path(config, args.overrides);
   if (!args.dry_run && !args.resume && !args.force && std::filesystem::exists(output))
-    throw InputError(output + " exists: --resume measures only what it lacks and appends, --force "
-                              "overwrites it");
+    throw InputError(output +
+                     " exists: --resume measures only what it lacks and appends, --force "
+                     "overwrites it");
 
   // Workers start before this process could touch CUDA; their hello says what the host has.
   const std::unique_ptr<Measurer> m = measurer(args);
@@ -75,9 +78,9 @@ int cmd_run(const RunArgs& args) {
   const RunOptions options = run_options(plan, m->host(), args.calibration);
   std::set<RecordKey> done;
   if (args.resume && std::filesystem::exists(output)) {
-    const Resumed resumed = resume_report(read_report_texts(output), output, plan.fingerprint,
-                                          options.info.device_name, options.info.torch_version,
-                                          plan.config.measurement.timing_modes.size());
+    const Resumed resumed =
+        resume_report(read_report_texts(output), output, plan.fingerprint, options.info.device_name,
+                      options.info.torch_version, plan.config.measurement.timing_modes.size());
     write_report_texts(output, resumed.kept);
     done = resumed.done;
     std::cerr << "attnbench: resuming " << output << ": " << done.size()

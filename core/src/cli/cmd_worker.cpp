@@ -9,9 +9,9 @@
 
 namespace attnbench {
 
-// Runs until stdin closes or the parent says quit. Every answer goes to `protocol_fd`; after a sticky
-// CUDA error or an exception out of the runner it says so and exits at once (_Exit: no destructor
-// touches a broken CUDA context), and the parent starts a fresh worker.
+// Runs until stdin closes or the parent says quit. Every answer goes to `protocol_fd`; after a
+// sticky CUDA error or an exception out of the runner it says so and exits at once (_Exit: no
+// destructor touches a broken CUDA context), and the parent starts a fresh worker.
 int cmd_worker(const std::string& plugin_dir, int protocol_fd) {
   std::FILE* channel = fdopen(protocol_fd, "w");
   if (!channel) {

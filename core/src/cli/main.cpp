@@ -1,6 +1,7 @@
 // attnbench command line: list, run, compare, summary, calibrate (and worker, started by run).
 // Exit codes: 0 done; 1 a row ended error, oom, wrong, crashed or timeout, a failure stopped the
-// run, or compare found a regression; 2 bad input (config, command line, CSV), and nothing is written.
+// run, or compare found a regression; 2 bad input (config, command line, CSV), and nothing is
+// written.
 //
 // Built twice: `attnbench` without LibTorch (it plans, runs workers, writes and compares reports,
 // and starts in milliseconds) and `attnbench-measure` with it (ATTNBENCH_WITH_MEASURE: the worker,
@@ -73,8 +74,9 @@ int main(int argc, char** argv) {
                   "Seconds a worker may spend on one (point, backend) before it is killed "
                   "(default: measurement.timeout_s, else 600)")
       ->check(CLI::PositiveNumber);
-  run->add_flag("--resume", run_args.resume,
-                "Keep the complete rows of an interrupted report of the same sweep; measure the rest");
+  run->add_flag(
+      "--resume", run_args.resume,
+      "Keep the complete rows of an interrupted report of the same sweep; measure the rest");
   run->add_flag("--force", run_args.force, "Overwrite an existing report");
   run->add_flag("--dry-run", run_args.dry_run,
                 "Print the expanded points and backends; write nothing");
@@ -124,7 +126,8 @@ int main(int argc, char** argv) {
 
 #ifndef ATTNBENCH_WITH_MEASURE
   if (*list || *worker || *calibrate || (*run && run_args.isolation == "none")) {
-    const std::string exe = measure_executable();  // these need LibTorch: it takes this process's place
+    const std::string exe =
+        measure_executable();  // these need LibTorch: it takes this process's place
     execv(exe.c_str(), argv);
     std::cerr << "attnbench: cannot run " << exe << ": " << std::strerror(errno) << '\n';
     return 1;

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <sstream>
 #include <filesystem>
+#include <sstream>
 
 namespace attnbench {
 
@@ -39,16 +39,18 @@ std::string config_fingerprint(const SweepConfig& config, const std::vector<Poin
   const MeasureSettings& m = config.measurement;
   std::ostringstream text;
   text.precision(17);
-  text << "v1|warmup " << m.warmup_ms << "|samples " << m.min_samples << ' ' << m.max_samples << "|time "
-       << m.min_time_s << ' ' << m.max_time_s << "|noise " << m.target_rel_noise << "|batch "
-       << m.batch_sample_ms << "|kernels " << m.kernel_pass_iterations << "|cpu " << m.cpu_pass_calls
-       << "|modes";
+  text << "v1|warmup " << m.warmup_ms << "|samples " << m.min_samples << ' ' << m.max_samples
+       << "|time " << m.min_time_s << ' ' << m.max_time_s << "|noise " << m.target_rel_noise
+       << "|batch " << m.batch_sample_ms << "|kernels " << m.kernel_pass_iterations << "|cpu "
+       << m.cpu_pass_calls << "|modes";
   for (auto mode : m.timing_modes) text << ' ' << to_string(mode);
   text << "|passes";
   for (auto pass : m.passes) text << ' ' << to_string(pass);
   text << "|tolerance";
-  for (const auto& [dtype, limit] : config.tolerance) text << ' ' << to_string(dtype) << '=' << limit;
-  text << "|seed " << config.seed << "|peak " << (config.peak_tflops ? *config.peak_tflops : 0) << "|points";
+  for (const auto& [dtype, limit] : config.tolerance)
+    text << ' ' << to_string(dtype) << '=' << limit;
+  text << "|seed " << config.seed << "|peak " << (config.peak_tflops ? *config.peak_tflops : 0)
+       << "|points";
   for (const auto& p : all_points) text << ' ' << p.id;
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(text.str())));

@@ -9,11 +9,14 @@ class InProcessMeasurer final : public Measurer {
  public:
   explicit InProcessMeasurer(const std::string& plugin_dir)
       : host_(query_host()),
-        plugins_(load_plugins(plugin_dir.empty() ? default_plugin_dir() : std::filesystem::path(plugin_dir))) {}
+        plugins_(load_plugins(plugin_dir.empty() ? default_plugin_dir()
+                                                 : std::filesystem::path(plugin_dir))) {}
   const HostInfo& host() const override { return host_; }
   std::vector<std::string> backend_names() const override { return plugins_.names(); }
   const std::vector<LoadFailure>& failures() const override { return plugins_.failures; }
-  void setup(const RunOptions& options) override { runner_ = std::make_unique<Runner>(host_, options); }
+  void setup(const RunOptions& options) override {
+    runner_ = std::make_unique<Runner>(host_, options);
+  }
   BackendRecords measure(const Point& point, const std::string& backend) override {
     return runner_->measure(point, *plugins_.find(backend));
   }

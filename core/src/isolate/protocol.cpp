@@ -19,8 +19,10 @@ void put(json& j, const char* key, const std::optional<T>& v) {
 template <class T>
 void get(const json& j, const char* key, std::optional<T>& v) {
   const json& x = j.at(key);
-  if (x.is_null()) v.reset();
-  else v = x.get<T>();
+  if (x.is_null())
+    v.reset();
+  else
+    v = x.get<T>();
 }
 template <class E>
 E enum_at(const json& j, const char* key) {
@@ -52,16 +54,14 @@ void from_json(const json& j, Problem& p) {
 }
 
 void to_json(json& j, const RunInfo& r) {
-  j = {{"device_name", r.device_name},
-       {"torch_version", r.torch_version},
-       {"git_sha", r.git_sha},
-       {"started_at", r.started_at},
-       {"config_file", r.config_file},
-       {"config_fingerprint", r.config_fingerprint}};
+  j = {{"device_name", r.device_name}, {"torch_version", r.torch_version},
+       {"git_sha", r.git_sha},         {"started_at", r.started_at},
+       {"config_file", r.config_file}, {"config_fingerprint", r.config_fingerprint}};
 }
 void from_json(const json& j, RunInfo& r) {
   r.device_name = j.at("device_name"), r.torch_version = j.at("torch_version");
-  r.git_sha = j.at("git_sha"), r.started_at = j.at("started_at"), r.config_file = j.at("config_file");
+  r.git_sha = j.at("git_sha"), r.started_at = j.at("started_at"),
+  r.config_file = j.at("config_file");
   r.config_fingerprint = j.at("config_fingerprint");
 }
 
@@ -84,19 +84,26 @@ void to_json(json& j, const MeasureSettings& m) {
        {"passes", passes}};
 }
 void from_json(const json& j, MeasureSettings& m) {
-  m.warmup_ms = j.at("warmup_ms"), m.min_samples = j.at("min_samples"), m.max_samples = j.at("max_samples");
+  m.warmup_ms = j.at("warmup_ms"), m.min_samples = j.at("min_samples"),
+  m.max_samples = j.at("max_samples");
   m.min_time_s = j.at("min_time_s"), m.max_time_s = j.at("max_time_s");
   m.target_rel_noise = j.at("target_rel_noise"), m.batch_sample_ms = j.at("batch_sample_ms");
-  m.kernel_pass_iterations = j.at("kernel_pass_iterations"), m.cpu_pass_calls = j.at("cpu_pass_calls");
+  m.kernel_pass_iterations = j.at("kernel_pass_iterations"),
+  m.cpu_pass_calls = j.at("cpu_pass_calls");
   m.keep_samples = j.at("keep_samples"), m.timeout_s = j.at("timeout_s");
   m.timing_modes = parse_timing_modes(j.at("timing_modes").get<std::vector<std::string>>());
   m.passes = parse_passes(j.at("passes").get<std::vector<std::string>>());
 }
 
 void to_json(json& j, const Row& r) {
-  j = {{"point_id", r.point_id}, {"backend", r.backend},  {"problem", r.problem},
-       {"timing_mode", to_string(r.timing_mode)}, {"status", to_string(r.status)},
-       {"reason", r.reason},     {"aten_ops", r.aten_ops}, {"flags", r.flags},
+  j = {{"point_id", r.point_id},
+       {"backend", r.backend},
+       {"problem", r.problem},
+       {"timing_mode", to_string(r.timing_mode)},
+       {"status", to_string(r.status)},
+       {"reason", r.reason},
+       {"aten_ops", r.aten_ops},
+       {"flags", r.flags},
        {"run", r.run}};
   put(j, "time_ms_median", r.time_ms_median), put(j, "time_ms_p10", r.time_ms_p10);
   put(j, "time_ms_p90", r.time_ms_p90), put(j, "time_rel_spread", r.time_rel_spread);
@@ -115,7 +122,8 @@ void from_json(const json& j, Row& r) {
   r.point_id = j.at("point_id"), r.backend = j.at("backend"), r.problem = j.at("problem");
   r.timing_mode = enum_at<TimingMode>(j, "timing_mode");
   r.status = enum_at<Status>(j, "status");
-  r.reason = j.at("reason"), r.aten_ops = j.at("aten_ops"), r.flags = j.at("flags"), r.run = j.at("run");
+  r.reason = j.at("reason"), r.aten_ops = j.at("aten_ops"), r.flags = j.at("flags"),
+  r.run = j.at("run");
   get(j, "time_ms_median", r.time_ms_median), get(j, "time_ms_p10", r.time_ms_p10);
   get(j, "time_ms_p90", r.time_ms_p90), get(j, "time_rel_spread", r.time_rel_spread);
   get(j, "time_rel_noise", r.time_rel_noise), get(j, "samples", r.samples);
@@ -141,22 +149,26 @@ void to_json(json& j, const KernelRow& k) {
        {"block", k.block},
        {"run", k.run}};
   put(j, "registers_per_thread", k.registers_per_thread);
-  put(j, "static_smem_bytes", k.static_smem_bytes), put(j, "dynamic_smem_bytes", k.dynamic_smem_bytes);
+  put(j, "static_smem_bytes", k.static_smem_bytes),
+      put(j, "dynamic_smem_bytes", k.dynamic_smem_bytes);
   put(j, "theoretical_occupancy_pct", k.theoretical_occupancy_pct), put(j, "bytes", k.bytes);
 }
 void from_json(const json& j, KernelRow& k) {
-  k.point_id = j.at("point_id"), k.backend = j.at("backend"), k.kind = enum_at<ActivityKind>(j, "kind");
+  k.point_id = j.at("point_id"), k.backend = j.at("backend"),
+  k.kind = enum_at<ActivityKind>(j, "kind");
   k.name = j.at("name"), k.launches_per_call = j.at("launches_per_call");
   k.duration_us_mean = j.at("duration_us_mean"), k.grid = j.at("grid"), k.block = j.at("block");
   k.run = j.at("run");
   get(j, "registers_per_thread", k.registers_per_thread);
-  get(j, "static_smem_bytes", k.static_smem_bytes), get(j, "dynamic_smem_bytes", k.dynamic_smem_bytes);
+  get(j, "static_smem_bytes", k.static_smem_bytes),
+      get(j, "dynamic_smem_bytes", k.dynamic_smem_bytes);
   get(j, "theoretical_occupancy_pct", k.theoretical_occupancy_pct), get(j, "bytes", k.bytes);
 }
 
 void to_json(json& j, const BackendRecords& b) {
   json samples = json::array();
-  for (const auto& s : b.samples) samples.push_back({{"mode", to_string(s.mode)}, {"time_ms", s.time_ms}});
+  for (const auto& s : b.samples)
+    samples.push_back({{"mode", to_string(s.mode)}, {"time_ms", s.time_ms}});
   j = {{"point_id", b.point_id}, {"backend", b.backend}, {"rows", b.rows},
        {"kernels", b.kernels},   {"samples", samples},   {"notes", b.notes}};
 }
@@ -166,41 +178,51 @@ void from_json(const json& j, BackendRecords& b) {
   b.kernels = j.at("kernels").get<std::vector<KernelRow>>();
   b.samples.clear();
   for (const auto& s : j.at("samples"))
-    b.samples.push_back({enum_at<TimingMode>(s, "mode"), s.at("time_ms").get<std::vector<double>>()});
+    b.samples.push_back(
+        {enum_at<TimingMode>(s, "mode"), s.at("time_ms").get<std::vector<double>>()});
   b.notes = j.at("notes");
 }
 
 std::string hello_message(const Hello& h) {
   json backends = json::array(), failures = json::array();
-  for (const auto& b : h.backends) backends.push_back({{"name", b.name}, {"description", b.description}, {"file", b.file}});
+  for (const auto& b : h.backends)
+    backends.push_back({{"name", b.name}, {"description", b.description}, {"file", b.file}});
   for (const auto& f : h.failures) failures.push_back({{"file", f.file}, {"reason", f.reason}});
   return line(json{{"type", "hello"},
-              {"host",
-               {{"cuda_available", h.host.cuda_available},
-                {"cuda_device", h.host.cuda_device},
-                {"device_name", h.host.device_name},
-                {"torch_version", h.host.torch_version},
-                {"l2_cache_bytes", h.host.l2_cache_bytes}}},
-              {"backends", backends},
-              {"failures", failures}});
+                   {"host",
+                    {{"cuda_available", h.host.cuda_available},
+                     {"cuda_device", h.host.cuda_device},
+                     {"device_name", h.host.device_name},
+                     {"torch_version", h.host.torch_version},
+                     {"l2_cache_bytes", h.host.l2_cache_bytes}}},
+                   {"backends", backends},
+                   {"failures", failures}});
 }
 
 std::string setup_message(const RunOptions& o) {
   json tolerance = json::object();
   for (const auto& [dtype, limit] : o.tolerance) tolerance[to_string(dtype)] = limit;
-  json options = {{"measurement", o.measurement}, {"tolerance", tolerance}, {"seed", o.seed}, {"info", o.info}};
+  json options = {
+      {"measurement", o.measurement}, {"tolerance", tolerance}, {"seed", o.seed}, {"info", o.info}};
   put(options, "peak_tflops", o.peak_tflops);
   return line(json{{"type", "setup"}, {"options", options}});
 }
 
 std::string measure_message(const Point& point, const std::string& backend) {
-  return line(
-      json{{"type", "measure"}, {"point", {{"id", point.id}, {"problem", point.problem}}}, {"backend", backend}});
+  return line(json{{"type", "measure"},
+                   {"point", {{"id", point.id}, {"problem", point.problem}}},
+                   {"backend", backend}});
 }
 
-std::string pass_message(const std::string& name) { return line(json{{"type", "pass"}, {"name", name}}); }
-std::string records_message(const BackendRecords& r) { return line(json{{"type", "records"}, {"records", r}}); }
-std::string fatal_message(const std::string& reason) { return line(json{{"type", "fatal"}, {"reason", reason}}); }
+std::string pass_message(const std::string& name) {
+  return line(json{{"type", "pass"}, {"name", name}});
+}
+std::string records_message(const BackendRecords& r) {
+  return line(json{{"type", "records"}, {"records", r}});
+}
+std::string fatal_message(const std::string& reason) {
+  return line(json{{"type", "fatal"}, {"reason", reason}});
+}
 std::string quit_message() { return line(json{{"type", "quit"}}); }
 
 Message parse_message(const std::string& line) {
@@ -210,11 +232,15 @@ Message parse_message(const std::string& line) {
     m.type = j.at("type");
     if (m.type == "hello") {
       const json& h = j.at("host");
-      m.hello.host.cuda_available = h.at("cuda_available"), m.hello.host.cuda_device = h.at("cuda_device");
-      m.hello.host.device_name = h.at("device_name"), m.hello.host.torch_version = h.at("torch_version");
+      m.hello.host.cuda_available = h.at("cuda_available"),
+      m.hello.host.cuda_device = h.at("cuda_device");
+      m.hello.host.device_name = h.at("device_name"),
+      m.hello.host.torch_version = h.at("torch_version");
       m.hello.host.l2_cache_bytes = h.at("l2_cache_bytes");
-      for (const auto& b : j.at("backends")) m.hello.backends.push_back({b.at("name"), b.at("description"), b.at("file")});
-      for (const auto& f : j.at("failures")) m.hello.failures.push_back({f.at("file"), f.at("reason")});
+      for (const auto& b : j.at("backends"))
+        m.hello.backends.push_back({b.at("name"), b.at("description"), b.at("file")});
+      for (const auto& f : j.at("failures"))
+        m.hello.failures.push_back({f.at("file"), f.at("reason")});
     } else if (m.type == "setup") {
       const json& o = j.at("options");
       m.options.measurement = o.at("measurement");

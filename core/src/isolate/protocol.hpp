@@ -1,11 +1,11 @@
 // The messages between `attnbench run` and its workers, one JSON object per line:
-//   worker -> parent  {"type":"hello","host":{...},"backends":[...],"failures":[...]}  once, at start
-//   parent -> worker  {"type":"setup","options":{...}}                                  once
-//   parent -> worker  {"type":"measure","point":{...},"backend":"flash"}               per (point, backend)
-//   worker -> parent  {"type":"pass","name":"correctness"}                             as each pass starts
-//   worker -> parent  {"type":"records","records":{...}}                               its answer
-//   worker -> parent  {"type":"fatal","reason":"..."}       instead of records, then it exits
-//   parent -> worker  {"type":"quit"}
+//   worker -> parent  {"type":"hello","host":{...},"backends":[...],"failures":[...]}  once, at
+//   start parent -> worker  {"type":"setup","options":{...}}                                  once
+//   parent -> worker  {"type":"measure","point":{...},"backend":"flash"}               per (point,
+//   backend) worker -> parent  {"type":"pass","name":"correctness"}                             as
+//   each pass starts worker -> parent  {"type":"records","records":{...}} its answer worker ->
+//   parent  {"type":"fatal","reason":"..."}       instead of records, then it exits parent ->
+//   worker  {"type":"quit"}
 // Numbers travel with full precision; every record survives the trip exactly (protocol_test).
 #pragma once
 

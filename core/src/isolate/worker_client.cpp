@@ -1,6 +1,7 @@
 #include "isolate/worker_client.hpp"
 
-#define BOOST_PROCESS_USE_STD_FS  // Boost 1.83; 1.74 ignores it and stays header-only for what is used here
+#define BOOST_PROCESS_USE_STD_FS  // Boost 1.83; 1.74 ignores it and stays header-only for what is
+                                  // used here
 #include <boost/process/args.hpp>
 #include <boost/process/child.hpp>
 #include <boost/process/exe.hpp>
@@ -53,7 +54,8 @@ struct WorkerClient::Process {
   }
 
   // The next line, or nullopt at end of file or when `deadline` passes (then timed_out is set).
-  std::optional<std::string> read_line(std::chrono::steady_clock::time_point deadline, bool& timed_out) {
+  std::optional<std::string> read_line(std::chrono::steady_clock::time_point deadline,
+                                       bool& timed_out) {
     timed_out = false;
     while (true) {
       if (const size_t eol = buffer.find('\n'); eol != std::string::npos) {
@@ -61,7 +63,8 @@ struct WorkerClient::Process {
         buffer.erase(0, eol + 1);
         return line;
       }
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) {
         timed_out = true;
         return std::nullopt;
@@ -85,18 +88,21 @@ constexpr const char* kRestarted = "; the next (point, backend) gets a new worke
 
 std::chrono::steady_clock::time_point after(double seconds) {
   return std::chrono::steady_clock::now() +
-         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+             std::chrono::duration<double>(seconds));
 }
 
 void pipe_pair(int fds[2]) {
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
 }
 
 }  // namespace
 
 WorkerClient::WorkerClient(std::string exe, std::string plugin_dir, double start_timeout_s)
     : exe_(std::move(exe)), plugin_dir_(std::move(plugin_dir)), start_timeout_s_(start_timeout_s) {
-  std::signal(SIGPIPE, SIG_IGN);  // a worker that dies mid-request is an answer, not the parent's end
+  std::signal(SIGPIPE,
+              SIG_IGN);  // a worker that dies mid-request is an answer, not the parent's end
   start();
 }
 
@@ -115,7 +121,8 @@ void WorkerClient::start() {
   if (!plugin_dir_.empty()) args.insert(args.end(), {"--plugin-dir", plugin_dir_});
   // The worker reads requests on stdin and answers on fd 3; its stdout and stderr stay the
   // parent's, so whatever a plugin prints cannot corrupt the protocol.
-  p->child = bp::child(bp::exe = exe_, bp::args = args, bp::posix::fd.bind(0, in[0]), bp::posix::fd.bind(3, out[1]));
+  p->child = bp::child(bp::exe = exe_, bp::args = args, bp::posix::fd.bind(0, in[0]),
+                       bp::posix::fd.bind(3, out[1]));
   ::close(in[0]);
   ::close(out[1]);
   p->to_worker = in[1];
@@ -127,12 +134,14 @@ void WorkerClient::start() {
   const auto line = process_->read_line(after(start_timeout_s_), timed_out);
   if (!line) {
     const std::string why =
-        timed_out ? "it sent no hello within " + std::to_string(start_timeout_s_) + " s" : "it " + ended();
+        timed_out ? "it sent no hello within " + std::to_string(start_timeout_s_) + " s"
+                  : "it " + ended();
     process_.reset();
     throw std::runtime_error("the worker (" + exe_ + " worker) did not start: " + why);
   }
   const Message m = parse_message(*line);
-  if (m.type != "hello") throw std::runtime_error("the worker sent '" + m.type + "' instead of its hello");
+  if (m.type != "hello")
+    throw std::runtime_error("the worker sent '" + m.type + "' instead of its hello");
   hello_ = m.hello;
   start_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (setup_line_) process_->send(*setup_line_);
@@ -151,7 +160,8 @@ std::string WorkerClient::ended() {
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     const char* name = sigabbrev_np(sig);
-    how = "was killed by signal " + std::to_string(sig) + " (SIG" + (name ? name : "?") + ": " + strsignal(sig) + ")";
+    how = "was killed by signal " + std::to_string(sig) + " (SIG" + (name ? name : "?") + ": " +
+          strsignal(sig) + ")";
   } else if (WIFEXITED(status)) {
     how = "exited with code " + std::to_string(WEXITSTATUS(status));
   } else {
@@ -160,7 +170,8 @@ std::string WorkerClient::ended() {
   return how;
 }
 
-WorkerAnswer WorkerClient::measure(const Point& point, const std::string& backend, double timeout_s) {
+WorkerAnswer WorkerClient::measure(const Point& point, const std::string& backend,
+                                   double timeout_s) {
   if (!process_) start();
   std::string pass = "request";
   WorkerAnswer answer;
@@ -188,8 +199,9 @@ WorkerAnswer WorkerClient::measure(const Point& point, const std::string& backen
       answer.status = Status::timeout;
       char buf[64];
       std::snprintf(buf, sizeof buf, "%g", timeout_s);
-      answer.reason = "no answer within " + std::string(buf) + " s (measurement.timeout_s) in pass '" + pass +
-                      "'; the worker was killed" + kRestarted;
+      answer.reason = "no answer within " + std::string(buf) +
+                      " s (measurement.timeout_s) in pass '" + pass + "'; the worker was killed" +
+                      kRestarted;
       process_.reset();
       return answer;
     }

@@ -40,7 +40,8 @@ class WorkerClient {
  private:
   struct Process;
   void start();
-  std::string ended();  // reaps the worker and says how it ended: "killed by signal 11 (SIGSEGV: ...)"
+  std::string
+  ended();  // reaps the worker and says how it ended: "killed by signal 11 (SIGSEGV: ...)"
 
   std::string exe_, plugin_dir_;
   double start_timeout_s_;

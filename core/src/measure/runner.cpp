@@ -47,11 +47,13 @@ std::optional<PassFailure> attempt(const std::string& name, const PassContext& c
   } catch (const c10::Error& e) {
     // The CPU allocator reports exhaustion as a plain c10::Error: it is an oom all the same.
     const std::string what = first_line(e.what_without_backtrace());
-    const bool cpu_oom = what.find("DefaultCPUAllocator: can't allocate memory") != std::string::npos ||
-                         what.find("DefaultCPUAllocator: not enough memory") != std::string::npos;
+    const bool cpu_oom =
+        what.find("DefaultCPUAllocator: can't allocate memory") != std::string::npos ||
+        what.find("DefaultCPUAllocator: not enough memory") != std::string::npos;
     return PassFailure{cpu_oom ? Status::oom : Status::error, name + ": " + what};
   } catch (const std::bad_alloc& e) {
-    return PassFailure{Status::oom, name + ": " + std::string("out of host memory (") + e.what() + ")"};
+    return PassFailure{Status::oom,
+                       name + ": " + std::string("out of host memory (") + e.what() + ")"};
   } catch (const std::exception& e) {
     return PassFailure{Status::error, name + ": " + first_line(e.what())};
   }

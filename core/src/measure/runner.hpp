@@ -4,9 +4,9 @@
 //   -> peak memory -> ATen op count -> GPU activity (CUPTI, attached last)
 #pragma once
 
-#include "measure/run_options.hpp"
 #include "config/sweep.hpp"
 #include "measure/device/host_info.hpp"
+#include "measure/run_options.hpp"
 #include "plugins/plugin_loader.hpp"
 #include "records/row.hpp"
 

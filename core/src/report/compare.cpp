@@ -138,7 +138,8 @@ void check_report(const CsvTable& table, const std::vector<std::string>& metrics
   for (size_t r = 0; r < table.rows.size(); ++r)
     if (!readable_schema_version(table.rows[r][static_cast<size_t>(c)]))
       throw InputError(table.path + ": schema version '" + table.rows[r][static_cast<size_t>(c)] +
-                       "', this attnbench reads versions 1 to " + std::to_string(kCsvSchemaVersion));
+                       "', this attnbench reads versions 1 to " +
+                       std::to_string(kCsvSchemaVersion));
   for (const char* needed : {"point_id", "backend", "timing_mode", "status"})
     if (table.column(needed) < 0)
       throw InputError(table.path + ": no column '" + std::string(needed) + "'");

@@ -142,8 +142,10 @@ std::string complete_records(const std::string& text) {
   bool in_quotes = false;
   size_t end = 0;
   for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '"') in_quotes = !in_quotes;  // a doubled quote toggles twice
-    else if (text[i] == '\n' && !in_quotes) end = i + 1;
+    if (text[i] == '"')
+      in_quotes = !in_quotes;  // a doubled quote toggles twice
+    else if (text[i] == '\n' && !in_quotes)
+      end = i + 1;
   }
   return text.substr(0, end);
 }

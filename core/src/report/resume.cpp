@@ -20,7 +20,8 @@ std::string field_line(const std::vector<std::string>& fields) {
 }
 
 // The records of a table whose (point_id, backend) is in `done`, with its header; "" for no file.
-std::string keep(const std::string& text, const std::string& path, const std::set<RecordKey>& done) {
+std::string keep(const std::string& text, const std::string& path,
+                 const std::set<RecordKey>& done) {
   if (text.empty()) return "";
   const CsvTable t = parse_csv(complete_records(text), path);
   std::string out = field_line(t.header);
@@ -36,22 +37,24 @@ void refuse(const std::string& path, const std::string& why) {
 
 }  // namespace
 
-Resumed resume_report(const ReportTexts& files, const std::string& path, const std::string& fingerprint,
-                      const std::string& device_name, const std::string& torch_version,
-                      size_t modes_per_cuda_point) {
+Resumed resume_report(const ReportTexts& files, const std::string& path,
+                      const std::string& fingerprint, const std::string& device_name,
+                      const std::string& torch_version, size_t modes_per_cuda_point) {
   Resumed out;
   const std::string rows_text = complete_records(files.rows);
   if (rows_text.empty()) return out;  // not even a header survived: start over
   const CsvTable t = parse_csv(rows_text, path);
-  if (t.column("config_fingerprint") < 0) refuse(path, "it has no config_fingerprint column (an older report)");
+  if (t.column("config_fingerprint") < 0)
+    refuse(path, "it has no config_fingerprint column (an older report)");
   std::map<RecordKey, size_t> rows;
   for (size_t r = 0; r < t.rows.size(); ++r) {
     if (t.at(r, "config_fingerprint") != fingerprint)
-      refuse(path, "it was written by another sweep (config fingerprint " + t.at(r, "config_fingerprint") +
-                       ", this run " + fingerprint + ")");
+      refuse(path, "it was written by another sweep (config fingerprint " +
+                       t.at(r, "config_fingerprint") + ", this run " + fingerprint + ")");
     if (t.at(r, "device_name") != device_name || t.at(r, "torch_version") != torch_version)
-      refuse(path, "it was measured on " + t.at(r, "device_name") + " with torch " + t.at(r, "torch_version") +
-                       ", this is " + device_name + " with torch " + torch_version);
+      refuse(path, "it was measured on " + t.at(r, "device_name") + " with torch " +
+                       t.at(r, "torch_version") + ", this is " + device_name + " with torch " +
+                       torch_version);
     ++rows[{t.at(r, "point_id"), t.at(r, "backend")}];
   }
   for (size_t r = 0; r < t.rows.size(); ++r) {
@@ -72,7 +75,8 @@ ReportTexts read_report_texts(const std::string& output_csv) {
     if (in) text << in.rdbuf();
     return text.str();
   };
-  return {slurp(output_csv), slurp(sibling(output_csv, ".kernels.csv")), slurp(sibling(output_csv, ".samples.csv"))};
+  return {slurp(output_csv), slurp(sibling(output_csv, ".kernels.csv")),
+          slurp(sibling(output_csv, ".samples.csv"))};
 }
 
 void write_report_texts(const std::string& output_csv, const ReportTexts& texts) {

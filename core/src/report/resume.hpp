@@ -21,11 +21,11 @@ struct Resumed {
 };
 
 // `modes_per_cuda_point`: rows a CUDA (point, backend) has when complete (a CPU one has one).
-// Throws InputError, naming `path`, when the report was written by another sweep (fingerprint) or on
-// another machine (device_name, torch_version), or has no fingerprint at all.
-Resumed resume_report(const ReportTexts& files, const std::string& path, const std::string& fingerprint,
-                      const std::string& device_name, const std::string& torch_version,
-                      size_t modes_per_cuda_point);
+// Throws InputError, naming `path`, when the report was written by another sweep (fingerprint) or
+// on another machine (device_name, torch_version), or has no fingerprint at all.
+Resumed resume_report(const ReportTexts& files, const std::string& path,
+                      const std::string& fingerprint, const std::string& device_name,
+                      const std::string& torch_version, size_t modes_per_cuda_point);
 
 // The files of the report at `output_csv` (missing ones empty), and writing them back.
 ReportTexts read_report_texts(const std::string& output_csv);

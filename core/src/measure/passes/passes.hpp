@@ -12,8 +12,8 @@
 
 #include <cstdint>
 #include <functional>
-#include <string>
 #include <optional>
+#include <string>
 
 namespace attnbench {
 
@@ -24,7 +24,7 @@ struct PassContext {
   const MeasureSettings& settings;
   const HostInfo& host;
   Backend& backend;
-  CudaTimer* timer = nullptr;  // set for CUDA points
+  CudaTimer* timer = nullptr;                       // set for CUDA points
   std::function<void(const std::string&)> on_pass;  // told each pass's name as it starts
   InputTensors inputs;
   std::optional<Inputs> view;

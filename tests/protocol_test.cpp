@@ -1,0 +1,136 @@
+#include "isolate/protocol.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace attnbench {
+namespace {
+
+BackendRecords sample_records() {
+  BackendRecords b;
+  b.point_id = "b4-h16-s1024-d64-bf16-causal-cuda";
+  b.backend = "flash";
+  Row r;
+  r.point_id = b.point_id;
+  r.backend = "flash";
+  r.problem.batch = 4, r.problem.heads = 16, r.problem.seq_len = 1024, r.problem.head_dim = 64;
+  r.problem.causal = true, r.problem.device = Device::cuda, r.problem.dtype = DType::f16;
+  r.timing_mode = TimingMode::graph;
+  r.status = Status::wrong;
+  r.reason = "max row relative error 0.05 above \"the\" tolerance,\nsecond line";
+  r.time_ms_median = 1.0 / 3.0;
+  r.samples = 9007199254740993;  // 2^53 + 1
+  r.aten_ops = "scaled_dot_product_attention";
+  r.flags = "noise_target_missed;above_peak";
+  r.run = {"NVIDIA H200",       "2.11.0",          "abc", "2026-12-02T22:00:00Z",
+           "configs/seed.yaml", "0123456789abcdef"};
+  b.rows = {r, r};
+  b.rows[1].timing_mode = TimingMode::cold;
+  b.rows[1].time_ms_median.reset();
+  KernelRow k;
+  k.point_id = b.point_id, k.backend = "flash", k.kind = ActivityKind::memset, k.name = "memset";
+  k.launches_per_call = 2.0 / 3.0, k.duration_us_mean = 1e-7, k.bytes = 4, k.run = r.run;
+  b.kernels = {k};
+  b.samples = {{TimingMode::graph, {0.1, 0.2, 1e-300}}};
+  b.notes = "kernel set differs";
+  return b;
+}
+
+TEST(Protocol, RecordsSurviveTheTripExactly) {
+  const BackendRecords b = sample_records();
+  const Message m = parse_message(records_message(b));
+  ASSERT_EQ(m.type, "records");
+  const BackendRecords& c = m.records;
+  ASSERT_EQ(c.rows.size(), 2u);
+  const Row& r = c.rows[0];
+  EXPECT_EQ(r.problem.batch, 4);
+  EXPECT_EQ(r.problem.dtype, DType::f16);
+  EXPECT_EQ(r.problem.device, Device::cuda);
+  EXPECT_TRUE(r.problem.causal);
+  EXPECT_EQ(r.timing_mode, TimingMode::graph);
+  EXPECT_EQ(r.status, Status::wrong);
+  EXPECT_EQ(r.reason, b.rows[0].reason);
+  EXPECT_EQ(r.time_ms_median, 1.0 / 3.0);  // bit for bit
+  EXPECT_EQ(r.samples, 9007199254740993);
+  EXPECT_FALSE(r.cpu_us_median);
+  EXPECT_FALSE(c.rows[1].time_ms_median);
+  EXPECT_EQ(c.rows[1].timing_mode, TimingMode::cold);
+  EXPECT_EQ(r.flags, b.rows[0].flags);
+  EXPECT_EQ(r.run.config_fingerprint, "0123456789abcdef");
+  EXPECT_EQ(r.run.device_name, "NVIDIA H200");
+  ASSERT_EQ(c.kernels.size(), 1u);
+  EXPECT_EQ(c.kernels[0].kind, ActivityKind::memset);
+  EXPECT_EQ(c.kernels[0].launches_per_call, 2.0 / 3.0);
+  EXPECT_EQ(c.kernels[0].bytes, 4);
+  EXPECT_FALSE(c.kernels[0].registers_per_thread);
+  ASSERT_EQ(c.samples.size(), 1u);
+  EXPECT_EQ(c.samples[0].mode, TimingMode::graph);
+  EXPECT_EQ(c.samples[0].time_ms, (std::vector<double>{0.1, 0.2, 1e-300}));
+  EXPECT_EQ(c.notes, "kernel set differs");
+}
+
+TEST(Protocol, SetupCarriesEveryOption) {
+  RunOptions o;
+  o.measurement.min_samples = 7;
+  o.measurement.timing_modes = {TimingMode::batch, TimingMode::cold};
+  o.measurement.passes = {Pass::kernels};
+  o.measurement.timeout_s = 12.5;
+  o.measurement.keep_samples = true;
+  o.tolerance = {{DType::bf16, 0.03}};
+  o.peak_tflops = 799.5;
+  o.seed = 99;
+  o.info.config_fingerprint = "ff";
+  const Message m = parse_message(setup_message(o));
+  ASSERT_EQ(m.type, "setup");
+  EXPECT_EQ(m.options.measurement.min_samples, 7);
+  EXPECT_EQ(m.options.measurement.timing_modes, o.measurement.timing_modes);
+  EXPECT_EQ(m.options.measurement.passes, o.measurement.passes);
+  EXPECT_EQ(m.options.measurement.timeout_s, 12.5);
+  EXPECT_TRUE(m.options.measurement.keep_samples);
+  EXPECT_EQ(m.options.tolerance, o.tolerance);
+  EXPECT_EQ(m.options.peak_tflops, 799.5);
+  EXPECT_EQ(m.options.seed, 99u);
+  EXPECT_EQ(m.options.info.config_fingerprint, "ff");
+  RunOptions no_peak;
+  EXPECT_FALSE(parse_message(setup_message(no_peak)).options.peak_tflops);
+}
+
+TEST(Protocol, HelloMeasurePassFatal) {
+  Hello h;
+  h.host.cuda_available = true, h.host.device_name = "NVIDIA H200",
+  h.host.l2_cache_bytes = 62914560;
+  h.backends = {{"flash", "FlashAttention-2", "/p/attnbench_flash.so"}};
+  h.failures = {{"/p/attnbench_bad.so", "plugin ABI version 42"}};
+  const Message hello = parse_message(hello_message(h));
+  EXPECT_EQ(hello.type, "hello");
+  EXPECT_TRUE(hello.hello.host.cuda_available);
+  EXPECT_EQ(hello.hello.host.l2_cache_bytes, 62914560);
+  ASSERT_EQ(hello.hello.backends.size(), 1u);
+  EXPECT_EQ(hello.hello.backends[0].file, "/p/attnbench_flash.so");
+  EXPECT_EQ(hello.hello.failures.at(0).reason, "plugin ABI version 42");
+
+  Point p;
+  p.id = "b1-h1-s8-d64-bf16-causal-cpu";
+  p.problem.seq_len = 8;
+  const Message measure = parse_message(measure_message(p, "naive"));
+  EXPECT_EQ(measure.point.id, p.id);
+  EXPECT_EQ(measure.point.problem.seq_len, 8);
+  EXPECT_EQ(measure.backend, "naive");
+  EXPECT_EQ(parse_message(pass_message("timing")).name, "timing");
+  EXPECT_EQ(parse_message(fatal_message("sticky CUDA error")).reason, "sticky CUDA error");
+  EXPECT_EQ(parse_message(quit_message()).type, "quit");
+  // A plugin's reason that is not UTF-8 travels, replaced, rather than breaking the worker.
+  EXPECT_NE(parse_message(fatal_message(std::string("bad \xff byte"))).reason.find("bad"),
+            std::string::npos);
+}
+
+TEST(Protocol, AnythingElseIsRefused) {
+  EXPECT_THROW(parse_message("not json"), std::runtime_error);
+  EXPECT_THROW(parse_message(R"({"type":"dance"})"), std::runtime_error);
+  EXPECT_THROW(parse_message(R"({"type":"measure"})"), std::runtime_error);
+  EXPECT_THROW(parse_message(R"({"records":{}})"), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace attnbench

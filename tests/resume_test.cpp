@@ -1,0 +1,131 @@
+#include "report/resume.hpp"
+#include "base/errors.hpp"
+#include "report/csv.hpp"
+#include "report/schema.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace attnbench {
+namespace {
+
+std::string line(const std::vector<std::string>& fields) {
+  std::string out;
+  for (size_t i = 0; i < fields.size(); ++i) out += (i ? "," : "") + csv_escape(fields[i]);
+  return out + "\n";
+}
+
+Row row(const std::string& point, const std::string& backend, Device device, TimingMode mode) {
+  Row r;
+  r.point_id = point, r.backend = backend, r.problem.device = device, r.timing_mode = mode;
+  r.reason = "a reason, with a comma and\na newline";  // records that span lines
+  r.run = {"NVIDIA H200", "2.11.0", "abc", "t", "c.yaml", "fp1"};
+  return r;
+}
+
+// A complete report as the writer writes it: per (point, backend) kernels, samples, then rows.
+ReportTexts full_report() {
+  ReportTexts t{line(row_header()), line(kernel_row_header()), line(sample_header())};
+  const std::vector<std::pair<std::string, Device>> points = {{"p1-cuda", Device::cuda},
+                                                              {"p2-cpu", Device::cpu}};
+  for (const auto& [point, device] : points)
+    for (const std::string backend : {"naive", "flash"}) {
+      KernelRow k;
+      k.point_id = point, k.backend = backend, k.name = "gemm, \"tiled\"";
+      t.kernels += line(kernel_row_fields(k));
+      t.samples += line(sample_fields(point, backend, TimingMode::cold, 0, 0.5));
+      const std::vector<TimingMode> modes =
+          device == Device::cuda ? std::vector<TimingMode>{TimingMode::cold, TimingMode::batch}
+                                 : std::vector<TimingMode>{TimingMode::wall};
+      for (TimingMode m : modes) t.rows += line(row_fields(row(point, backend, device, m)));
+    }
+  return t;
+}
+
+std::set<RecordKey> owners(const std::string& text) {
+  std::set<RecordKey> out;
+  if (text.empty()) return out;
+  const CsvTable t = parse_csv(text, "x.csv");
+  for (size_t r = 0; r < t.rows.size(); ++r) out.insert({t.at(r, "point_id"), t.at(r, "backend")});
+  return out;
+}
+
+TEST(Resume, ACompleteReportIsKeptWhole) {
+  const ReportTexts full = full_report();
+  const Resumed r = resume_report(full, "r.csv", "fp1", "NVIDIA H200", "2.11.0", 2);
+  EXPECT_EQ(r.done.size(), 4u);
+  EXPECT_EQ(r.kept.rows, full.rows);
+  EXPECT_EQ(r.kept.kernels, full.kernels);
+  EXPECT_EQ(r.kept.samples, full.samples);
+}
+
+// A kill at any byte of the main file: what is kept parses, holds only complete (point, backend)s,
+// and the kernel and sample files hold exactly those.
+TEST(Resume, AKillAtAnyByteKeepsOnlyCompleteRecords) {
+  const ReportTexts full = full_report();
+  size_t last_done = 0;
+  for (size_t cut = 0; cut <= full.rows.size(); ++cut) {
+    ReportTexts torn = full;
+    torn.rows = full.rows.substr(0, cut);
+    const Resumed r = resume_report(torn, "r.csv", "fp1", "NVIDIA H200", "2.11.0", 2);
+    EXPECT_EQ(owners(r.kept.rows), r.done) << "cut at " << cut;
+    EXPECT_EQ(owners(r.kept.kernels), r.done) << "cut at " << cut;
+    EXPECT_EQ(owners(r.kept.samples), r.done) << "cut at " << cut;
+    EXPECT_GE(r.done.size(), last_done) << "cut at " << cut;  // more text never means less done
+    last_done = r.done.size();
+    if (!r.kept.rows.empty())
+      EXPECT_EQ(
+          parse_csv(r.kept.rows, "r.csv").rows.size(), 0 +
+                                                           [&] {
+                                                             size_t n = 0;
+                                                             for (const auto& k : r.done)
+                                                               n += k.first == "p1-cuda" ? 2 : 1;
+                                                             return n;
+                                                           }())
+          << "cut at " << cut;
+  }
+  EXPECT_EQ(last_done, 4u);
+}
+
+TEST(Resume, RefusesAnotherSweepAnotherMachineAndOldReports) {
+  const ReportTexts full = full_report();
+  auto message = [&](const ReportTexts& t, const std::string& fp,
+                     const std::string& device) -> std::string {
+    try {
+      resume_report(t, "r.csv", fp, device, "2.11.0", 2);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  EXPECT_EQ(message(full, "fp2", "NVIDIA H200"),
+            "r.csv: cannot resume: it was written by another sweep (config fingerprint fp1, this "
+            "run fp2); "
+            "--force starts it over, or give another -o");
+  EXPECT_NE(message(full, "fp1", "NVIDIA H100")
+                .find("it was measured on NVIDIA H200 with torch 2.11.0, this is NVIDIA H100"),
+            std::string::npos);
+  ReportTexts old = full;
+  old.rows = "schema_version,point_id,backend\n1,p,b\n";
+  EXPECT_NE(message(old, "fp1", "NVIDIA H200").find("no config_fingerprint column"),
+            std::string::npos);
+}
+
+TEST(Resume, NothingLeftStartsOver) {
+  ReportTexts empty;
+  EXPECT_TRUE(resume_report(empty, "r.csv", "fp1", "x", "y", 2).done.empty());
+  ReportTexts torn_header;
+  torn_header.rows = "schema_version,poi";
+  EXPECT_TRUE(resume_report(torn_header, "r.csv", "fp1", "x", "y", 2).kept.rows.empty());
+}
+
+TEST(Csv, CompleteRecordsDropsATornLastRecord) {
+  EXPECT_EQ(complete_records("a,b\n1,2\n3,"), "a,b\n1,2\n");
+  EXPECT_EQ(complete_records("a,b\n1,\"x\ny\"\n2,\"torn\n"), "a,b\n1,\"x\ny\"\n");
+  EXPECT_EQ(complete_records("a,b\n"), "a,b\n");
+  EXPECT_EQ(complete_records("a,b"), "");
+}
+
+}  // namespace
+}  // namespace attnbench
