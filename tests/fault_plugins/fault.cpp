@@ -52,10 +52,11 @@ class FaultBackend final : public attnbench::Backend {
       case Fault::nan: return good * std::numeric_limits<double>::quiet_NaN();
       case Fault::shape: return good.narrow(2, 0, good.size(2) / 2);
       case Fault::cuda_illegal_address: {
-        // A kernel that writes where this process owns nothing: the context is lost for good.
-        at::Tensor nowhere =
-            at::from_blob(reinterpret_cast<void*>(0x100), {1 << 20}, in.q.options());
-        nowhere.add_(1);
+        // A kernel that writes 16 GiB past a 4-byte allocation, into addresses this process does
+        // not own: the CUDA context is lost for good.
+        const at::Tensor small = at::empty({1}, in.q.options().dtype(at::kFloat));
+        at::Tensor beyond = at::from_blob(small.data_ptr(), {int64_t{1} << 32}, small.options());
+        beyond.fill_(1);
         return good;
       }
       case Fault::cuda_assert: {

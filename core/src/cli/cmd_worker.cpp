@@ -54,7 +54,10 @@ int cmd_worker(const std::string& plugin_dir, int protocol_fd) {
       try {
         records = runner->measure(m.point, *backend);
       } catch (const std::exception& e) {
-        die(std::string("the worker failed after pass '") + pass + "': " + e.what());
+        const std::string what = e.what();
+        if (const auto sticky = sticky_cuda_error(host))
+          die("sticky CUDA error (" + *sticky + ") after pass '" + pass + "'");
+        die("the worker failed after pass '" + pass + "': " + what.substr(0, what.find('\n')));
       }
       if (const auto sticky = sticky_cuda_error(host))
         die("sticky CUDA error (" + *sticky + ") after pass '" + pass + "'");

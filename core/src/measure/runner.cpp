@@ -23,9 +23,14 @@ namespace {
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-void release_cached_memory(const HostInfo& host) {
+// Never throws: after a sticky CUDA error even emptying the cache fails, and the worker's own
+// check (sticky_cuda_error) is what must report that.
+void release_cached_memory(const HostInfo& host) noexcept {
 #ifdef ATTNBENCH_WITH_CUDA
-  if (host.cuda_available) c10::cuda::CUDACachingAllocator::emptyCache();
+  try {
+    if (host.cuda_available) c10::cuda::CUDACachingAllocator::emptyCache();
+  } catch (...) {
+  }
 #else
   (void)host;
 #endif
