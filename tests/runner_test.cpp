@@ -4,6 +4,11 @@
 
 #include <ATen/ATen.h>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <fstream>
+
 namespace attnbench {
 namespace {
 
@@ -135,11 +140,31 @@ TEST(Runner, CudaPointWithoutCudaIsUnsupportedInEveryMode) {
   }
 }
 
+// Caps this process's address space a little above what it uses now, for the test's duration:
+// an allocation past it fails at once on every machine, whatever the kernel's overcommit policy.
+class AddressSpaceCap {
+ public:
+  explicit AddressSpaceCap(size_t headroom_bytes) {
+    getrlimit(RLIMIT_AS, &saved_);
+    size_t pages = 0;
+    std::ifstream("/proc/self/statm") >> pages;
+    rlimit capped = saved_;
+    capped.rlim_cur =
+        static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + headroom_bytes;
+    setrlimit(RLIMIT_AS, &capped);
+  }
+  ~AddressSpaceCap() { setrlimit(RLIMIT_AS, &saved_); }
+
+ private:
+  rlimit saved_{};
+};
+
 TEST(Runner, HostAllocationFailureIsOom) {
   RunOptions options;
   options.measurement = quick();
   Runner runner(cpu_host(), options);
-  // The inputs are small; the scores are 2^20 x 2^20 bf16, 2 TiB: the CPU allocator refuses them.
+  const AddressSpaceCap cap(size_t{4} << 30);
+  // The inputs are small; the scores are 2^20 x 2^20 bf16, 2 TiB: past the cap.
   const BackendRecords r =
       runner.measure(point(problem(1, 1, int64_t{1} << 20, 1, DType::bf16, false, Device::cpu)),
                      *test::plugins().find("naive"));
