@@ -1,5 +1,6 @@
 #include "report/compare.hpp"
 #include "base/errors.hpp"
+#include "base/names.hpp"
 #include "report/schema.hpp"
 
 #include <gtest/gtest.h>
@@ -195,6 +196,7 @@ TEST(Compare, BackendsInsideOneReportAgainstABaseline) {
   options.baseline_backend = "inplace";
   const Comparison c = compare_backends(report, options);
   EXPECT_EQ(c.base_label, "inplace");
+  EXPECT_EQ(c.candidate_label, "backend");
   EXPECT_EQ(c.joined, 2u);  // flash at 1024 has no inplace row
   EXPECT_EQ(c.compared, 2);
   const MetricComparison& mc = c.metrics.at(0);
@@ -227,6 +229,71 @@ TEST(Compare, RefusesOtherSchemasMissingColumnsAndUnknownMetrics) {
   CompareOptions options;
   options.baseline_backend = "cudnn";
   EXPECT_THROW(compare_backends(t, options), InputError);
+}
+
+TEST(Compare, NoisyMetricsOfTheTimeShareItsNoise) {
+  Row a = timed("flash", 512, 1.0, 0.01), b = timed("flash", 512, 1.0, 0.03);
+  a.tflops = 100, b.tflops = 103;
+  a.pct_of_peak = 10, b.pct_of_peak = 10.3;
+  const Comparison c =
+      compare_reports(table({a}, "a.csv"), table({b}, "b.csv"), with({"tflops", "pct_of_peak"}));
+  for (const auto& mc : c.metrics) {
+    EXPECT_DOUBLE_EQ(mc.rows[0].band, 0.04) << mc.metric.name;
+    EXPECT_EQ(mc.rows[0].verdict, Verdict::within_noise) << mc.metric.name;
+  }
+  Row e = a, f = a;
+  e.rel_err = 0.001, f.rel_err = 0.002;
+  const Comparison err =
+      compare_reports(table({e}, "e.csv"), table({f}, "f.csv"), with({"rel_err"}));
+  EXPECT_EQ(err.metrics[0].rows[0].verdict, Verdict::worse);
+}
+
+TEST(Compare, AnyStatusButOkIsNotComparable) {
+  for (Status status :
+       {Status::wrong, Status::unsupported, Status::timeout, Status::crashed, Status::error}) {
+    Row a = timed("flash", 512, 1.0, 0.01), b = a;
+    b.status = status;  // the time is still there: a wrong answer is timed
+    const Comparison c =
+        compare_reports(table({a}, "a.csv"), table({b}, "b.csv"), with({"time_ms_median"}));
+    EXPECT_EQ(c.metrics[0].rows[0].verdict, Verdict::not_comparable) << to_string(status);
+    EXPECT_EQ(c.metrics[0].rows[0].candidate_status, to_string(status));
+  }
+}
+
+TEST(Compare, MessagesNameTheFileAndTheProblem) {
+  CsvTable t = table({timed("flash", 512, 1, 0.01)}, "t.csv");
+  t.rows[0][static_cast<size_t>(t.column("time_ms_median"))] = "fast";
+  try {
+    compare_reports(t, t, {});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "t.csv: column 'time_ms_median' holds 'fast', not a number");
+  }
+  CompareOptions options;
+  options.baseline_backend = "cudnn";
+  try {
+    compare_backends(table({timed("flash", 512, 1, 0.01)}, "r.csv"), options);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "r.csv: no rows for the baseline backend 'cudnn'");
+  }
+}
+
+TEST(Compare, OneReportIsCheckedLikeTwo) {
+  CsvTable old = table({timed("inplace", 512, 1, 0.01), timed("flash", 512, 1, 0.01)}, "old.csv");
+  for (auto& row : old.rows) row[0] = "3";
+  CompareOptions options;
+  options.baseline_backend = "inplace";
+  EXPECT_THROW(compare_backends(old, options), InputError);
+  options.metrics = {"no_such_metric"};
+  EXPECT_THROW(compare_backends(table({timed("inplace", 512, 1, 0.01)}, "t.csv"), options),
+               InputError);
+  for (const char* readable : {"1", "2"}) {
+    CsvTable t = table({timed("inplace", 512, 1, 0.01), timed("flash", 512, 1, 0.01)}, "t.csv");
+    for (auto& row : t.rows) row[0] = readable;
+    options.metrics = {"time_ms_median"};
+    EXPECT_NO_THROW(compare_backends(t, options)) << readable;
+  }
 }
 
 TEST(Compare, EveryMetricNamesAColumnOfTheSchema) {

@@ -155,6 +155,12 @@ const BadConfig kBadConfigs[] = {
     {"measurement key twice",
      "measurement:\n  min_samples: 3\n  min_samples: 4\nsweep:\n  seq_len: 1\n", 3, 3,
      "measurement.min_samples", "appears twice"},
+    {"a list for a single value", "name: [a, b]\nsweep:\n  seq_len: 1\n", 1, 7, "name",
+     "expected a single value, got a list"},
+    {"a mapping for a single value", "name: {a: 1}\nsweep:\n  seq_len: 1\n", 1, 7, "name",
+     "expected a single value, got a mapping"},
+    {"range of 10001 values", "sweep:\n  seq_len: {from: 1, to: 10001, step: 1}\n", 2, 12,
+     "sweep.seq_len", "the range has more than 10000 values"},
     {"negative seed", "seed: -1\nsweep:\n  seq_len: 1\n", 1, 7, "seed", "at least 0"},
     {"zero tolerance", "tolerance:\n  bf16: 0\nsweep:\n  seq_len: 1\n", 2, 9, "tolerance.bf16",
      "greater than 0"},
@@ -253,6 +259,46 @@ sweep:
   EXPECT_EQ(m.kernel_pass_iterations, 7);
   EXPECT_EQ(m.cpu_pass_calls, 11);
   EXPECT_EQ(m.timing_modes, std::vector<TimingMode>{TimingMode::batch});
+}
+
+TEST(Config, BooleansInEveryAllowedSpelling) {
+  for (const char* yes : {"true", "True", "yes"})
+    EXPECT_TRUE(std::get<bool>(
+        parse_config(std::string("sweep:\n  seq_len: 1\n  causal: ") + yes + "\n", "b.yaml")
+            .axes.at(1)
+            .values.at(0)))
+        << yes;
+  for (const char* no : {"false", "False", "no"})
+    EXPECT_FALSE(std::get<bool>(
+        parse_config(std::string("sweep:\n  seq_len: 1\n  causal: ") + no + "\n", "b.yaml")
+            .axes.at(1)
+            .values.at(0)))
+        << no;
+}
+
+TEST(Config, LimitsAreInclusive) {
+  EXPECT_EQ(parse_config("sweep:\n  seq_len: {from: 1, to: 10000, step: 1}\n", "r.yaml")
+                .axes[0]
+                .values.size(),
+            10000u);
+  EXPECT_DOUBLE_EQ(
+      parse_config("measurement:\n  batch_sample_ms: 0.5\nsweep:\n  seq_len: 1\n", "m.yaml")
+          .measurement.batch_sample_ms,
+      0.5);
+  EXPECT_DOUBLE_EQ(*parse_config("peak_tflops: 700\nsweep:\n  seq_len: 1\n", "p.yaml").peak_tflops,
+                   700);
+}
+
+TEST(Config, NoSuggestionWithoutANearMiss) {
+  try {
+    parse_config("ep: 1\nsweep:\n  seq_len: 1\n", "s.yaml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "s.yaml:1:1: key 'ep': unknown key; allowed here: name, description, output, "
+              "backends, measurement, "
+              "sweep, tolerance, peak_tflops, seed");
+  }
 }
 
 TEST(Config, ZipGroupsStandWhereTheyAreWritten) {

@@ -111,6 +111,38 @@ TEST(Csv, WriterRefusesARowOfTheWrongWidth) {
   EXPECT_THROW(CsvWriter("/proc/no/such/dir/x.csv", {"a"}), InputError);
 }
 
+TEST(Csv, WriterCreatesMissingFolders) {
+  const std::string path = temp_path("a/b/c/new.csv");
+  std::filesystem::remove_all(std::filesystem::path(path).parent_path());
+  { CsvWriter w(path, {"x"}); }
+  EXPECT_EQ(read_csv(path).header, std::vector<std::string>{"x"});
+}
+
+TEST(Csv, RowsWiderThanTheHeaderAreRefusedToo) {
+  try {
+    parse_csv("a,b\n1,2,3\n", "wide.csv");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "wide.csv:2: row has 3 fields, the header has 2");
+  }
+}
+
+TEST(Csv, CompleteRecordsCountsOnlyQuotes) {
+  EXPECT_EQ(complete_records("a b,c!d\n1 2,x\n3 4,y"), "a b,c!d\n1 2,x\n");
+  EXPECT_EQ(complete_records("q\n\"a \"\"b\"\" c\"\n\"torn"), "q\n\"a \"\"b\"\" c\"\n");
+}
+
+TEST(Csv, SamplesFileHeader) {
+  EXPECT_EQ(sample_header(),
+            (std::vector<std::string>{"point_id", "backend", "timing_mode", "sample", "time_ms"}));
+  EXPECT_EQ(sample_fields("p", "b", TimingMode::graph, 3, 0.1),
+            (std::vector<std::string>{"p", "b", "graph", "3", "0.1"}));
+  EXPECT_TRUE(readable_schema_version("1"));
+  EXPECT_TRUE(readable_schema_version("2"));
+  for (const char* other : {"0", "3", "10", "", "2.0"})
+    EXPECT_FALSE(readable_schema_version(other)) << other;
+}
+
 TEST(Csv, HeaderHasTheDocumentedColumns) {
   const auto header = row_header();
   for (const char* column : {"backend",          "batch",           "heads",
