@@ -74,4 +74,30 @@ inline std::vector<std::string> keys(const Rows& rows) {
   return out;
 }
 
+// Two small points (seq_len 32 and 48) measured in well under a second each: `backends`, extra
+// `measurement:` lines, and the points' dtype and device.
+inline std::string small_sweep(const std::string& backends,
+                               const std::string& extra_measurement = "",
+                               const std::string& dtype = "fp32",
+                               const std::string& device = "cpu") {
+  return "backends: [" + backends +
+         "]\nmeasurement:\n  warmup_ms: 1\n  min_samples: 3\n  max_samples: 5\n  min_time_s: 0\n"
+         "  max_time_s: 0.05\n  cpu_pass_calls: 3\n  kernel_pass_iterations: 1\n" +
+         extra_measurement +
+         "sweep:\n  heads: 2\n  seq_len: [32, 48]\n  head_dim: 16\n  dtype: " + dtype +
+         "\n  device: " + device + "\n";
+}
+
+// A plugin folder in `dir`: the named bundled plugins and every library of the `extra` folders.
+inline std::string plugin_folder(const fs::path& dir, const std::vector<std::string>& bundled,
+                                 const std::vector<std::string>& extra) {
+  const fs::path plugins = dir / "plugins";
+  fs::create_directories(plugins);
+  for (const auto& name : bundled)
+    fs::copy(fs::path(ATTNBENCH_PLUGIN_DIR) / ("attnbench_" + name + ".so"), plugins);
+  for (const auto& folder : extra)
+    for (const auto& entry : fs::directory_iterator(folder)) fs::copy(entry.path(), plugins);
+  return plugins.string();
+}
+
 }  // namespace attnbench::test

@@ -10,9 +10,11 @@ namespace {
 namespace fs = std::filesystem;
 using test::Cli;
 using test::keys;
+using test::plugin_folder;
 using test::Result;
 using test::rows_of;
 using test::run;
+using test::small_sweep;
 
 constexpr const char* kTiny = R"(measurement:
   warmup_ms: 1
@@ -98,25 +100,8 @@ TEST_F(Cli, ListShowsWhyBadPluginsFailed) {
   EXPECT_NE(good.output.find("flash"), std::string::npos) << good.output;
 }
 
-constexpr const char* kTwoPoints = R"(backends: [naive, inplace]
-measurement:
-  warmup_ms: 1
-  min_samples: 3
-  max_samples: 5
-  min_time_s: 0
-  max_time_s: 0.05
-  cpu_pass_calls: 3
-  kernel_pass_iterations: 1
-sweep:
-  heads: 2
-  seq_len: [32, 48]
-  head_dim: 16
-  dtype: fp32
-  device: cpu
-)";
-
 TEST_F(Cli, PointsBackendsAndPassesOverridesChooseTheRows) {
-  const std::string config = write("two.yaml", kTwoPoints);
+  const std::string config = write("two.yaml", small_sweep("naive, inplace"));
   const Result all = run("run " + config + " --no-summary -o " + path("all.csv"));
   ASSERT_EQ(all.code, 0) << all.output;
   EXPECT_EQ(keys(rows_of(path("all.csv"))),
@@ -195,9 +180,7 @@ TEST_F(Cli, TimingModesOverrideGivesOneRowPerModeOnCudaPoints) {
 
 TEST_F(Cli, SamplesFileHoldsEveryTimingSample) {
   const std::string config =
-      write("s.yaml", std::string(kTwoPoints)
-                          .replace(std::string(kTwoPoints).find("measurement:\n"), 13,
-                                   "measurement:\n  keep_samples: true\n"));
+      write("s.yaml", small_sweep("naive, inplace", "  keep_samples: true\n"));
   const Result r = run("run " + config + " --no-summary -o " + path("s.csv"));
   ASSERT_EQ(r.code, 0) << r.output;
   const auto rows = rows_of(path("s.csv"));
@@ -222,22 +205,11 @@ TEST_F(Cli, SamplesFileHoldsEveryTimingSample) {
   }
 }
 
-// A folder with naive and the test plugins that misbehave at run time.
-std::string faulty_dir(const fs::path& dir) {
-  const fs::path plugins = dir / "plugins";
-  fs::create_directories(plugins);
-  fs::copy(fs::path(ATTNBENCH_PLUGIN_DIR) / "attnbench_naive.so", plugins);
-  for (const auto& entry : fs::directory_iterator(ATTNBENCH_FAULTY_PLUGIN_DIR))
-    fs::copy(entry.path(), plugins);
-  return plugins.string();
-}
-
 TEST_F(Cli, RowsEndingWrongOrErrorExitOneAndKeepEveryRow) {
-  const std::string config = write("f.yaml", std::string(kTwoPoints)
-                                                 .replace(0, std::string(kTwoPoints).find('\n'),
-                                                          "backends: [naive, zeros, throws]"));
+  const std::string config = write("f.yaml", small_sweep("naive, zeros, throws"));
   const Result r =
-      run("run " + config + " --plugin-dir " + faulty_dir(dir_) + " -o " + path("f.csv"));
+      run("run " + config + " --plugin-dir " +
+          plugin_folder(dir_, {"naive"}, {ATTNBENCH_FAULTY_PLUGIN_DIR}) + " -o " + path("f.csv"));
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("4 row(s) ended error, oom, wrong, crashed or timeout"),
             std::string::npos)
@@ -258,15 +230,14 @@ TEST_F(Cli, RowsEndingWrongOrErrorExitOneAndKeepEveryRow) {
           << key;
     }
   }
-  const Result fine = run("run " + config + " --plugin-dir " + faulty_dir(dir_ / "again") +
+  const Result fine = run("run " + config + " --plugin-dir " +
+                          plugin_folder(dir_ / "again", {"naive"}, {ATTNBENCH_FAULTY_PLUGIN_DIR}) +
                           " --backends naive -o " + path("ok.csv"));
   EXPECT_EQ(fine.code, 0) << fine.output;
 }
 
 TEST_F(Cli, UnsupportedRowsAreNotFailures) {
-  const std::string config = write(
-      "u.yaml", std::string(kTwoPoints)
-                    .replace(0, std::string(kTwoPoints).find('\n'), "backends: [flash, cudnn]"));
+  const std::string config = write("u.yaml", small_sweep("flash, cudnn"));
   const Result r = run("run " + config + " --no-summary -o " + path("u.csv"));
   EXPECT_EQ(r.code, 0) << r.output;
   for (const auto& [key, row] : rows_of(path("u.csv")))
@@ -274,9 +245,7 @@ TEST_F(Cli, UnsupportedRowsAreNotFailures) {
 }
 
 TEST_F(Cli, SummaryPrintsOneLinePerRowAndTheReasons) {
-  const std::string config = write(
-      "sum.yaml", std::string(kTwoPoints)
-                      .replace(0, std::string(kTwoPoints).find('\n'), "backends: [naive, flash]"));
+  const std::string config = write("sum.yaml", small_sweep("naive, flash"));
   ASSERT_EQ(run("run " + config + " --no-summary -o " + path("sum.csv")).code, 0);
   const Result r = run("summary " + path("sum.csv"));
   EXPECT_EQ(r.code, 0) << r.output;

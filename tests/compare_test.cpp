@@ -28,13 +28,8 @@ Row timed(const std::string& backend, int seq_len, double ms, double noise,
 }
 
 CsvTable table(const std::vector<Row>& rows, const std::string& path) {
-  std::string text;
-  auto line = [&](const std::vector<std::string>& fields) {
-    for (size_t i = 0; i < fields.size(); ++i) text += (i ? "," : "") + csv_escape(fields[i]);
-    text += "\n";
-  };
-  line(row_header());
-  for (const auto& r : rows) line(row_fields(r));
+  std::string text = csv_line(row_header());
+  for (const auto& r : rows) text += csv_line(row_fields(r));
   return parse_csv(text, path);
 }
 

@@ -11,44 +11,20 @@ namespace {
 namespace fs = std::filesystem;
 using test::Cli;
 using test::keys;
+using test::plugin_folder;
 using test::Result;
 using test::Rows;
 using test::rows_of;
 using test::run;
+using test::small_sweep;
 
 const std::vector<std::string> kFaults = {"segv",   "abort", "exit", "hang",
                                           "throws", "nan",   "shape"};
 const std::vector<std::string> kCudaFaults = {"cuda_illegal_address", "cuda_assert"};
 
-// naive, plus every fault plugin, in one folder.
-std::string plugin_dir(const fs::path& dir) {
-  const fs::path plugins = dir / "plugins";
-  fs::create_directories(plugins);
-  fs::copy(fs::path(ATTNBENCH_PLUGIN_DIR) / "attnbench_naive.so", plugins);
-  fs::copy(fs::path(ATTNBENCH_PLUGIN_DIR) / "attnbench_inplace.so", plugins);
-  for (const auto& entry : fs::directory_iterator(ATTNBENCH_FAULT_PLUGIN_DIR))
-    fs::copy(entry.path(), plugins);
-  return plugins.string();
-}
-
+// The fault test's sweep: bf16 on whatever device this machine has, a worker timeout of 4 s.
 std::string config(const std::string& backends) {
-  return "backends: [" + backends + R"(]
-measurement:
-  warmup_ms: 1
-  min_samples: 3
-  max_samples: 5
-  min_time_s: 0
-  max_time_s: 0.05
-  cpu_pass_calls: 3
-  kernel_pass_iterations: 1
-  timeout_s: 4
-sweep:
-  heads: 2
-  seq_len: [32, 48]
-  head_dim: 16
-  dtype: [bf16]
-  device: auto
-)";
+  return small_sweep(backends, "  timeout_s: 4\n", "bf16", "auto");
 }
 
 std::string joined(const std::vector<std::string>& names, const std::string& prefix) {
@@ -60,7 +36,7 @@ std::string joined(const std::vector<std::string>& names, const std::string& pre
 // The fault plugins fire at seq_len 48 only: at 32 they are correct, and every other backend's rows
 // must be as in a run without them.
 TEST_F(Cli, EveryFaultIsContainedToItsOwnRows) {
-  const std::string dir = plugin_dir(dir_);
+  const std::string dir = plugin_folder(dir_, {"naive", "inplace"}, {ATTNBENCH_FAULT_PLUGIN_DIR});
   const std::string all =
       "naive, " + joined(kFaults, "fault_") + ", " + joined(kCudaFaults, "fault_") + ", inplace";
   const Result faulty = run("run " + write("f.yaml", config(all)) + " --no-summary --plugin-dir " +

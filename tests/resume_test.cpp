@@ -10,12 +10,6 @@
 namespace attnbench {
 namespace {
 
-std::string line(const std::vector<std::string>& fields) {
-  std::string out;
-  for (size_t i = 0; i < fields.size(); ++i) out += (i ? "," : "") + csv_escape(fields[i]);
-  return out + "\n";
-}
-
 Row row(const std::string& point, const std::string& backend, Device device, TimingMode mode) {
   Row r;
   r.point_id = point, r.backend = backend, r.problem.device = device, r.timing_mode = mode;
@@ -26,19 +20,19 @@ Row row(const std::string& point, const std::string& backend, Device device, Tim
 
 // A complete report as the writer writes it: per (point, backend) kernels, samples, then rows.
 ReportTexts full_report() {
-  ReportTexts t{line(row_header()), line(kernel_row_header()), line(sample_header())};
+  ReportTexts t{csv_line(row_header()), csv_line(kernel_row_header()), csv_line(sample_header())};
   const std::vector<std::pair<std::string, Device>> points = {{"p1-cuda", Device::cuda},
                                                               {"p2-cpu", Device::cpu}};
   for (const auto& [point, device] : points)
     for (const std::string backend : {"naive", "flash"}) {
       KernelRow k;
       k.point_id = point, k.backend = backend, k.name = "gemm, \"tiled\"";
-      t.kernels += line(kernel_row_fields(k));
-      t.samples += line(sample_fields(point, backend, TimingMode::cold, 0, 0.5));
+      t.kernels += csv_line(kernel_row_fields(k));
+      t.samples += csv_line(sample_fields(point, backend, TimingMode::cold, 0, 0.5));
       const std::vector<TimingMode> modes =
           device == Device::cuda ? std::vector<TimingMode>{TimingMode::cold, TimingMode::batch}
                                  : std::vector<TimingMode>{TimingMode::wall};
-      for (TimingMode m : modes) t.rows += line(row_fields(row(point, backend, device, m)));
+      for (TimingMode m : modes) t.rows += csv_line(row_fields(row(point, backend, device, m)));
     }
   return t;
 }

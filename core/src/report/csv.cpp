@@ -26,6 +26,12 @@ std::string csv_escape(const std::string& field) {
   return out + "\"";
 }
 
+std::string csv_line(const std::vector<std::string>& fields) {
+  std::string line;
+  for (size_t i = 0; i < fields.size(); ++i) line += (i ? "," : "") + csv_escape(fields[i]);
+  return line + "\n";
+}
+
 CsvWriter::CsvWriter(const std::string& path, size_t width, std::ios::openmode mode)
     : path_(path), width_(width) {
   const auto parent = std::filesystem::path(path).parent_path();
@@ -48,9 +54,7 @@ CsvWriter CsvWriter::append(const std::string& path, const std::vector<std::stri
 void CsvWriter::write(const std::vector<std::string>& fields) {
   if (fields.size() != width_)
     throw std::logic_error("CSV row width differs from its header: " + path_);
-  std::string line;
-  for (size_t i = 0; i < fields.size(); ++i) line += (i ? "," : "") + csv_escape(fields[i]);
-  out_ << line << '\n';
+  out_ << csv_line(fields);
   out_.flush();  // a killed run keeps every row written so far
   if (!out_) throw std::runtime_error(path_ + ": write failed");
 }

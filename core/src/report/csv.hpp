@@ -27,6 +27,8 @@ class CsvWriter {
 };
 
 std::string csv_escape(const std::string& field);
+// One record: the fields escaped, joined by commas, ended by a newline.
+std::string csv_line(const std::vector<std::string>& fields);
 
 // A number as the CSVs write it: the shortest text that reads back as exactly the same double.
 std::string format_number(double value);

@@ -13,20 +13,14 @@ namespace attnbench {
 
 namespace {
 
-std::string field_line(const std::vector<std::string>& fields) {
-  std::string line;
-  for (size_t i = 0; i < fields.size(); ++i) line += (i ? "," : "") + csv_escape(fields[i]);
-  return line + "\n";
-}
-
 // The records of a table whose (point_id, backend) is in `done`, with its header; "" for no file.
 std::string keep(const std::string& text, const std::string& path,
                  const std::set<RecordKey>& done) {
   if (text.empty()) return "";
   const CsvTable t = parse_csv(complete_records(text), path);
-  std::string out = field_line(t.header);
+  std::string out = csv_line(t.header);
   for (size_t r = 0; r < t.rows.size(); ++r)
-    if (done.count({t.at(r, "point_id"), t.at(r, "backend")})) out += field_line(t.rows[r]);
+    if (done.count({t.at(r, "point_id"), t.at(r, "backend")})) out += csv_line(t.rows[r]);
   return out;
 }
 
