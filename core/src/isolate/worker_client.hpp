@@ -33,8 +33,8 @@ class WorkerClient {
   // Sent to this worker and to every worker started after it.
   void setup(const RunOptions& options);
 
-  // Measures one (point, backend); a worker that dies or stays silent for `timeout_s` is killed
-  // and replaced, and the answer says what happened and in which pass.
+  // Measures one (point, backend); a worker that dies, or has not answered within `timeout_s`, is
+  // replaced (killed first), and the answer says what happened and in which pass.
   WorkerAnswer measure(const Point& point, const std::string& backend, double timeout_s);
 
  private:
