@@ -18,8 +18,8 @@ using test::rows_of;
 using test::run;
 using test::small_sweep;
 
-const std::vector<std::string> kFaults = {"segv",   "abort", "exit", "hang",
-                                          "throws", "nan",   "shape"};
+const std::vector<std::string> kFaults = {"segv",   "abort", "exit",  "hang",
+                                          "throws", "nan",   "shape", "garble"};
 const std::vector<std::string> kCudaFaults = {"cuda_illegal_address", "cuda_assert"};
 
 // The fault test's sweep: bf16 on whatever device this machine has, a worker timeout of 4 s.
@@ -79,6 +79,7 @@ TEST_F(Cli, EveryFaultIsContainedToItsOwnRows) {
   expect("throws", "error", "first call: the backend threw");
   expect("nan", "wrong", "the output has non-finite values");
   expect("shape", "error", "correctness: output has shape");
+  expect("garble", "crashed", "the worker's answer was garbled (not a worker message");
   if (cuda) {
     expect("cuda_illegal_address", "crashed", "sticky CUDA error (cudaErrorIllegalAddress");
     expect("cuda_assert", "crashed", "sticky CUDA error (cudaErrorAssert");

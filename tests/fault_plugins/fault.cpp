@@ -19,7 +19,18 @@
 
 namespace {
 
-enum class Fault { segv, abort, exit, hang, throws, nan, shape, cuda_illegal_address, cuda_assert };
+enum class Fault {
+  segv,
+  abort,
+  exit,
+  hang,
+  throws,
+  nan,
+  shape,
+  garble,
+  cuda_illegal_address,
+  cuda_assert
+};
 constexpr Fault kFault = Fault::ATTNBENCH_FAULT;
 constexpr bool kNeedsCuda = kFault == Fault::cuda_illegal_address || kFault == Fault::cuda_assert;
 
@@ -51,6 +62,9 @@ class FaultBackend final : public attnbench::Backend {
       case Fault::throws: throw std::runtime_error("the backend threw");
       case Fault::nan: return good * std::numeric_limits<double>::quiet_NaN();
       case Fault::shape: return good.narrow(2, 0, good.size(2) / 2);
+      case Fault::garble:  // writes on the worker's channel to the parent (fd 3)
+        if (write(3, "not a message\n", 14) < 0) std::abort();
+        return good;
       case Fault::cuda_illegal_address: {
         // A kernel that writes 16 GiB past a 4-byte allocation, into addresses this process does
         // not own: the CUDA context is lost for good.

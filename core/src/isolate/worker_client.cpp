@@ -101,8 +101,8 @@ void pipe_pair(int fds[2]) {
 
 WorkerClient::WorkerClient(std::string exe, std::string plugin_dir, double start_timeout_s)
     : exe_(std::move(exe)), plugin_dir_(std::move(plugin_dir)), start_timeout_s_(start_timeout_s) {
-  std::signal(SIGPIPE,
-              SIG_IGN);  // a worker that dies mid-request is an answer, not the parent's end
+  // A worker that dies mid-request is an answer, not the end of the parent.
+  std::signal(SIGPIPE, SIG_IGN);
   start();
 }
 
@@ -179,7 +179,19 @@ WorkerAnswer WorkerClient::measure(const Point& point, const std::string& backen
     const auto deadline = after(timeout_s);
     bool timed_out = false;
     while (const auto line = process_->read_line(deadline, timed_out)) {
-      const Message m = parse_message(*line);
+      Message m;
+      try {
+        m = parse_message(*line);
+      } catch (const std::exception& e) {  // something in the worker wrote on the channel
+        std::error_code ec;
+        process_->child.terminate(ec);
+        answer.status = Status::crashed;
+        answer.reason = std::string("the worker's answer was garbled (") + e.what() +
+                        ") in pass '" + pass + "'; the worker was killed" + kRestarted;
+        process_->child.wait(ec);
+        process_.reset();
+        return answer;
+      }
       if (m.type == "pass") {
         pass = m.name;
       } else if (m.type == "records") {
