@@ -18,6 +18,7 @@ Needs `mutate` from universalmutator: --mutate PATH, or it is installed into a v
 """
 import argparse
 import collections
+import difflib
 import hashlib
 import json
 import os
@@ -59,10 +60,13 @@ def generate(mutate, source, workdir):
     for path in sorted(out.iterdir(), key=lambda p: int(p.name.split(".mutant.")[1].split(".")[0])):
         text = path.read_text()
         lines = text.splitlines(keepends=True)
-        changed = next((i for i, (a, b) in enumerate(zip(original, lines)) if a != b), min(len(original), len(lines)))
-        before = original[changed].rstrip("\n") if changed < len(original) else ""
-        after = lines[changed].rstrip("\n") if len(lines) == len(original) and changed < len(lines) else "(line deleted)"
-        mutants.append({"text": text, "line": changed + 1, "before": before.strip(), "after": after.strip()})
+        # The first change, described as the line it touches: replaced, deleted or inserted.
+        op = next(o for o in difflib.SequenceMatcher(a=original, b=lines, autojunk=False).get_opcodes() if o[0] != "equal")
+        tag, i1, i2, j1, j2 = op
+        before = original[i1].strip() if i1 < len(original) and tag != "insert" else ""
+        after = {"replace": lambda: lines[j1].strip(), "delete": lambda: "(line deleted)",
+                 "insert": lambda: "(line inserted) " + lines[j1].strip()}[tag]()
+        mutants.append({"text": text, "line": i1 + 1, "before": before, "after": after})
     return mutants
 
 
