@@ -286,6 +286,34 @@ TEST(Compare, EveryRowsSchemaVersionIsChecked) {
   }
 }
 
+TEST(Compare, TheRegressionThresholdIsInPercent) {
+  const CsvTable a = table({timed("flash", 512, 1.0, 0.001)}, "a.csv");
+  const CsvTable b = table({timed("flash", 512, 1.104, 0.001)}, "b.csv");  // 10.4% slower
+  EXPECT_EQ(compare_reports(a, b, with({"time_ms_median"}, 10.5)).regressions, 0);
+  EXPECT_EQ(compare_reports(a, b, with({"time_ms_median"}, 10.3)).regressions, 1);
+}
+
+TEST(Compare, LabelsSayWhichSideIsWhich) {
+  const CsvTable a = table({timed("flash", 512, 1.0, 0.01)}, "a.csv");
+  const Comparison c = compare_reports(a, a, {});
+  EXPECT_EQ(c.base_label, "base");
+  EXPECT_EQ(c.candidate_label, "new");
+  EXPECT_EQ(c.base_path, "a.csv");
+  EXPECT_EQ(c.base_rows, 1u);
+  EXPECT_EQ(c.candidate_rows, 1u);
+}
+
+TEST(Compare, AMissingKeyColumnIsNamed) {
+  CsvTable t = table({timed("flash", 512, 1, 0.01)}, "t.csv");
+  t.header[static_cast<size_t>(t.column("status"))] = "state";
+  try {
+    check_report(t, {});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "t.csv: no column 'status'");
+  }
+}
+
 TEST(Compare, OneReportIsCheckedLikeTwo) {
   CsvTable old = table({timed("inplace", 512, 1, 0.01), timed("flash", 512, 1, 0.01)}, "old.csv");
   for (auto& row : old.rows) row[0] = "3";

@@ -57,7 +57,6 @@ std::optional<double> value(const CsvTable& t, size_t row, const std::string& co
 // Relative standard deviation of one measurement; 0 for deterministic metrics (counts, errors).
 double noise(const CsvTable& t, size_t row, const Metric& metric) {
   if (!metric.noise_column.empty()) return value(t, row, metric.noise_column).value_or(0);
-  if (metric.p10_column.empty()) return 0;
   const auto median = value(t, row, metric.name), p10 = value(t, row, metric.p10_column),
              p90 = value(t, row, metric.p90_column);
   // For a normal distribution p90 - p10 spans 2.563 standard deviations.
