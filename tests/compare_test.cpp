@@ -286,6 +286,35 @@ TEST(Compare, EveryRowsSchemaVersionIsChecked) {
   }
 }
 
+TEST(Compare, RowsOnlyInTheNewReportDoNotStopTheJoin) {
+  const CsvTable base = table({timed("flash", 1024, 1.0, 0.01)}, "a.csv");
+  const CsvTable next =
+      table({timed("math", 512, 9.0, 0.01), timed("flash", 1024, 1.0, 0.01)}, "b.csv");
+  const Comparison c = compare_reports(base, next, {});
+  EXPECT_EQ(c.only_in_candidate, 1u);
+  EXPECT_EQ(c.joined, 1u);
+  EXPECT_EQ(c.metrics[0].rows.size(), 1u);
+}
+
+TEST(Compare, EveryDocumentedMetricIsKnown) {
+  for (const char* name :
+       {"time_ms_median", "time_ms_p10", "time_ms_p90", "tflops", "pct_of_peak", "cpu_us_median",
+        "aten_ops_per_call", "aten_ops_nested_per_call", "aten_copies_per_call", "kernels_per_call",
+        "memcpy_per_call", "memset_per_call", "peak_mem_mib", "rel_err"})
+    EXPECT_EQ(find_metric(name).name, name);
+}
+
+TEST(Compare, ATableWithoutASchemaVersionIsNoReport) {
+  CsvTable t = parse_csv("point_id,backend,timing_mode,status\np,b,cold,ok\n", "plain.csv");
+  try {
+    check_report(t, {});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "plain.csv: not an attnbench report (no schema_version column)");
+  }
+}
+
 TEST(Compare, TheRegressionThresholdIsInPercent) {
   const CsvTable a = table({timed("flash", 512, 1.0, 0.001)}, "a.csv");
   const CsvTable b = table({timed("flash", 512, 1.104, 0.001)}, "b.csv");  // 10.4% slower

@@ -291,6 +291,30 @@ TEST(Config, LimitsAreInclusive) {
                    700);
 }
 
+TEST(Config, SuggestionsCountInsertionsAndDeletionsAsOneEach) {
+  for (const char* typo : {"sd", "seeeed"}) {
+    try {
+      parse_config(std::string(typo) + ": 1\nsweep:\n  seq_len: 1\n", "s.yaml");
+      FAIL() << typo;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("(did you mean 'seed'?)"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+TEST(Config, SmallestSettingsAllowed) {
+  const SweepConfig c = parse_config(
+      "measurement:\n  min_samples: 1\n  max_samples: 1\nsweep:\n  seq_len: 1\n", "m.yaml");
+  EXPECT_EQ(c.measurement.min_samples, 1);
+  EXPECT_EQ(c.measurement.max_samples, 1);
+}
+
+TEST(Config, DefaultTolerances) {
+  EXPECT_EQ(default_tolerances(),
+            (std::map<DType, double>{{DType::bf16, 2e-2}, {DType::f16, 5e-3}, {DType::f32, 1e-4}}));
+}
+
 TEST(Config, NoSuggestionWithoutANearMiss) {
   try {
     parse_config("ep: 1\nsweep:\n  seq_len: 1\n", "s.yaml");

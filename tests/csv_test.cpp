@@ -118,6 +118,14 @@ TEST(Csv, WriterCreatesMissingFolders) {
   EXPECT_EQ(read_csv(path).header, std::vector<std::string>{"x"});
 }
 
+TEST(Csv, BlankLinesAreSkipped) {
+  const CsvTable t = parse_csv("a,b\n1,2\n\n3,4\n\n", "blank.csv");
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.rows[1][0], "3");
+  const CsvTable one = parse_csv("a\n\n5\n", "one.csv");  // one column: an empty line is no row
+  EXPECT_EQ(one.rows, (std::vector<std::vector<std::string>>{{"5"}}));
+}
+
 TEST(Csv, RowsWiderThanTheHeaderAreRefusedToo) {
   try {
     parse_csv("a,b\n1,2,3\n", "wide.csv");

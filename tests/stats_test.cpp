@@ -116,6 +116,26 @@ TEST(Stats, TheNoiseTargetDecidesWhenToStop) {
   EXPECT_EQ(missed.samples.size(), 500u);
 }
 
+// Noisy at first, then quiet: with fewer than 10 samples the noise is checked after every sample,
+// so sampling stops at the first sample where it is met (the ninth here), not later.
+TEST(Stats, ChecksTheNoiseOftenEnoughToStopAsSoonAsItIsMet) {
+  const std::vector<double> values = {1, 2, 1, 2};
+  size_t i = 0;
+  const SampleRun run = sample_until_stable(
+      settings(5, 100, 0, 60, 0.01), [&] { return i < values.size() ? values[i++] : 1.0; },
+      ticking(0.001));
+  EXPECT_TRUE(run.converged);
+  EXPECT_EQ(run.samples.size(), 9u);
+}
+
+TEST(Stats, CallsPerSampleFillTheSampleTime) {
+  EXPECT_EQ(calls_per_sample(2.0, 0.1), 20);
+  EXPECT_EQ(calls_per_sample(2.0, 0.3), 7);           // rounded up
+  EXPECT_EQ(calls_per_sample(2.0, 100), 1);           // at least one call
+  EXPECT_EQ(calls_per_sample(2.0, 0), 2000);          // estimates under 1 us count as 1 us
+  EXPECT_EQ(calls_per_sample(100000, 0.001), 10000);  // at most 10000
+}
+
 TEST(Stats, QuantilesInterpolateBetweenOrderStatistics) {
   const Summary s = summarize({10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110});
   EXPECT_DOUBLE_EQ(s.median, 60);
