@@ -296,6 +296,25 @@ TEST(Compare, RowsOnlyInTheNewReportDoNotStopTheJoin) {
   EXPECT_EQ(c.metrics[0].rows.size(), 1u);
 }
 
+TEST(Compare, RowsOnlyInTheBaseAreCounted) {
+  const CsvTable base = table({timed("flash", 512, 1.0, 0.01), timed("math", 512, 9.0, 0.01),
+                               timed("naive", 512, 5.0, 0.01)},
+                              "a.csv");
+  const CsvTable next = table({timed("flash", 512, 1.0, 0.01)}, "b.csv");
+  const Comparison c = compare_reports(base, next, {});
+  EXPECT_EQ(c.joined, 1u);
+  EXPECT_EQ(c.only_in_base, 2u);
+  EXPECT_EQ(c.only_in_candidate, 0u);
+}
+
+TEST(Compare, AMissingNoiseCountsAsNone) {
+  Row a = timed("flash", 512, 1.0, 0.01), b = timed("flash", 512, 1.005, 0.01);
+  a.time_rel_noise.reset(), b.time_rel_noise.reset();
+  const Comparison c = compare_reports(table({a}, "a.csv"), table({b}, "b.csv"), {});
+  EXPECT_DOUBLE_EQ(c.metrics[0].rows[0].band, 0.01);  // the floor alone
+  EXPECT_EQ(c.metrics[0].rows[0].verdict, Verdict::within_noise);
+}
+
 TEST(Compare, EveryDocumentedMetricIsKnown) {
   for (const char* name :
        {"time_ms_median", "time_ms_p10", "time_ms_p90", "tflops", "pct_of_peak", "cpu_us_median",

@@ -118,6 +118,15 @@ TEST(Csv, WriterCreatesMissingFolders) {
   EXPECT_EQ(read_csv(path).header, std::vector<std::string>{"x"});
 }
 
+TEST(Csv, AMissingFileSaysSo) {
+  try {
+    read_csv("/nonexistent/report.csv");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "/nonexistent/report.csv: cannot read the CSV file");
+  }
+}
+
 TEST(Csv, BlankLinesAreSkipped) {
   const CsvTable t = parse_csv("a,b\n1,2\n\n3,4\n\n", "blank.csv");
   ASSERT_EQ(t.rows.size(), 2u);

@@ -128,6 +128,17 @@ TEST(Stats, ChecksTheNoiseOftenEnoughToStopAsSoonAsItIsMet) {
   EXPECT_EQ(run.samples.size(), 9u);
 }
 
+// Past 20 samples the noise is checked after every ~10% more (20, 22, 24, 26, ...): quiet from the
+// 25th sample on, this run stops at the 26th.
+TEST(Stats, ChecksTheNoiseEveryTenPercentLater) {
+  size_t i = 0;
+  const SampleRun run = sample_until_stable(
+      settings(5, 100, 0, 60, 0.01), [&] { return i++ < 12 ? (i % 2 ? 1.0 : 2.0) : 1.0; },
+      ticking(0.001));
+  EXPECT_TRUE(run.converged);
+  EXPECT_EQ(run.samples.size(), 26u);
+}
+
 TEST(Stats, CallsPerSampleFillTheSampleTime) {
   EXPECT_EQ(calls_per_sample(2.0, 0.1), 20);
   EXPECT_EQ(calls_per_sample(2.0, 0.3), 7);           // rounded up
