@@ -174,7 +174,7 @@ TEST(Csv, HeaderHasTheDocumentedColumns) {
                              "started_at"})
     EXPECT_NE(std::find(header.begin(), header.end(), column), header.end()) << column;
   const auto kernels = kernel_row_header();
-  for (const char* column : {"point_id", "backend", "name", "launches_per_call", "duration_us_mean",
+  for (const char* column : {"point_id", "backend", "kind", "name", "launches_per_call", "duration_us_mean",
                              "grid", "block", "registers_per_thread", "static_smem_bytes",
                              "dynamic_smem_bytes", "theoretical_occupancy_pct"})
     EXPECT_NE(std::find(kernels.begin(), kernels.end(), column), kernels.end()) << column;
