@@ -6,6 +6,9 @@
 
 namespace attnbench {
 
+// The first line of a message: exceptions from LibTorch and CUDA carry backtraces after it.
+inline std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
 // Bad input the user can fix (config, CSV, command line). main() exits with code 2.
 class InputError : public std::runtime_error {
  public:

@@ -7,7 +7,7 @@
 namespace attnbench {
 
 int cmd_list(const std::string& plugin_dir) {
-  const auto dir = plugin_dir.empty() ? default_plugin_dir() : std::filesystem::path(plugin_dir);
+  const auto dir = plugin_dir_or_default(plugin_dir);
   const PluginSet plugins = load_plugins(dir);
   std::cout << "plugins in " << dir.string() << ":\n";
   TextTable table;

@@ -1,3 +1,4 @@
+#include "base/errors.hpp"
 #include "cli/commands.hpp"
 #include "isolate/protocol.hpp"
 #include "measure/runner.hpp"
@@ -29,8 +30,7 @@ int cmd_worker(const std::string& plugin_dir, int protocol_fd) {
   };
 
   const HostInfo host = query_host();
-  const PluginSet plugins =
-      load_plugins(plugin_dir.empty() ? default_plugin_dir() : std::filesystem::path(plugin_dir));
+  const PluginSet plugins = load_plugins(plugin_dir_or_default(plugin_dir));
   Hello hello{host, {}, plugins.failures};
   for (const auto& b : plugins.backends) hello.backends.push_back({b.name, b.description, b.file});
   send(hello_message(hello));
@@ -51,16 +51,16 @@ int cmd_worker(const std::string& plugin_dir, int protocol_fd) {
       const LoadedBackend* backend = plugins.find(m.backend);
       if (!runner || !backend) die("the worker has no setup or no backend '" + m.backend + "'");
       BackendRecords records;
+      std::string failed;  // an exception out of the runner: the worker cannot go on
       try {
         records = runner->measure(m.point, *backend);
       } catch (const std::exception& e) {
-        const std::string what = e.what();
-        if (const auto sticky = sticky_cuda_error(host))
-          die("sticky CUDA error (" + *sticky + ") after pass '" + pass + "'");
-        die("the worker failed after pass '" + pass + "': " + what.substr(0, what.find('\n')));
+        failed = first_line(e.what());
       }
+      // A sticky CUDA error is the cause whenever there is one, thrown or not.
       if (const auto sticky = sticky_cuda_error(host))
         die("sticky CUDA error (" + *sticky + ") after pass '" + pass + "'");
+      if (!failed.empty()) die("the worker failed after pass '" + pass + "': " + failed);
       send(records_message(records));
     }
   }

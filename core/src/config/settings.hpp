@@ -27,7 +27,7 @@ struct MeasureSettings {
   int kernel_pass_iterations = 3;
   int cpu_pass_calls = 200;
   bool keep_samples = false;  // write raw samples to <output>.samples.csv
-  double timeout_s = 600;  // a worker not done with one (point, backend) by then is killed
+  double timeout_s = 600;     // a worker not done with one (point, backend) by then is killed
   std::vector<Pass> passes = all_passes();
 
   bool wants(Pass pass) const;

@@ -8,9 +8,7 @@ namespace {
 class InProcessMeasurer final : public Measurer {
  public:
   explicit InProcessMeasurer(const std::string& plugin_dir)
-      : host_(query_host()),
-        plugins_(load_plugins(plugin_dir.empty() ? default_plugin_dir()
-                                                 : std::filesystem::path(plugin_dir))) {}
+      : host_(query_host()), plugins_(load_plugins(plugin_dir_or_default(plugin_dir))) {}
   const HostInfo& host() const override { return host_; }
   std::vector<std::string> backend_names() const override { return plugins_.names(); }
   const std::vector<LoadFailure>& failures() const override { return plugins_.failures; }

@@ -84,8 +84,6 @@ struct WorkerClient::Process {
 
 namespace {
 
-constexpr const char* kRestarted = "; the next (point, backend) gets a new worker";
-
 std::chrono::steady_clock::time_point after(double seconds) {
   return std::chrono::steady_clock::now() +
          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -170,11 +168,15 @@ std::string WorkerClient::ended() {
   return how;
 }
 
+WorkerAnswer WorkerClient::lost(Status status, const std::string& reason) {
+  process_.reset();  // kills it if it still runs, and reaps it
+  return {std::nullopt, status, reason + "; the next (point, backend) gets a new worker"};
+}
+
 WorkerAnswer WorkerClient::measure(const Point& point, const std::string& backend,
                                    double timeout_s) {
   if (!process_) start();
   std::string pass = "request";
-  WorkerAnswer answer;
   if (process_->send(measure_message(point, backend))) {
     const auto deadline = after(timeout_s);
     bool timed_out = false;
@@ -183,45 +185,22 @@ WorkerAnswer WorkerClient::measure(const Point& point, const std::string& backen
       try {
         m = parse_message(*line);
       } catch (const std::exception& e) {  // something in the worker wrote on the channel
-        std::error_code ec;
-        process_->child.terminate(ec);
-        answer.status = Status::crashed;
-        answer.reason = std::string("the worker's answer was garbled (") + e.what() +
-                        ") in pass '" + pass + "'; the worker was killed" + kRestarted;
-        process_->child.wait(ec);
-        process_.reset();
-        return answer;
+        return lost(Status::crashed, std::string("the worker's answer was garbled (") + e.what() +
+                                         ") in pass '" + pass + "'; the worker was killed");
       }
-      if (m.type == "pass") {
-        pass = m.name;
-      } else if (m.type == "records") {
-        answer.records = m.records;
-        return answer;
-      } else if (m.type == "fatal") {
-        answer.status = Status::crashed;
-        answer.reason = m.reason + "; the worker " + ended() + kRestarted;
-        process_.reset();
-        return answer;
-      }
+      if (m.type == "pass") pass = m.name;
+      if (m.type == "records") return {m.records, Status::ok, ""};
+      if (m.type == "fatal") return lost(Status::crashed, m.reason + "; the worker " + ended());
     }
     if (timed_out) {
-      std::error_code ec;
-      process_->child.terminate(ec);
-      process_->child.wait(ec);
-      answer.status = Status::timeout;
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%g", timeout_s);
-      answer.reason = "no answer within " + std::string(buf) +
-                      " s (measurement.timeout_s) in pass '" + pass + "'; the worker was killed" +
-                      kRestarted;
-      process_.reset();
-      return answer;
+      char seconds[64];
+      std::snprintf(seconds, sizeof seconds, "%g", timeout_s);
+      return lost(Status::timeout, "no answer within " + std::string(seconds) +
+                                       " s (measurement.timeout_s) in pass '" + pass +
+                                       "'; the worker was killed");
     }
   }
-  answer.status = Status::crashed;
-  answer.reason = "the worker " + ended() + " in pass '" + pass + "'" + kRestarted;
-  process_.reset();
-  return answer;
+  return lost(Status::crashed, "the worker " + ended() + " in pass '" + pass + "'");
 }
 
 }  // namespace attnbench

@@ -40,8 +40,10 @@ class WorkerClient {
  private:
   struct Process;
   void start();
-  std::string
-  ended();  // reaps the worker and says how it ended: "killed by signal 11 (SIGSEGV: ...)"
+  // Reaps the worker and says how it ended: "was killed by signal 11 (SIGSEGV: ...)".
+  std::string ended();
+  // Gives the worker up (killing it if it still runs) and says why there are no records.
+  WorkerAnswer lost(Status status, const std::string& reason);
 
   std::string exe_, plugin_dir_;
   double start_timeout_s_;

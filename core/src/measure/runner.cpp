@@ -1,5 +1,6 @@
 #include "measure/runner.hpp"
 
+#include "base/errors.hpp"
 #include "base/hash.hpp"
 #include "base/names.hpp"
 #include "measure/device/cuda_timing.hpp"
@@ -20,8 +21,6 @@
 namespace attnbench {
 
 namespace {
-
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 // Never throws: after a sticky CUDA error even emptying the cache fails, and the worker's own
 // check (sticky_cuda_error) is what must report that.

@@ -111,6 +111,10 @@ PluginSet load_plugins(const std::filesystem::path& dir) {
   return set;
 }
 
+std::filesystem::path plugin_dir_or_default(const std::string& dir) {
+  return dir.empty() ? default_plugin_dir() : std::filesystem::path(dir);
+}
+
 std::filesystem::path default_plugin_dir() {
   if (const char* env = std::getenv("ATTNBENCH_PLUGIN_DIR"); env && *env) return env;
   return boost::dll::program_location().parent_path() / "plugins";

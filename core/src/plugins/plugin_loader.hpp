@@ -42,5 +42,7 @@ PluginSet load_plugins(const std::filesystem::path& dir);
 // Where plugins are looked for when no --plugin-dir is given: $ATTNBENCH_PLUGIN_DIR, else the
 // `plugins` folder beside the running executable.
 std::filesystem::path default_plugin_dir();
+// `dir` when given (--plugin-dir), else default_plugin_dir().
+std::filesystem::path plugin_dir_or_default(const std::string& dir);
 
 }  // namespace attnbench
