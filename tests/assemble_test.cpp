@@ -13,7 +13,7 @@ RowSetup setup(std::vector<TimingMode> modes = {TimingMode::cold, TimingMode::ba
   RowSetup s;
   s.point_id = "b1-h2-s64-d32-bf16-causal-cuda";
   s.backend = "flash";
-  s.problem.heads = 2, s.problem.seq_len = 64, s.problem.head_dim = 32, s.problem.causal = true;
+  s.problem.heads = 2, s.problem.kv_heads = 2, s.problem.seq_len = 64, s.problem.seq_len_kv = 64, s.problem.head_dim = 32, s.problem.causal = true;
   s.problem.device = Device::cuda;
   s.run.git_sha = "abc";
   s.modes = std::move(modes);

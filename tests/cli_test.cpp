@@ -359,7 +359,7 @@ TEST_F(Cli, ListRefusesABadPluginWithoutRunningItsCode) {
   // attnbench_wrong_abi.so aborts in a static initialiser: if it were loaded, `list` would crash.
   const Result r = run(std::string("list --plugin-dir ") + ATTNBENCH_BAD_PLUGIN_DIR);
   EXPECT_EQ(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("attnbench_wrong_abi.so: plugin ABI version 42, this attnbench needs 1"),
+  EXPECT_NE(r.output.find("attnbench_wrong_abi.so: built for ABI 43, this attnbench speaks 2"),
             std::string::npos)
       << r.output;
 }

@@ -53,6 +53,7 @@ TEST(Csv, RowsWriteAndReadBackThroughTheSchema) {
   row.point_id = "b1-h2-s64-d32-fp32-causal-cpu";
   row.backend = "naive";
   row.problem.batch = 1, row.problem.heads = 2, row.problem.seq_len = 64, row.problem.head_dim = 32;
+  row.problem.kv_heads = 2, row.problem.seq_len_kv = 64;
   row.problem.dtype = DType::f32;
   row.problem.causal = true;
   row.timing_mode = TimingMode::wall;

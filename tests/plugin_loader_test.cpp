@@ -45,12 +45,16 @@ TEST(PluginLoader, BadPluginsAreRefusedWithReasonsWhileGoodOnesLoad) {
 
   const PluginSet set = load_plugins(dir);
   EXPECT_EQ(set.names(), kSix);
-  EXPECT_EQ(set.failures.size(), 5u);
+  EXPECT_EQ(set.failures.size(), 6u);
   EXPECT_NE(reason_for(set, "missing_factory").find("no factory"), std::string::npos)
       << reason_for(set, "missing_factory");
-  EXPECT_NE(reason_for(set, "wrong_abi").find("plugin ABI version 42, this attnbench needs 1"),
+  EXPECT_NE(reason_for(set, "wrong_abi").find("built for ABI 43, this attnbench speaks 2;"),
             std::string::npos)
       << reason_for(set, "wrong_abi");
+  EXPECT_NE(reason_for(set, "abi1").find("built for ABI 1, this attnbench speaks 2 (2 added "
+                                         "kv_heads, seq_len_kv, direction and prepare_backward)"),
+            std::string::npos)
+      << reason_for(set, "abi1");
   EXPECT_NE(reason_for(set, "throwing_factory")
                 .find("the factory threw: cannot initialise the vendor library"),
             std::string::npos)

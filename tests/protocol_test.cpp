@@ -15,6 +15,7 @@ BackendRecords sample_records() {
   r.point_id = b.point_id;
   r.backend = "flash";
   r.problem.batch = 4, r.problem.heads = 16, r.problem.seq_len = 1024, r.problem.head_dim = 64;
+  r.problem.kv_heads = 4, r.problem.seq_len_kv = 4096, r.problem.direction = Direction::bwd;
   r.problem.causal = true, r.problem.device = Device::cuda, r.problem.dtype = DType::f16;
   r.timing_mode = TimingMode::graph;
   r.status = Status::wrong;
@@ -48,6 +49,9 @@ TEST(Protocol, RecordsSurviveTheTripExactly) {
   EXPECT_EQ(r.problem.dtype, DType::f16);
   EXPECT_EQ(r.problem.device, Device::cuda);
   EXPECT_TRUE(r.problem.causal);
+  EXPECT_EQ(r.problem.kv_heads, 4);
+  EXPECT_EQ(r.problem.seq_len_kv, 4096);
+  EXPECT_EQ(r.problem.direction, Direction::bwd);
   EXPECT_EQ(r.timing_mode, TimingMode::graph);
   EXPECT_EQ(r.status, Status::wrong);
   EXPECT_EQ(r.reason, b.rows[0].reason);
@@ -111,11 +115,16 @@ TEST(Protocol, HelloMeasurePassFatal) {
   EXPECT_EQ(hello.hello.failures.at(0).reason, "plugin ABI version 42");
 
   Point p;
-  p.id = "b1-h1-s8-d64-bf16-causal-cpu";
-  p.problem.seq_len = 8;
+  p.id = "b1-h4-kv2-s8-skv32-d64-bf16-causal-cpu-bwd";
+  p.problem.heads = 4, p.problem.kv_heads = 2, p.problem.seq_len = 8, p.problem.seq_len_kv = 32;
+  p.problem.direction = Direction::bwd;
   const Message measure = parse_message(measure_message(p, "naive"));
   EXPECT_EQ(measure.point.id, p.id);
   EXPECT_EQ(measure.point.problem.seq_len, 8);
+  EXPECT_EQ(measure.point.problem.seq_len_kv, 32);
+  EXPECT_EQ(measure.point.problem.heads, 4);
+  EXPECT_EQ(measure.point.problem.kv_heads, 2);
+  EXPECT_EQ(measure.point.problem.direction, Direction::bwd);
   EXPECT_EQ(measure.backend, "naive");
   EXPECT_EQ(parse_message(pass_message("timing")).name, "timing");
   EXPECT_EQ(parse_message(fatal_message("sticky CUDA error")).reason, "sticky CUDA error");

@@ -97,7 +97,7 @@ TEST(Sweep, AutoAndExplicitDeviceNameOnePointOnce) {
 
 TEST(Types, CausalFlopCountsTheUnmaskedHalf) {
   Problem p;
-  p.batch = 2, p.heads = 3, p.seq_len = 4, p.head_dim = 8;
+  p.batch = 2, p.heads = 3, p.kv_heads = 3, p.seq_len = 4, p.seq_len_kv = 4, p.head_dim = 8;
   p.causal = false;
   EXPECT_DOUBLE_EQ(attention_flop(p), 4.0 * 2 * 3 * 8 * 16);
   p.causal = true;

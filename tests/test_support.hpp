@@ -25,7 +25,18 @@ inline Problem problem(int64_t batch, int64_t heads, int64_t seq_len, int64_t he
                        bool causal, Device device) {
   Problem p;
   p.batch = batch, p.heads = heads, p.seq_len = seq_len, p.head_dim = head_dim;
+  p.kv_heads = heads, p.seq_len_kv = seq_len;
   p.dtype = dtype, p.causal = causal, p.device = device;
+  return p;
+}
+
+// The same problem with grouped-query heads, a longer key sequence or another direction.
+inline Problem with_kv(Problem p, int64_t kv_heads, int64_t seq_len_kv) {
+  p.kv_heads = kv_heads, p.seq_len_kv = seq_len_kv;
+  return p;
+}
+inline Problem backward(Problem p) {
+  p.direction = Direction::bwd;
   return p;
 }
 

@@ -1,5 +1,7 @@
 #include <attnbench/sdpa/forced_sdpa.hpp>
 
+#include <attnbench/sdpa/autograd_backward.hpp>
+
 #include <ATen/Context.h>
 #include <c10/util/Exception.h>
 
@@ -92,14 +94,65 @@ std::string refusal_reason(Kernel kernel, const std::vector<std::string>& warnin
   return reason;
 }
 
+namespace {
+
+bool is_cuda_failure(const std::string& what) { return what.rfind("CUDA error", 0) == 0; }
+
+// A query block shorter than the keys with a causal mask: PyTorch's is_causal is aligned top-left,
+// so each kernel gets the bottom-right mask the way torch.nn.attention.bias.causal_lower_right
+// gives it.
+at::Tensor bottom_right_attention(Kernel kernel, const Inputs& in) {
+  const bool gqa = in.q.size(1) != in.k.size(1);
+  const int64_t seq = in.q.size(2), seq_kv = in.k.size(2);
+  auto bshd = [](const at::Tensor& t) { return t.transpose(1, 2); };
+  try {
+    switch (kernel) {
+      case Kernel::math: {
+        OnlyKernel only(kernel);
+        return at::scaled_dot_product_attention(in.q, in.k, in.v, in.causal_mask->logical_not(),
+                                                0.0, /*is_causal=*/false, in.scale, gqa);
+      }
+      case Kernel::flash:  // FlashAttention >= 2.1 aligns its causal mask bottom-right itself
+        return bshd(std::get<0>(at::_flash_attention_forward(
+            bshd(in.q), bshd(in.k), bshd(in.v), std::nullopt, std::nullopt, seq, seq_kv, 0.0,
+            /*is_causal=*/true, /*return_debug_mask=*/false, in.scale)));
+      case Kernel::efficient:
+        if (gqa)
+          throw Unsupported(
+              "memory efficient attention refused: it needs as many kv heads as query heads "
+              "(PyTorch's efficient kernel has no grouped-query support)");
+        return bshd(std::get<0>(at::_efficient_attention_forward(
+            bshd(in.q), bshd(in.k), bshd(in.v), std::nullopt, std::nullopt, std::nullopt,
+            std::nullopt, std::nullopt, 0.0, /*custom_mask_type=CausalFromBottomRight*/ 2,
+            /*compute_log_sumexp=*/in.q.requires_grad(), in.scale)));
+      case Kernel::cudnn:
+        throw Unsupported(
+            "cudnn attention refused: PyTorch 2.11 builds its cuDNN graph with a top-left causal "
+            "mask (set_causal_mask), and seq_len < seq_len_kv needs it bottom-right");
+    }
+  } catch (const c10::OutOfMemoryError&) {
+    throw;
+  } catch (const c10::Error& e) {
+    // The kernels check their arguments (dtype, head_dim) and say why; a CUDA failure is not that.
+    const std::string what = strip_location(e.what_without_backtrace());
+    if (is_cuda_failure(what)) throw;
+    throw Unsupported(kernel_words(kernel) + " refused: " + what);
+  }
+  return {};
+}
+
+}  // namespace
+
 at::Tensor forced_attention(Kernel kernel, const Inputs& in) {
+  if (in.causal_mask && in.q.size(2) != in.k.size(2)) return bottom_right_attention(kernel, in);
   OnlyKernel only(kernel);
   CollectWarnings warnings;
   c10::WarningUtils::WarningHandlerGuard guard(&warnings);
   try {
-    return at::scaled_dot_product_attention(in.q, in.k, in.v, /*attn_mask=*/std::nullopt,
-                                            /*dropout_p=*/0.0,
-                                            /*is_causal=*/in.causal_mask != nullptr, in.scale);
+    return at::scaled_dot_product_attention(
+        in.q, in.k, in.v, /*attn_mask=*/std::nullopt, /*dropout_p=*/0.0,
+        /*is_causal=*/in.causal_mask != nullptr, in.scale,
+        /*enable_gqa=*/in.q.size(1) != in.k.size(1));
   } catch (const c10::OutOfMemoryError&) {
     throw;  // the harness reports oom
   } catch (const c10::Error& e) {
@@ -111,6 +164,10 @@ at::Tensor forced_attention(Kernel kernel, const Inputs& in) {
     const std::string reason = refusal_reason(kernel, warnings.messages);
     throw Unsupported(kernel_words(kernel) + " refused: " + (reason.empty() ? what : reason));
   }
+}
+
+std::unique_ptr<BackwardPass> forced_backward(Kernel kernel, const Inputs& inputs) {
+  return autograd_backward(inputs, [kernel](const Inputs& in) { return forced_attention(kernel, in); });
 }
 
 Support needs_cuda(const Problem& problem, const std::string& what) {

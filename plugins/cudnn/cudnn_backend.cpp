@@ -16,6 +16,9 @@ class CudnnBackend final : public attnbench::Backend {
   at::Tensor forward(const attnbench::Inputs& in) override {
     return attnbench::sdpa::forced_attention(attnbench::sdpa::Kernel::cudnn, in);
   }
+  std::unique_ptr<attnbench::BackwardPass> prepare_backward(const attnbench::Inputs& in) override {
+    return attnbench::sdpa::forced_backward(attnbench::sdpa::Kernel::cudnn, in);
+  }
 };
 
 }  // namespace

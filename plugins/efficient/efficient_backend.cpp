@@ -18,6 +18,9 @@ class EfficientBackend final : public attnbench::Backend {
   at::Tensor forward(const attnbench::Inputs& in) override {
     return attnbench::sdpa::forced_attention(attnbench::sdpa::Kernel::efficient, in);
   }
+  std::unique_ptr<attnbench::BackwardPass> prepare_backward(const attnbench::Inputs& in) override {
+    return attnbench::sdpa::forced_backward(attnbench::sdpa::Kernel::efficient, in);
+  }
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Textbook attention with masked_fill in place (masked_fill_): no copy of the scores.
 #include <attnbench/plugin.hpp>
+#include <attnbench/sdpa/autograd_backward.hpp>
 #include <attnbench/sdpa/textbook_attention.hpp>
 
 namespace {
@@ -15,6 +16,12 @@ class InplaceBackend final : public attnbench::Backend {
   }
   at::Tensor forward(const attnbench::Inputs& in) override {
     return attnbench::textbook_attention(in, /*mask_in_place=*/true);
+  }
+  // Autograd through the five ops: the backward an unfused model gets.
+  std::unique_ptr<attnbench::BackwardPass> prepare_backward(const attnbench::Inputs& in) override {
+    return attnbench::autograd_backward(in, [](const attnbench::Inputs& i) {
+      return attnbench::textbook_attention(i, /*mask_in_place=*/true);
+    });
   }
 };
 

@@ -17,6 +17,9 @@ class MathBackend final : public attnbench::Backend {
   at::Tensor forward(const attnbench::Inputs& in) override {
     return attnbench::sdpa::forced_attention(attnbench::sdpa::Kernel::math, in);
   }
+  std::unique_ptr<attnbench::BackwardPass> prepare_backward(const attnbench::Inputs& in) override {
+    return attnbench::sdpa::forced_backward(attnbench::sdpa::Kernel::math, in);
+  }
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Textbook attention with masked_fill out of place: the scores are copied once more than needed.
 #include <attnbench/plugin.hpp>
+#include <attnbench/sdpa/autograd_backward.hpp>
 #include <attnbench/sdpa/textbook_attention.hpp>
 
 namespace {
@@ -15,6 +16,12 @@ class NaiveBackend final : public attnbench::Backend {
   }
   at::Tensor forward(const attnbench::Inputs& in) override {
     return attnbench::textbook_attention(in, /*mask_in_place=*/false);
+  }
+  // Autograd through the five ops: the backward an unfused model gets.
+  std::unique_ptr<attnbench::BackwardPass> prepare_backward(const attnbench::Inputs& in) override {
+    return attnbench::autograd_backward(in, [](const attnbench::Inputs& i) {
+      return attnbench::textbook_attention(i, /*mask_in_place=*/false);
+    });
   }
 };
 

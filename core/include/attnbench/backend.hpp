@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -13,21 +14,33 @@ class Tensor;  // plugins include ATen themselves; the harness's non-torch code 
 
 namespace attnbench {
 
-// Bump whenever a type in this header changes layout or meaning.
-inline constexpr int kPluginAbiVersion = 1;
+// Bump whenever a type in this header changes layout or meaning. 2: kv_heads, seq_len_kv,
+// direction and the backward pass.
+inline constexpr int kPluginAbiVersion = 2;
 
 enum class DType { f16, bf16, f32 };
 enum class Device { cpu, cuda };
+enum class Direction { fwd, bwd };  // bwd: the harness times the backward pass only
 
-// One attention problem: q, k, v are [batch, heads, seq_len, head_dim], contiguous.
+// One attention problem. q is [batch, heads, seq_len, head_dim]; k and v are
+// [batch, kv_heads, seq_len_kv, head_dim]; all contiguous.
+//   kv_heads < heads is grouped-query attention: query head h reads kv head h / (heads / kv_heads).
+//   seq_len < seq_len_kv is a query block against a longer cache (decode: seq_len 1). A causal
+//   mask is then aligned bottom-right, as in FlashAttention 2.1+ and cuDNN: query i sees keys
+//   0 .. i + seq_len_kv - seq_len.
 struct Problem {
   int64_t batch = 1;
   int64_t heads = 1;
+  int64_t kv_heads = 1;  // divides heads
   int64_t seq_len = 1;
+  int64_t seq_len_kv = 1;
   int64_t head_dim = 1;
   DType dtype = DType::bf16;
   bool causal = false;
   Device device = Device::cpu;
+  Direction direction = Direction::fwd;
+
+  int64_t group_size() const { return heads / kv_heads; }  // query heads per kv head
 };
 
 struct Support {
@@ -38,16 +51,32 @@ struct Support {
   static Support no(std::string why) { return {false, std::move(why)}; }
 };
 
-// Owned by the harness; valid for the duration of one forward() call.
+// Owned by the harness; valid for the duration of one forward() call, or for the life of the
+// BackwardPass made from them.
 struct Inputs {
   const at::Tensor& q;
   const at::Tensor& k;
   const at::Tensor& v;
-  const at::Tensor* causal_mask;  // [seq_len, seq_len] bool, true = masked out; null unless causal
-  double scale;                   // softmax scale, 1/sqrt(head_dim)
+  // [seq_len, seq_len_kv] bool, true = masked out, aligned bottom-right; null unless causal.
+  const at::Tensor* causal_mask;
+  double scale;  // softmax scale, 1/sqrt(head_dim)
 };
 
-// Thrown by forward() when the backend cannot run the problem after all.
+// One forward's backward, ready to run. The backward pass needs what its forward saved (the
+// softmax statistics, the kernel's own workspace) and only the backend knows what that is, so the
+// backend makes this object: prepare_backward() runs the forward and keeps that state outside the
+// timed region, and run() is all the harness times. A backend built on ATen ops gets this from
+// autograd (<attnbench/sdpa/autograd_backward.hpp>); a hand-written kernel returns its own, with
+// no autograd::Function to write.
+class BackwardPass {
+ public:
+  virtual ~BackwardPass() = default;
+  // Sets dq, dk, dv (shaped and typed like q, k, v) to the gradients of sum(out * grad_out).
+  // Called many times with the same grad_out; no synchronization, no printing.
+  virtual void run(const at::Tensor& grad_out, at::Tensor& dq, at::Tensor& dk, at::Tensor& dv) = 0;
+};
+
+// Thrown by forward() or prepare_backward() when the backend cannot run the problem after all.
 class Unsupported : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -63,6 +92,11 @@ class Backend {
   virtual Support supports(const Problem& problem) const = 0;
   // Returns the attention output [batch, heads, seq_len, head_dim] in the input dtype.
   virtual at::Tensor forward(const Inputs& inputs) = 0;
+  // For direction bwd: runs the forward of `inputs` and returns its backward. A backend without
+  // one keeps this default; its bwd points say unsupported.
+  virtual std::unique_ptr<BackwardPass> prepare_backward(const Inputs& /*inputs*/) {
+    return nullptr;
+  }
 };
 
 }  // namespace attnbench

@@ -8,11 +8,15 @@
 //      version differs from kPluginAbiVersion or the factory is missing;
 //   2. calls the exported factory once and keeps the library loaded while the backend lives;
 //   3. for every point of a sweep asks supports(problem); when yes, it creates the inputs
-//      (q, k, v, the causal mask) outside the timed region and calls forward() many times.
+//      (q, k, v, the causal mask) outside the timed region and calls forward() many times, or, for
+//      a backward point (problem.direction == Direction::bwd), calls prepare_backward() once and
+//      the returned BackwardPass's run() many times.
 //
 // forward() does the attention and nothing else: no input allocation, no synchronization, no
 // printing. If it turns out at run time that the problem cannot be run (a forced kernel refuses a
 // shape), throw attnbench::Unsupported with the reason in plain words; the row says so.
+// supports() sees the whole problem: refuse there what the backend never runs (grouped-query
+// heads, a bottom-right causal mask, the backward pass), with the reason.
 #pragma once
 
 #include <attnbench/backend.hpp>

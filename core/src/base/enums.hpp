@@ -11,7 +11,18 @@ enum class TimingMode { cold, batch, graph, wall };
 enum class Pass { correctness, timing, cpu, memory, ops, kernels };
 
 // The sweep's axes, in the order a problem lists them.
-enum class AxisName { batch, heads, seq_len, head_dim, dtype, causal, device };
+enum class AxisName {
+  batch,
+  heads,
+  kv_heads,
+  seq_len,
+  seq_len_kv,
+  head_dim,
+  dtype,
+  causal,
+  device,
+  direction
+};
 
 // How a (point, backend, timing mode) ended. crashed and timeout come from isolated workers: the
 // worker died (signal, abort, exit, a sticky CUDA error) or gave no answer in time.

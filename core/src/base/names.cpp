@@ -18,6 +18,13 @@ const std::vector<EnumName<Device>>& name_table() {
 }
 
 template <>
+const std::vector<EnumName<Direction>>& name_table() {
+  static const std::vector<EnumName<Direction>> t = {{Direction::fwd, "fwd"},
+                                                     {Direction::bwd, "bwd"}};
+  return t;
+}
+
+template <>
 const std::vector<EnumName<TimingMode>>& name_table() {
   static const std::vector<EnumName<TimingMode>> t = {{TimingMode::cold, "cold"},
                                                       {TimingMode::batch, "batch"},
@@ -37,9 +44,11 @@ const std::vector<EnumName<Pass>>& name_table() {
 template <>
 const std::vector<EnumName<AxisName>>& name_table() {
   static const std::vector<EnumName<AxisName>> t = {
-      {AxisName::batch, "batch"},       {AxisName::heads, "heads"}, {AxisName::seq_len, "seq_len"},
-      {AxisName::head_dim, "head_dim"}, {AxisName::dtype, "dtype"}, {AxisName::causal, "causal"},
-      {AxisName::device, "device"}};
+      {AxisName::batch, "batch"},         {AxisName::heads, "heads"},
+      {AxisName::kv_heads, "kv_heads"},   {AxisName::seq_len, "seq_len"},
+      {AxisName::seq_len_kv, "seq_len_kv"}, {AxisName::head_dim, "head_dim"},
+      {AxisName::dtype, "dtype"},         {AxisName::causal, "causal"},
+      {AxisName::device, "device"},       {AxisName::direction, "direction"}};
   return t;
 }
 

@@ -2,19 +2,40 @@
 
 #include "base/names.hpp"
 
+#include <algorithm>
+
 namespace attnbench {
 
 std::string point_id(const Problem& p) {
-  return "b" + std::to_string(p.batch) + "-h" + std::to_string(p.heads) + "-s" +
-         std::to_string(p.seq_len) + "-d" + std::to_string(p.head_dim) + "-" + to_string(p.dtype) +
-         (p.causal ? "-causal-" : "-full-") + to_string(p.device);
+  std::string id = "b" + std::to_string(p.batch) + "-h" + std::to_string(p.heads);
+  if (p.kv_heads != p.heads) id += "-kv" + std::to_string(p.kv_heads);
+  id += "-s" + std::to_string(p.seq_len);
+  if (p.seq_len_kv != p.seq_len) id += "-skv" + std::to_string(p.seq_len_kv);
+  id += "-d" + std::to_string(p.head_dim) + "-" + to_string(p.dtype) +
+        (p.causal ? "-causal-" : "-full-") + to_string(p.device);
+  if (p.direction != Direction::fwd) id += "-" + to_string(p.direction);
+  return id;
+}
+
+double attended_pairs(const Problem& p) {
+  const double s = static_cast<double>(p.seq_len);
+  const double skv = static_cast<double>(p.seq_len_kv);
+  if (!p.causal) return s * skv;
+  // Query i sees keys 0 .. i + skv - s: rows 0 .. s-1 see (skv - s + 1) .. skv keys, each at
+  // least none.
+  const double offset = skv - s;
+  const double first = std::max(0.0, -offset);  // rows before this see no key
+  double pairs = 0;
+  const double rows = s - first;
+  if (rows > 0) pairs = rows * (offset + 1) + (first + s - 1) * rows / 2;
+  return pairs;
 }
 
 double attention_flop(const Problem& p) {
-  const double s = static_cast<double>(p.seq_len);
-  const double score_pairs = p.causal ? s * (s + 1) / 2 : s * s;
   // QK^T and PV: 2 FLOP per multiply-add, head_dim multiply-adds per (query, key) pair each.
-  return 4.0 * static_cast<double>(p.batch * p.heads * p.head_dim) * score_pairs;
+  const double forward =
+      4.0 * static_cast<double>(p.batch * p.heads * p.head_dim) * attended_pairs(p);
+  return p.direction == Direction::bwd ? 2.5 * forward : forward;
 }
 
 }  // namespace attnbench

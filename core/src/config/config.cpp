@@ -1,6 +1,8 @@
 #include "config/config.hpp"
 
 #include "base/names.hpp"
+#include "base/problem.hpp"
+#include "config/sweep.hpp"
 #include "config/yaml_reader.hpp"
 
 #include <algorithm>
@@ -16,8 +18,8 @@ constexpr int kMaxAxisValues = 10000;
 constexpr size_t kMaxPoints = 100000;
 
 bool is_integer_axis(AxisName a) {
-  return a == AxisName::batch || a == AxisName::heads || a == AxisName::seq_len ||
-         a == AxisName::head_dim;
+  return a == AxisName::batch || a == AxisName::heads || a == AxisName::kv_heads ||
+         a == AxisName::seq_len || a == AxisName::seq_len_kv || a == AxisName::head_dim;
 }
 
 // {from: 512, to: 16384, mul: 2} or {from: 1, to: 8, step: 1}.
@@ -62,6 +64,12 @@ std::vector<AxisValue> parse_axis_values(const YamlReader& r, AxisName axis, con
       const auto dtype = parse_enum<DType>(text);
       if (!dtype) r.fail(item, key, "unknown dtype '" + text + "'; use " + enum_hint<DType>());
       values.emplace_back(to_string(*dtype));
+    } else if (axis == AxisName::direction) {
+      const std::string text = r.scalar(item, key);
+      const auto direction = parse_enum<Direction>(text);
+      if (!direction)
+        r.fail(item, key, "unknown direction '" + text + "'; use " + enum_hint<Direction>());
+      values.emplace_back(text);
     } else {  // device
       const std::string text = r.scalar(item, key);
       if (text != "auto" && !parse_enum<Device>(text))
@@ -135,7 +143,9 @@ void parse_sweep(const YamlReader& r, const YAML::Node& node, SweepConfig& confi
       continue;
     }
     const AxisName axis = *parse_enum<AxisName>(name);
-    config.axes.push_back({axis, parse_axis_values(r, axis, kv.second, "sweep." + name)});
+    const std::string key = "sweep." + name;
+    config.axes.push_back({axis, parse_axis_values(r, axis, kv.second, key), key,
+                           kv.first.Mark().line + 1, kv.first.Mark().column + 1});
     seen.insert(axis);
   }
   if (const YAML::Node zip = node["zip"]) {
@@ -158,7 +168,8 @@ void parse_sweep(const YamlReader& r, const YAML::Node& node, SweepConfig& confi
           r.fail_at(kv.first.Mark(), where + "." + name,
                     "axis '" + name + "' is already swept elsewhere; an axis belongs to one place");
         seen.insert(axis);
-        Axis a{axis, parse_axis_values(r, axis, kv.second, where + "." + name)};
+        Axis a{axis, parse_axis_values(r, axis, kv.second, where + "." + name), where + "." + name,
+               kv.first.Mark().line + 1, kv.first.Mark().column + 1};
         if (length != 0 && a.values.size() != length)
           r.fail(kv.second, where + "." + name,
                  "has " + std::to_string(a.values.size()) +
@@ -180,6 +191,41 @@ void parse_sweep(const YamlReader& r, const YAML::Node& node, SweepConfig& confi
     r.fail(node, "sweep",
            "expands to " + std::to_string(points) + " points, more than " +
                std::to_string(kMaxPoints));
+}
+
+const Axis* find_axis(const SweepConfig& config, AxisName name) {
+  for (const auto& a : config.axes)
+    if (a.name == name) return &a;
+  for (const auto& z : config.zips)
+    for (const auto& a : z.axes)
+      if (a.name == name) return &a;
+  return nullptr;
+}
+
+// Combinations the axes cannot make one at a time: the first bad point, located at the axis that
+// must change.
+void check_points(const SweepConfig& config) {
+  for (const Point& point : expand_sweep(config, /*cuda_available=*/false)) {
+    const Problem& p = point.problem;
+    auto fail = [&](AxisName at, const std::string& msg) {
+      const Axis* axis = find_axis(config, at);
+      throw ConfigError(config.file, axis ? axis->line : 1, axis ? axis->column : 1,
+                        axis ? axis->key : "sweep." + to_string(at),
+                        msg + " (point " + point.id + ")");
+    };
+    if (p.heads % p.kv_heads != 0)
+      fail(AxisName::kv_heads, "kv_heads " + std::to_string(p.kv_heads) + " does not divide heads " +
+                                   std::to_string(p.heads) +
+                                   "; grouped-query attention shares each kv head among an equal "
+                                   "number of query heads");
+    if (p.causal && p.seq_len > p.seq_len_kv)
+      fail(AxisName::seq_len_kv,
+           "causal attention with seq_len_kv " + std::to_string(p.seq_len_kv) + " below seq_len " +
+               std::to_string(p.seq_len) + " leaves the first " +
+               std::to_string(p.seq_len - p.seq_len_kv) +
+               " query rows no key to attend to (the mask is aligned bottom-right); use causal: "
+               "false or seq_len_kv >= seq_len");
+  }
 }
 
 }  // namespace
@@ -230,6 +276,7 @@ SweepConfig parse_config_unguarded(const std::string& yaml_text, const std::stri
   if (root["seed"]) config.seed = static_cast<uint64_t>(r.integer(root["seed"], "seed", 0));
   if (!root["sweep"]) r.fail(root, "sweep", "the config needs a 'sweep' section");
   parse_sweep(r, root["sweep"], config);
+  check_points(config);
   return config;
 }
 }  // namespace

@@ -16,13 +16,15 @@
 
 namespace attnbench {
 
-// One value of an axis: an integer, causal's bool, or a dtype or device name (device "auto" becomes
-// cuda when a CUDA device is present).
+// One value of an axis: an integer, causal's bool, or a dtype, device or direction name (device
+// "auto" becomes cuda when a CUDA device is present).
 using AxisValue = std::variant<int64_t, bool, std::string>;
 
 struct Axis {
   AxisName name;
   std::vector<AxisValue> values;
+  std::string key;  // where it was written, for messages: "sweep.kv_heads", "sweep.zip[0].heads"
+  int line = 0, column = 0;
 };
 
 // Axes whose values move together: the i-th values of every axis form one choice.

@@ -13,10 +13,15 @@ void apply(Problem& p, AxisName axis, const AxisValue& value, bool cuda_availabl
   switch (axis) {
     case AxisName::batch: p.batch = std::get<int64_t>(value); break;
     case AxisName::heads: p.heads = std::get<int64_t>(value); break;
+    case AxisName::kv_heads: p.kv_heads = std::get<int64_t>(value); break;
     case AxisName::seq_len: p.seq_len = std::get<int64_t>(value); break;
+    case AxisName::seq_len_kv: p.seq_len_kv = std::get<int64_t>(value); break;
     case AxisName::head_dim: p.head_dim = std::get<int64_t>(value); break;
     case AxisName::dtype: p.dtype = *parse_enum<DType>(std::get<std::string>(value)); break;
     case AxisName::causal: p.causal = std::get<bool>(value); break;
+    case AxisName::direction:
+      p.direction = *parse_enum<Direction>(std::get<std::string>(value));
+      break;
     case AxisName::device: {
       const auto& text = std::get<std::string>(value);
       p.device = text == "auto" ? (cuda_available ? Device::cuda : Device::cpu)
@@ -51,6 +56,8 @@ std::vector<Point> expand_sweep(const SweepConfig& config, bool cuda_available) 
   defaults.head_dim = 64;
   defaults.causal = true;
   defaults.device = cuda_available ? Device::cuda : Device::cpu;
+  defaults.kv_heads = 0;  // 0: follow heads, seq_len
+  defaults.seq_len_kv = 0;
 
   std::vector<Point> points;
   std::unordered_set<std::string> ids;
@@ -60,6 +67,8 @@ std::vector<Point> expand_sweep(const SweepConfig& config, bool cuda_available) 
     for (size_t f = 0; f < factors.size(); ++f)
       for (const Axis* axis : factors[f].axes)
         apply(p, axis->name, axis->values[index[f]], cuda_available);
+    if (p.kv_heads == 0) p.kv_heads = p.heads;
+    if (p.seq_len_kv == 0) p.seq_len_kv = p.seq_len;
     Point point{p, point_id(p)};
     // "auto" and an explicit device can name the same point: measure it once.
     if (ids.insert(point.id).second) points.push_back(point);

@@ -40,17 +40,22 @@ std::string line(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 void to_json(json& j, const Problem& p) {
   j = {{"batch", p.batch},
        {"heads", p.heads},
+       {"kv_heads", p.kv_heads},
        {"seq_len", p.seq_len},
+       {"seq_len_kv", p.seq_len_kv},
        {"head_dim", p.head_dim},
        {"dtype", to_string(p.dtype)},
        {"causal", p.causal},
-       {"device", to_string(p.device)}};
+       {"device", to_string(p.device)},
+       {"direction", to_string(p.direction)}};
 }
 void from_json(const json& j, Problem& p) {
-  p.batch = j.at("batch"), p.heads = j.at("heads"), p.seq_len = j.at("seq_len");
+  p.batch = j.at("batch"), p.heads = j.at("heads"), p.kv_heads = j.at("kv_heads");
+  p.seq_len = j.at("seq_len"), p.seq_len_kv = j.at("seq_len_kv");
   p.head_dim = j.at("head_dim"), p.causal = j.at("causal");
   p.dtype = enum_at<DType>(j, "dtype");
   p.device = enum_at<Device>(j, "device");
+  p.direction = enum_at<Direction>(j, "direction");
 }
 
 void to_json(json& j, const RunInfo& r) {

@@ -4,12 +4,16 @@
 #include <ATen/record_function.h>
 
 #include <memory>
+#include <mutex>
 
 namespace attnbench {
 
 namespace {
 
-thread_local OpCounts* t_counts = nullptr;
+// Global, not thread-local: a backward call runs its ops on autograd's worker threads, which
+// inherit the callback but not this thread's variables. The depth is per thread.
+OpCounts* g_counts = nullptr;
+std::mutex g_counts_mutex;
 thread_local int t_depth = 0;
 
 // A view returns an alias of an input without writing to it (transpose, view, expand, ...): free
@@ -36,10 +40,13 @@ std::string short_name(const char* name) {
 }
 
 std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
-  if (t_counts) {
-    ++t_counts->nested;
-    if (std::string_view(fn.name()) == "aten::copy_" && copies_data(fn)) ++t_counts->copies;
-    if (t_depth == 0 && !is_view(fn)) t_counts->top_level.push_back(short_name(fn.name()));
+  {
+    const std::lock_guard<std::mutex> lock(g_counts_mutex);
+    if (g_counts) {
+      ++g_counts->nested;
+      if (std::string_view(fn.name()) == "aten::copy_" && copies_data(fn)) ++g_counts->copies;
+      if (t_depth == 0 && !is_view(fn)) g_counts->top_level.push_back(short_name(fn.name()));
+    }
   }
   ++t_depth;
   return nullptr;
@@ -51,7 +58,11 @@ void on_exit(const at::RecordFunction&, at::ObserverContext*) { --t_depth; }
 
 OpCounts count_aten_ops(const std::function<void()>& call) {
   OpCounts counts;
-  t_counts = &counts;
+  auto publish = [](OpCounts* c) {
+    const std::lock_guard<std::mutex> lock(g_counts_mutex);
+    g_counts = c;
+  };
+  publish(&counts);
   t_depth = 0;
   const auto handle = at::addThreadLocalCallback(at::RecordFunctionCallback(on_enter, on_exit)
                                                      .scopes({at::RecordScope::FUNCTION})
@@ -60,11 +71,11 @@ OpCounts count_aten_ops(const std::function<void()>& call) {
     call();
   } catch (...) {
     at::removeCallback(handle);
-    t_counts = nullptr;
+    publish(nullptr);
     throw;
   }
   at::removeCallback(handle);
-  t_counts = nullptr;
+  publish(nullptr);
   return counts;
 }
 

@@ -119,7 +119,10 @@ BackendRecords Runner::measure(const Point& point, const LoadedBackend& loaded) 
     if (const Support support = loaded.backend->supports(problem); !support.supported) {
       results.refused = PassFailure{Status::unsupported, support.reason};
     } else {
-      c10::InferenceMode inference_mode;
+      // Forward points run without autograd; backward ones need it (the backend's forward records
+      // the graph its BackwardPass replays).
+      std::optional<c10::InferenceMode> inference_mode;
+      if (problem.direction == Direction::fwd) inference_mode.emplace();
       PassContext ctx{problem, m, host_, *loaded.backend};
       ctx.on_pass = options_.on_pass;
       run_passes(ctx, options_.seed ^ fnv1a(point.id + "/" + loaded.name), impl_->timer, results);

@@ -1,5 +1,11 @@
 #include "measure/tensors.hpp"
 
+#include <torch/csrc/autograd/autograd.h>
+
+#include <ATen/core/grad_mode.h>
+#include <c10/core/InferenceMode.h>
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -21,45 +27,122 @@ InputTensors make_inputs(const Problem& p, uint64_t seed) {
                            .device(p.device == Device::cuda ? at::kCUDA : at::kCPU);
   at::manual_seed(seed);
   InputTensors in;
-  const std::vector<int64_t> shape{p.batch, p.heads, p.seq_len, p.head_dim};
-  in.q = at::randn(shape, options);
-  in.k = at::randn(shape, options);
-  in.v = at::randn(shape, options);
-  if (p.causal) in.causal_mask = at::ones({p.seq_len, p.seq_len}, options.dtype(at::kBool)).triu(1);
+  in.q = at::randn({p.batch, p.heads, p.seq_len, p.head_dim}, options);
+  in.k = at::randn({p.batch, p.kv_heads, p.seq_len_kv, p.head_dim}, options);
+  in.v = at::randn({p.batch, p.kv_heads, p.seq_len_kv, p.head_dim}, options);
+  if (p.direction == Direction::bwd) in.grad_out = at::randn_like(in.q);
+  if (p.causal)  // query i sees keys up to i + seq_len_kv - seq_len
+    in.causal_mask = at::ones({p.seq_len, p.seq_len_kv}, options.dtype(at::kBool))
+                         .triu(1 + p.seq_len_kv - p.seq_len);
   in.scale = 1.0 / std::sqrt(static_cast<double>(p.head_dim));
   return in;
 }
 
-double max_row_rel_error(const InputTensors& in, const at::Tensor& out) {
-  if (out.sizes() != in.q.sizes())
-    throw std::runtime_error("output has shape " + c10::str(out.sizes()) + ", expected " +
-                             c10::str(in.q.sizes()));
-  if (out.scalar_type() != in.q.scalar_type())
-    throw std::runtime_error(std::string("output dtype is ") + c10::toString(out.scalar_type()) +
-                             ", expected " + c10::toString(in.q.scalar_type()));
-  if (!at::isfinite(out).all().item<bool>()) return std::numeric_limits<double>::quiet_NaN();
+namespace {
+
+void check_like(const at::Tensor& got, const at::Tensor& want, const char* name) {
+  if (got.sizes() != want.sizes())
+    throw std::runtime_error(std::string(name) + " has shape " + c10::str(got.sizes()) +
+                             ", expected " + c10::str(want.sizes()));
+  if (got.scalar_type() != want.scalar_type())
+    throw std::runtime_error(std::string(name) + " dtype is " +
+                             c10::toString(got.scalar_type()) + ", expected " +
+                             c10::toString(want.scalar_type()));
+}
+
+// Float64 attention of query rows `rows` (positions in the sequence) of q [..., rows, d] against
+// k, v [seq_len_kv, d], with the bottom-right causal mask when `causal`.
+at::Tensor reference_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               const at::Tensor& rows, int64_t offset, bool causal, double scale) {
+  at::Tensor scores = at::matmul(q, k.t()) * scale;
+  if (causal) {
+    const at::Tensor key_pos = at::arange(k.size(0), rows.options());
+    scores = scores.masked_fill(key_pos.unsqueeze(0) > (rows + offset).unsqueeze(1),
+                                -std::numeric_limits<double>::infinity());
+  }
+  return at::matmul(at::softmax(scores, -1), v);
+}
+
+double normwise(const at::Tensor& got, const at::Tensor& ref) {
+  return ((got - ref).norm() / ref.norm()).item<double>();
+}
+
+}  // namespace
+
+ReferenceError forward_error(const InputTensors& in, const at::Tensor& out) {
+  check_like(out, in.q, "output");
+  if (!at::isfinite(out).all().item<bool>())
+    return {std::numeric_limits<double>::quiet_NaN(), "out"};
 
   const int64_t batch = in.q.size(0), heads = in.q.size(1), seq = in.q.size(2);
-  const int64_t rows = std::min<int64_t>(64, seq);
-  const at::Tensor query_rows =
-      at::linspace(0, static_cast<double>(seq - 1), rows, in.q.options().dtype(at::kDouble))
+  const int64_t group = heads / in.k.size(1), offset = in.k.size(2) - seq;
+  const int64_t count = std::min<int64_t>(64, seq);
+  const at::Tensor rows =
+      at::linspace(0, static_cast<double>(seq - 1), count, in.q.options().dtype(at::kDouble))
           .round()
           .to(at::kLong);
-  const at::Tensor key_pos = at::arange(seq, query_rows.options());
   double worst = 0;
   for (int64_t b : {int64_t{0}, batch - 1}) {
-    for (int64_t h : {int64_t{0}, heads - 1}) {
-      const at::Tensor q = in.q[b][h].index_select(0, query_rows).to(at::kDouble);
-      const at::Tensor k = in.k[b][h].to(at::kDouble);
-      const at::Tensor v = in.v[b][h].to(at::kDouble);
-      at::Tensor scores = q.mm(k.t()) * in.scale;
-      if (in.causal_mask.defined())
-        scores.masked_fill_(key_pos.unsqueeze(0) > query_rows.unsqueeze(1),
-                            -std::numeric_limits<double>::infinity());
-      const at::Tensor ref = at::softmax(scores, -1).mm(v);
-      const at::Tensor got = out[b][h].index_select(0, query_rows).to(at::kDouble);
-      const at::Tensor err = (got - ref).norm(2, {1}) / ref.norm(2, {1});
+    for (int64_t g = 0; g < in.k.size(1); ++g) {  // every kv head with its group of query heads
+      const at::Tensor k = in.k[b][g].to(at::kDouble);
+      const at::Tensor v = in.v[b][g].to(at::kDouble);
+      const at::Tensor q = in.q[b].narrow(0, g * group, group).index_select(1, rows);
+      const at::Tensor ref = reference_attention(q.to(at::kDouble), k, v, rows, offset,
+                                                 in.causal_mask.defined(), in.scale);
+      const at::Tensor got =
+          out[b].narrow(0, g * group, group).index_select(1, rows).to(at::kDouble);
+      const at::Tensor err = (got - ref).norm(2, {2}) / ref.norm(2, {2});
       worst = std::max(worst, err.max().item<double>());
+    }
+  }
+  return {worst, "out"};
+}
+
+ReferenceError backward_error(const InputTensors& in, const at::Tensor& dq, const at::Tensor& dk,
+                              const at::Tensor& dv) {
+  check_like(dq, in.q, "dq");
+  check_like(dk, in.k, "dk");
+  check_like(dv, in.v, "dv");
+  for (const auto& [name, grad] : {std::pair{"dq", &dq}, {"dk", &dk}, {"dv", &dv}})
+    if (!at::isfinite(*grad).all().item<bool>())
+      return {std::numeric_limits<double>::quiet_NaN(), name};
+
+  c10::InferenceMode no_inference(false);  // autograd needs ordinary tensors
+  at::AutoGradMode grad_mode(true);
+  const int64_t batch = in.q.size(0), kv_heads = in.k.size(1), seq = in.q.size(2);
+  const int64_t seq_kv = in.k.size(2), group = in.q.size(1) / kv_heads, offset = seq_kv - seq;
+  // Query blocks of about 2^24 scores in float64 (128 MiB) at a time.
+  const int64_t block = std::clamp<int64_t>((int64_t{1} << 24) / (group * seq_kv), 1, seq);
+  const auto dbl = in.q.options().dtype(at::kDouble);
+
+  ReferenceError worst;
+  auto note = [&](double err, const char* name) {
+    if (err > worst.rel_err || worst.worst.empty()) worst = {err, name};
+  };
+  for (int64_t b : {int64_t{0}, batch - 1}) {
+    for (int64_t g : {int64_t{0}, kv_heads - 1}) {
+      const at::Tensor k = in.k[b][g].to(at::kDouble).requires_grad_(true);
+      const at::Tensor v = in.v[b][g].to(at::kDouble).requires_grad_(true);
+      const at::Tensor heads_q = in.q[b].narrow(0, g * group, group).to(at::kDouble);
+      const at::Tensor heads_do = in.grad_out[b].narrow(0, g * group, group).to(at::kDouble);
+      at::Tensor ref_dq = at::empty_like(heads_q);
+      at::Tensor ref_dk = at::zeros_like(k), ref_dv = at::zeros_like(v);
+      for (int64_t start = 0; start < seq; start += block) {
+        const int64_t n = std::min(block, seq - start);
+        const at::Tensor q = heads_q.narrow(1, start, n).detach().requires_grad_(true);
+        const at::Tensor rows = at::arange(start, start + n, dbl.dtype(at::kLong));
+        const at::Tensor out =
+            reference_attention(q, k, v, rows, offset, in.causal_mask.defined(), in.scale);
+        const auto grads =
+            torch::autograd::grad({out}, {q, k, v}, {heads_do.narrow(1, start, n)});
+        ref_dq.narrow(1, start, n).copy_(grads[0]);
+        ref_dk += grads[1];
+        ref_dv += grads[2];
+      }
+      const at::Tensor got_dq = dq[b].narrow(0, g * group, group).to(at::kDouble);
+      for (int64_t h = 0; h < group; ++h) note(normwise(got_dq[h], ref_dq[h]), "dq");
+      note(normwise(dk[b][g].to(at::kDouble), ref_dk), "dk");
+      note(normwise(dv[b][g].to(at::kDouble), ref_dv), "dv");
     }
   }
   return worst;

@@ -1,5 +1,5 @@
-// The inputs the harness owns (created outside every timed region) and the float64 check of an
-// output. Included only by translation units that use ATen.
+// The inputs the harness owns (created outside every timed region) and the float64 checks of what
+// a backend returns. Included only by translation units that use ATen.
 #pragma once
 
 #include <attnbench/backend.hpp>
@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <string>
 
 namespace attnbench {
 
@@ -14,19 +15,35 @@ at::ScalarType scalar_type(DType dtype);
 
 struct InputTensors {
   at::Tensor q, k, v;
-  at::Tensor causal_mask;  // undefined unless causal
+  at::Tensor causal_mask;  // [seq_len, seq_len_kv], bottom-right; undefined unless causal
+  at::Tensor grad_out;     // like q; undefined unless the problem is bwd
   double scale = 1;
 
   Inputs view() const { return {q, k, v, causal_mask.defined() ? &causal_mask : nullptr, scale}; }
 };
 
-// Fresh standard-normal q, k, v from `seed` (never zeros: they hide unwritten outputs).
+// Fresh standard-normal q, k, v (and grad_out for bwd) from `seed`: never zeros, they hide
+// unwritten outputs.
 InputTensors make_inputs(const Problem& problem, uint64_t seed);
 
-// Largest per-row relative error ||out - ref|| / ||ref|| of `out` against attention computed in
-// float64 on a slice: the first and last batch entry and head, and up to 64 query rows spread over
-// the sequence (rows are independent, so this stays cheap at any size). NaN if anything is not
-// finite.
-double max_row_rel_error(const InputTensors& inputs, const at::Tensor& out);
+// How far a backend's result is from float64 attention; NaN when it has a non-finite value.
+struct ReferenceError {
+  double rel_err = 0;
+  std::string worst;  // which result: "out", "dq", "dk" or "dv"
+};
+
+// Forward: the largest per-row relative error ||out - ref|| / ||ref|| on a slice: the first and
+// last batch entry, every head (a wrong head-to-kv-head mapping shows in any), up to 64 query rows
+// spread over the sequence. Rows are independent, so this stays cheap at any size and makes
+// nothing of size seq_len x seq_len_kv.
+ReferenceError forward_error(const InputTensors& inputs, const at::Tensor& out);
+
+// Backward: dq, dk, dv against float64 autograd of the same attention, for the first and last
+// batch entry and kv head (with every query head of its group, since dk and dv sum over them).
+// The error of each is normwise per head, ||got - ref||_F / ||ref||_F: a row of dk can be tiny
+// where the causal mask lets few queries see that key. The reference runs on query blocks, so its
+// memory is a block x seq_len_kv, not seq_len x seq_len_kv.
+ReferenceError backward_error(const InputTensors& inputs, const at::Tensor& dq,
+                              const at::Tensor& dk, const at::Tensor& dv);
 
 }  // namespace attnbench

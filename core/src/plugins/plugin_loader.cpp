@@ -45,9 +45,11 @@ LoadedBackend load_plugin(const std::filesystem::path& file) {
     throw std::runtime_error("not an attnbench plugin: it exports no '" + std::string(kAbiSymbol) +
                              "'");
   if (*abi != kPluginAbiVersion)
-    throw std::runtime_error("plugin ABI version " + std::to_string(*abi) +
-                             ", this attnbench needs " + std::to_string(kPluginAbiVersion) +
-                             "; rebuild the plugin against this attnbench");
+    throw std::runtime_error(
+        "built for ABI " + std::to_string(*abi) + ", this attnbench speaks " +
+        std::to_string(kPluginAbiVersion) +
+        (*abi == 1 ? " (2 added kv_heads, seq_len_kv, direction and prepare_backward)" : "") +
+        "; rebuild the plugin against this attnbench's headers");
   if (!has_factory)
     throw std::runtime_error("no factory: the plugin exports no '" + std::string(kFactorySymbol) +
                              "' (use ATTNBENCH_PLUGIN(YourBackend))");

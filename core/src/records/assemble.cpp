@@ -23,13 +23,15 @@ Row base_row(const RowSetup& setup) {
 
 void apply_correctness(Row& row, const CorrectnessResult& c) {
   row.rel_err = c.rel_err;
+  const bool output = c.worst == "out";
   if (std::isnan(c.rel_err)) {
     row.status = Status::wrong;
-    row.reason = "the output has non-finite values";
+    row.reason = output ? "the output has non-finite values" : c.worst + " has non-finite values";
   } else if (row.tolerance && c.rel_err > *row.tolerance) {
     row.status = Status::wrong;
-    char buf[128];
-    std::snprintf(buf, sizeof buf, "max row relative error %.3g above the %s tolerance %.3g",
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s %.3g above the %s tolerance %.3g",
+                  output ? "max row relative error" : ("relative error of " + c.worst).c_str(),
                   c.rel_err, to_string(row.problem.dtype).c_str(), *row.tolerance);
     row.reason = buf;
   }

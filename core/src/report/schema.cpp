@@ -26,11 +26,14 @@ const std::vector<Column<Row>>& row_schema() {
       {"backend", [](const Row& r) { return r.backend; }},
       {"batch", [](const Row& r) { return std::to_string(r.problem.batch); }},
       {"heads", [](const Row& r) { return std::to_string(r.problem.heads); }},
+      {"kv_heads", [](const Row& r) { return std::to_string(r.problem.kv_heads); }},
       {"seq_len", [](const Row& r) { return std::to_string(r.problem.seq_len); }},
+      {"seq_len_kv", [](const Row& r) { return std::to_string(r.problem.seq_len_kv); }},
       {"head_dim", [](const Row& r) { return std::to_string(r.problem.head_dim); }},
       {"dtype", [](const Row& r) { return to_string(r.problem.dtype); }},
       {"causal", [](const Row& r) { return std::string(r.problem.causal ? "true" : "false"); }},
       {"device", [](const Row& r) { return to_string(r.problem.device); }},
+      {"direction", [](const Row& r) { return to_string(r.problem.direction); }},
       {"timing_mode", [](const Row& r) { return to_string(r.timing_mode); }},
       {"status", [](const Row& r) { return to_string(r.status); }},
       {"reason", [](const Row& r) { return r.reason; }},
@@ -110,7 +113,9 @@ std::vector<std::string> fields_of(const std::vector<Column<R>>& schema, const R
 
 }  // namespace
 
-bool readable_schema_version(const std::string& text) { return text == "1" || text == "2"; }
+bool readable_schema_version(const std::string& text) {
+  return text == "1" || text == "2" || text == "3";
+}
 
 std::vector<std::string> row_header() { return header_of(row_schema()); }
 std::vector<std::string> row_fields(const Row& row) { return fields_of(row_schema(), row); }

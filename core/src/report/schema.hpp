@@ -11,8 +11,10 @@
 namespace attnbench {
 
 // Bumped whenever a column changes name or meaning; written in every row, checked by compare.
-// Version 2 added `config_fingerprint`; readers read columns by name and accept both.
-inline constexpr int kCsvSchemaVersion = 2;
+// Version 2 added `config_fingerprint`, 3 `kv_heads`, `seq_len_kv` and `direction` (a version-1 or
+// 2 row is a forward problem with kv_heads = heads and seq_len_kv = seq_len); readers read
+// columns by name and accept all three.
+inline constexpr int kCsvSchemaVersion = 3;
 bool readable_schema_version(const std::string& text);
 
 // <output>.csv: one row per (point, backend, timing mode).

@@ -3,7 +3,9 @@
 namespace attnbench {
 
 CorrectnessResult correctness_pass(PassContext& ctx) {
-  return {max_row_rel_error(ctx.inputs, ctx.out)};
+  const ReferenceError e = ctx.backward ? backward_error(ctx.inputs, ctx.dq, ctx.dk, ctx.dv)
+                                        : forward_error(ctx.inputs, ctx.out);
+  return {e.rel_err, e.worst};
 }
 
 }  // namespace attnbench

@@ -29,7 +29,7 @@ CpuResult cpu_pass(PassContext& ctx) {
   settings.min_samples = std::min(ctx.settings.min_samples, ctx.settings.cpu_pass_calls);
   const SampleRun run = sample_until_stable(settings, [&] {
     synchronize_device(ctx.host);
-    ctx.out = at::Tensor();  // freeing the previous output is not part of the call
+    ctx.release_result();  // freeing the previous result is not part of the call
     if (ctx.on_cuda()) {
       const auto t = std::chrono::steady_clock::now();
       ctx.call();

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -28,16 +29,33 @@ struct PassContext {
   std::function<void(const std::string&)> on_pass;  // told each pass's name as it starts
   InputTensors inputs;
   std::optional<Inputs> view;
-  at::Tensor out;  // the last output stays alive: graph capture and the memory pass need it
+  std::unique_ptr<BackwardPass> backward;  // bwd points: made by the first call
+  // The last result stays alive (graph capture and the memory pass need it): the output forward,
+  // the gradients backward.
+  at::Tensor out, dq, dk, dv;
 
-  void call() { out = backend.forward(*view); }
+  // The call every pass times or counts: one forward, or one backward.
+  void call() {
+    if (backward)
+      backward->run(inputs.grad_out, dq, dk, dv);
+    else
+      out = backend.forward(*view);
+  }
+  void release_result() { out = dq = dk = dv = at::Tensor(); }
+  int64_t result_bytes() const {
+    int64_t bytes = 0;
+    for (const at::Tensor* t : {&out, &dq, &dk, &dv})
+      if (t->defined()) bytes += static_cast<int64_t>(t->nbytes());
+    return bytes;
+  }
   bool on_cuda() const { return problem.device == Device::cuda; }
 };
 
-// Creates the inputs from `seed` (fresh random data, outside any timed region) and makes the first
-// call, which also tells whether the backend runs this shape at all.
+// Creates the inputs from `seed` (fresh random data, outside any timed region), for bwd points asks
+// the backend for its BackwardPass (which runs the forward), and makes the first call, which also
+// tells whether the backend runs this shape at all.
 void first_call_pass(PassContext& ctx, uint64_t seed);
-// The output of the first call against float64 attention on a slice.
+// The result of the first call against float64 attention (or its gradients) on a slice.
 CorrectnessResult correctness_pass(PassContext& ctx);
 // Calls for at least warmup_ms (module loading, plan selection, allocator growth stay out of the
 // numbers).

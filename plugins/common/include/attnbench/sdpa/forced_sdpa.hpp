@@ -6,6 +6,7 @@
 
 #include <ATen/ATen.h>
 
+#include <memory>
 #include <string>
 
 namespace attnbench::sdpa {
@@ -14,8 +15,15 @@ enum class Kernel { math, efficient, flash, cudnn };
 
 // Runs SDPA with only `kernel` allowed (never a silent fallback to another kernel) and restores
 // every global SDPA switch afterwards, so forcing one backend does not leak into other plugins.
+// Grouped-query inputs pass enable_gqa. A causal mask with seq_len < seq_len_kv is aligned
+// bottom-right, which PyTorch's is_causal is not: math gets the mask itself, flash and efficient
+// are called at their own entry points (as causal_lower_right does), cudnn refuses.
 // When the kernel refuses the inputs, throws Unsupported with PyTorch's own reasons.
 at::Tensor forced_attention(Kernel kernel, const Inputs& inputs);
+
+// The backward of forced_attention(kernel, ...), through autograd: the same forced kernel's own
+// backward (one fused kernel for flash, efficient and cudnn).
+std::unique_ptr<BackwardPass> forced_backward(Kernel kernel, const Inputs& inputs);
 
 // The fused kernels are CUDA implementations; PyTorch's CPU "flash" path is a different kernel.
 Support needs_cuda(const Problem& problem, const std::string& what);

@@ -1,6 +1,7 @@
 // The textbook causal attention of the study, shared by the naive and inplace plugins:
 // matmul, scale, masked_fill, softmax, matmul. Out of place, masked_fill first copies the scores
-// (a hidden memcpy on the GPU); in place, masked_fill_ writes into them.
+// (a hidden memcpy on the GPU); in place, masked_fill_ writes into them. Grouped-query inputs get
+// k and v expanded to every query head first, the copy a model without a GQA kernel pays.
 #pragma once
 
 #include <attnbench/backend.hpp>
@@ -12,7 +13,10 @@
 namespace attnbench {
 
 inline at::Tensor textbook_attention(const Inputs& in, bool mask_in_place) {
-  at::Tensor scores = at::matmul(in.q, in.k.transpose(-2, -1));
+  const int64_t group = in.q.size(1) / in.k.size(1);
+  const at::Tensor k = group == 1 ? in.k : in.k.repeat_interleave(group, 1);
+  const at::Tensor v = group == 1 ? in.v : in.v.repeat_interleave(group, 1);
+  at::Tensor scores = at::matmul(in.q, k.transpose(-2, -1));
   scores = scores * in.scale;
   if (in.causal_mask) {
     constexpr double kMasked = -std::numeric_limits<double>::infinity();
@@ -21,7 +25,7 @@ inline at::Tensor textbook_attention(const Inputs& in, bool mask_in_place) {
     else
       scores = scores.masked_fill(*in.causal_mask, kMasked);
   }
-  return at::matmul(at::softmax(scores, -1), in.v);
+  return at::matmul(at::softmax(scores, -1), v);
 }
 
 }  // namespace attnbench

@@ -1,0 +1,157 @@
+// The workloads beyond square forward attention, on the CPU: grouped-query heads, a query block
+// against a longer key sequence (causal aligned bottom-right), decode, and the backward pass. The
+// plugins are checked against the float64 reference, and the reference against wrong answers
+// made by hand, so that neither can drift into agreeing on the wrong semantics.
+#include <attnbench/sdpa/autograd_backward.hpp>
+#include <attnbench/sdpa/textbook_attention.hpp>
+#include "measure/op_counter.hpp"
+#include "test_support.hpp"
+
+#include <c10/core/InferenceMode.h>
+
+namespace attnbench {
+namespace {
+
+using test::backend;
+using test::backward;
+using test::problem;
+using test::with_kv;
+
+Problem f32_cpu(int64_t heads, int64_t kv_heads, int64_t seq, int64_t seq_kv, bool causal) {
+  return with_kv(problem(2, heads, seq, 16, DType::f32, causal, Device::cpu), kv_heads, seq_kv);
+}
+
+// The textbook attention with another mask or other k, v: the wrong answers.
+at::Tensor attention_with(const InputTensors& in, const at::Tensor* mask, const at::Tensor& k,
+                          const at::Tensor& v) {
+  return textbook_attention(Inputs{in.q, k, v, mask, in.scale}, /*mask_in_place=*/false);
+}
+
+TEST(Workloads, CausalMaskIsAlignedBottomRight) {
+  const InputTensors in = make_inputs(f32_cpu(1, 1, 3, 5, true), 1);
+  ASSERT_EQ(in.causal_mask.sizes(), (c10::IntArrayRef{3, 5}));
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 5; ++j)  // query i sees keys 0 .. i + 2
+      EXPECT_EQ(in.causal_mask[i][j].item<bool>(), j > i + 2) << i << "," << j;
+  EXPECT_EQ(in.k.sizes(), (c10::IntArrayRef{2, 1, 5, 16}));
+}
+
+TEST(Workloads, ReferenceFollowsBottomRightAndCatchesTopLeft) {
+  c10::InferenceMode guard;
+  const InputTensors in = make_inputs(f32_cpu(2, 2, 24, 40, true), 2);
+  for (const char* name : {"naive", "inplace", "math"})
+    EXPECT_LT(forward_error(in, backend(name).forward(in.view())).rel_err, 1e-5) << name;
+  const at::Tensor top_left = at::ones({24, 40}, in.causal_mask.options()).triu(1);
+  EXPECT_GT(forward_error(in, attention_with(in, &top_left, in.k, in.v)).rel_err, 1e-2);
+}
+
+TEST(Workloads, DecodeWithACausalMaskSeesTheWholeCache) {
+  c10::InferenceMode guard;
+  const InputTensors in = make_inputs(f32_cpu(4, 2, 1, 300, true), 3);
+  const at::Tensor out = backend("math").forward(in.view());
+  EXPECT_LT(forward_error(in, out).rel_err, 1e-5);
+  EXPECT_TRUE(at::allclose(out, attention_with(in, nullptr, in.k, in.v), 1e-5, 1e-6));
+  // Top-left, the one query would see only the first key.
+  const at::Tensor first_key_only = at::ones({1, 300}, in.causal_mask.options()).triu(1);
+  EXPECT_GT(forward_error(in, attention_with(in, &first_key_only, in.k, in.v)).rel_err, 1e-2);
+}
+
+TEST(Workloads, GroupedQueryHeadsShareTheirKvHeadInOrder) {
+  c10::InferenceMode guard;
+  for (bool causal : {true, false}) {
+    const InputTensors in = make_inputs(f32_cpu(6, 2, 33, 47, causal), 4);
+    for (const char* name : {"naive", "inplace", "math"})
+      EXPECT_LT(forward_error(in, backend(name).forward(in.view())).rel_err, 1e-5)
+          << name << (causal ? " causal" : " full");
+    // Query head h reads kv head h / 3; tiling (h % 2) is a different, wrong, attention.
+    const at::Tensor* mask = causal ? &in.causal_mask : nullptr;
+    EXPECT_GT(forward_error(in, attention_with(in, mask, in.k.repeat({1, 3, 1, 1}),
+                                               in.v.repeat({1, 3, 1, 1})))
+                  .rel_err,
+              1e-2);
+  }
+}
+
+// naive and inplace expand k and v for grouped-query heads: the copies show in the counts.
+TEST(Workloads, TextbookAttentionExpandsKvForGroupedQueryHeads) {
+  c10::InferenceMode guard;
+  const InputTensors mha = make_inputs(f32_cpu(4, 4, 32, 32, true), 5);
+  const InputTensors gqa = make_inputs(f32_cpu(4, 1, 32, 32, true), 5);
+  const OpCounts plain = count_aten_ops([&] { backend("inplace").forward(mha.view()); });
+  const OpCounts grouped = count_aten_ops([&] { backend("inplace").forward(gqa.view()); });
+  EXPECT_EQ(grouped.top_level,
+            (std::vector<std::string>{"repeat_interleave", "repeat_interleave", "matmul", "mul",
+                                      "masked_fill_", "softmax", "matmul"}));
+  EXPECT_EQ(plain.copies, 0);
+  EXPECT_EQ(grouped.copies, 2);
+}
+
+struct BackwardCase {
+  const char* backend;
+  int64_t heads, kv_heads, seq, seq_kv;
+  bool causal;
+};
+
+void PrintTo(const BackwardCase& c, std::ostream* os) { *os << c.backend; }
+
+class BackwardTest : public ::testing::TestWithParam<BackwardCase> {};
+
+TEST_P(BackwardTest, GradientsMatchFloat64Autograd) {
+  const BackwardCase& c = GetParam();
+  const InputTensors in =
+      make_inputs(backward(f32_cpu(c.heads, c.kv_heads, c.seq, c.seq_kv, c.causal)), 6);
+  ASSERT_TRUE(in.grad_out.defined());
+  const auto pass = backend(c.backend).prepare_backward(in.view());
+  ASSERT_TRUE(pass);
+  at::Tensor dq, dk, dv;
+  pass->run(in.grad_out, dq, dk, dv);
+  const ReferenceError e = backward_error(in, dq, dk, dv);
+  EXPECT_LT(e.rel_err, 1e-5) << c.backend << ": " << e.worst;
+  // The timed call repeats: the same gradients each time.
+  at::Tensor dq2, dk2, dv2;
+  pass->run(in.grad_out, dq2, dk2, dv2);
+  EXPECT_TRUE(dq.equal(dq2) && dk.equal(dk2) && dv.equal(dv2));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    NaiveInplaceMath, BackwardTest,
+    ::testing::Values(BackwardCase{"naive", 2, 2, 40, 40, true},
+                      BackwardCase{"inplace", 4, 2, 24, 56, true},
+                      BackwardCase{"math", 4, 2, 24, 56, true},
+                      BackwardCase{"math", 3, 1, 1, 70, false},
+                      BackwardCase{"naive", 6, 3, 17, 17, false}),
+    [](const auto& info) {
+      const BackwardCase& c = info.param;
+      return std::string(c.backend) + "_h" + std::to_string(c.heads) + "kv" +
+             std::to_string(c.kv_heads) + "_s" + std::to_string(c.seq) + "skv" +
+             std::to_string(c.seq_kv) + (c.causal ? "_causal" : "_full");
+    });
+
+TEST(Workloads, BackwardReferenceNamesTheWrongGradient) {
+  const InputTensors in = make_inputs(backward(f32_cpu(4, 2, 16, 32, true)), 7);
+  at::Tensor dq, dk, dv;
+  backend("naive").prepare_backward(in.view())->run(in.grad_out, dq, dk, dv);
+  EXPECT_LT(backward_error(in, dq, dk, dv).rel_err, 1e-5);
+  // dk of a kv head sums over its group: half of it (one query head of two) is wrong.
+  const ReferenceError half = backward_error(in, dq, dk * 0.5, dv);
+  EXPECT_GT(half.rel_err, 0.4);
+  EXPECT_EQ(half.worst, "dk");
+  at::Tensor bad_dv = dv.clone();
+  bad_dv[1][1][31][0] = std::numeric_limits<float>::quiet_NaN();
+  const ReferenceError nan = backward_error(in, dq, dk, bad_dv);
+  EXPECT_TRUE(std::isnan(nan.rel_err));
+  EXPECT_EQ(nan.worst, "dv");
+  EXPECT_THROW(backward_error(in, dq, dk.narrow(2, 0, 16), dv), std::runtime_error);
+}
+
+TEST(Workloads, BackwardOfANonDifferentiableForwardIsUnsupported) {
+  const InputTensors in = make_inputs(backward(f32_cpu(2, 2, 8, 8, false)), 8);
+  EXPECT_THROW(autograd_backward(in.view(), [](const Inputs& i) { return i.q.detach(); }),
+               Unsupported);
+  c10::InferenceMode guard;
+  EXPECT_THROW(autograd_backward(in.view(), [](const Inputs& i) { return i.q * 1; }),
+               std::logic_error);
+}
+
+}  // namespace
+}  // namespace attnbench
