@@ -1,5 +1,6 @@
 // The attnbench executable end to end: exit codes, messages, files written or not.
 #include "cli_support.hpp"
+#include "report/csv.hpp"
 #include "report/schema.hpp"
 
 #include <sstream>
@@ -95,7 +96,9 @@ TEST_F(Cli, ListShowsWhyBadPluginsFailed) {
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("not loaded:"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("no factory"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("plugin ABI version 42"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("attnbench_abi1.so: built for ABI 1, this attnbench speaks 2"),
+            std::string::npos)
+      << r.output;
   const Result good = run("list");
   EXPECT_NE(good.output.find("flash"), std::string::npos) << good.output;
 }
@@ -234,6 +237,62 @@ TEST_F(Cli, RowsEndingWrongOrErrorExitOneAndKeepEveryRow) {
                           plugin_folder(dir_ / "again", {"naive"}, {ATTNBENCH_FAULTY_PLUGIN_DIR}) +
                           " --backends naive -o " + path("ok.csv"));
   EXPECT_EQ(fine.code, 0) << fine.output;
+}
+
+// The workload axes end to end on the CPU: grouped-query heads, a query block against a longer
+// key sequence, and the backward pass; a backend without one says so in its row.
+TEST_F(Cli, GqaNonSquareAndBackwardRowsOnTheCpu) {
+  const std::string config = write("w.yaml", R"(backends: [naive, inplace, math, zeros]
+measurement:
+  warmup_ms: 1
+  min_samples: 3
+  max_samples: 5
+  min_time_s: 0
+  max_time_s: 0.05
+  cpu_pass_calls: 3
+sweep:
+  heads: 4
+  kv_heads: 2
+  seq_len: 16
+  seq_len_kv: 40
+  head_dim: 16
+  dtype: fp32
+  direction: [fwd, bwd]
+  device: cpu
+)");
+  const Result r =
+      run("run " + config + " --plugin-dir " +
+          plugin_folder(dir_, {"naive", "inplace", "math"}, {ATTNBENCH_FAULTY_PLUGIN_DIR}) +
+          " --backends naive,inplace,math,zeros -o " + path("w.csv"));
+  EXPECT_EQ(r.code, 1) << r.output;  // zeros is wrong forward
+  const auto rows = rows_of(path("w.csv"));
+  ASSERT_EQ(rows.size(), 8u) << r.output;
+  const std::string fwd = "b1-h4-kv2-s16-skv40-d16-fp32-causal-cpu";
+  const std::string bwd = fwd + "-bwd";
+  for (const char* backend : {"naive", "inplace", "math"})
+    for (const std::string& id : {fwd, bwd}) {
+      const auto& row = rows.at(id + " " + backend + " wall");
+      EXPECT_EQ(row.at("status"), "ok") << id << " " << backend << ": " << row.at("reason");
+      EXPECT_EQ(row.at("kv_heads"), "2");
+      EXPECT_EQ(row.at("seq_len_kv"), "40");
+      EXPECT_EQ(row.at("direction"), id == fwd ? "fwd" : "bwd");
+      EXPECT_LT(std::stod(row.at("rel_err")), 1e-4) << id << " " << backend;
+      EXPECT_FALSE(row.at("time_ms_median").empty());
+      EXPECT_FALSE(row.at("aten_ops").empty());
+    }
+  // 16 rows seeing 25 .. 40 keys: 520 pairs; backward 2.5 times the forward's work.
+  EXPECT_EQ(rows.at(fwd + " naive wall").at("gflop"), format_number(4.0 * 4 * 16 * 520 / 1e9));
+  EXPECT_EQ(rows.at(bwd + " naive wall").at("gflop"),
+            format_number(2.5 * 4.0 * 4 * 16 * 520 / 1e9));
+  // The backward of the textbook attention is autograd's: the expanded k and v flow back through
+  // repeat_interleave's backward (a sum over the group).
+  EXPECT_NE(rows.at(bwd + " naive wall").at("aten_ops").find("sum"), std::string::npos)
+      << rows.at(bwd + " naive wall").at("aten_ops");
+  EXPECT_EQ(rows.at(fwd + " zeros wall").at("status"), "wrong");
+  const auto& no_backward = rows.at(bwd + " zeros wall");
+  EXPECT_EQ(no_backward.at("status"), "unsupported");
+  EXPECT_EQ(no_backward.at("reason"),
+            "zeros has no backward pass (Backend::prepare_backward returns none)");
 }
 
 TEST_F(Cli, UnsupportedRowsAreNotFailures) {

@@ -184,6 +184,25 @@ const BadConfig kBadConfigs[] = {
      "greater than 0"},
     {"empty output", "output: ''\nsweep:\n  seq_len: 1\n", 1, 9, "output", "output path is empty"},
     {"axis without value", "sweep:\n  seq_len:\n", 2, 3, "sweep.seq_len", "has no value"},
+    {"kv_heads zero", "sweep:\n  seq_len: 128\n  kv_heads: 0\n", 3, 13, "sweep.kv_heads",
+     "at least 1"},
+    {"seq_len_kv zero", "sweep:\n  seq_len: 1\n  seq_len_kv: [0, 128]\n", 3, 16, "sweep.seq_len_kv",
+     "must be at least 1, got 0"},
+    {"unknown direction", "sweep:\n  seq_len: 1\n  direction: [fwd, backward]\n", 3, 20,
+     "sweep.direction", "unknown direction 'backward'; use fwd or bwd"},
+    {"kv_heads does not divide heads", "sweep:\n  seq_len: 128\n  heads: [32, 12]\n  kv_heads: 8\n",
+     4, 3, "sweep.kv_heads",
+     "kv_heads 8 does not divide heads 12; grouped-query attention shares each kv head among an "
+     "equal number of query heads (point b1-h12-kv8-s128-d64-bf16-causal-cpu)"},
+    {"kv_heads above heads", "sweep:\n  seq_len: 128\n  kv_heads: 2\n", 3, 3, "sweep.kv_heads",
+     "kv_heads 2 does not divide heads 1"},
+    {"kv_heads in a zip group",
+     "sweep:\n  seq_len: 128\n  zip:\n    - heads: [32, 64]\n      kv_heads: [8, 48]\n", 5, 7,
+     "sweep.zip[0].kv_heads", "kv_heads 48 does not divide heads 64"},
+    {"causal with fewer keys than queries", "sweep:\n  seq_len: [512, 2048]\n  seq_len_kv: 1024\n",
+     3, 3, "sweep.seq_len_kv",
+     "causal attention with seq_len_kv 1024 below seq_len 2048 leaves the first 1024 query rows "
+     "no key to attend to"},
     {"too many points",
      "sweep:\n  seq_len: {from: 1, to: 1000, step: 1}\n  batch: {from: 1, to: 1000, step: 1}\n", 2,
      3, "sweep", "more than 100000"},
@@ -217,6 +236,26 @@ INSTANTIATE_TEST_SUITE_P(AllBadConfigs, BadConfigTest, ::testing::ValuesIn(kBadC
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            return name;
                          });
+
+TEST(Config, WorkloadAxesTakeListsRangesAndZipGroups) {
+  const SweepConfig c = parse_config(R"(sweep:
+  seq_len: 1
+  seq_len_kv: {from: 1024, to: 131072, mul: 2}
+  direction: [fwd, bwd]
+  zip:
+    - heads: [32, 64]
+      kv_heads: [8, 8]
+)",
+                                     "w.yaml");
+  ASSERT_EQ(c.axes.size(), 3u);
+  EXPECT_EQ(c.axes[1].name, AxisName::seq_len_kv);
+  EXPECT_EQ(c.axes[1].values.size(), 8u);  // 1k .. 128k
+  EXPECT_EQ(c.axes[2].name, AxisName::direction);
+  EXPECT_EQ(c.zips.at(0).axes.at(1).name, AxisName::kv_heads);  // a zipped value may repeat
+  // Without a cause to fail: fewer keys than queries is fine when not causal.
+  EXPECT_NO_THROW(
+      parse_config("sweep:\n  seq_len: 64\n  seq_len_kv: 16\n  causal: false\n", "n.yaml"));
+}
 
 TEST(Config, DefaultsWhenKeysAreLeftOut) {
   const SweepConfig c = parse_config("sweep:\n  seq_len: 64\n", "d.yaml");

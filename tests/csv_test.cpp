@@ -157,7 +157,8 @@ TEST(Csv, SamplesFileHeader) {
             (std::vector<std::string>{"p", "b", "graph", "3", "0.1"}));
   EXPECT_TRUE(readable_schema_version("1"));
   EXPECT_TRUE(readable_schema_version("2"));
-  for (const char* other : {"0", "3", "10", "", "2.0"})
+  EXPECT_TRUE(readable_schema_version("3"));
+  for (const char* other : {"0", "4", "10", "", "3.0"})
     EXPECT_FALSE(readable_schema_version(other)) << other;
 }
 
@@ -175,9 +176,10 @@ TEST(Csv, HeaderHasTheDocumentedColumns) {
                              "started_at"})
     EXPECT_NE(std::find(header.begin(), header.end(), column), header.end()) << column;
   const auto kernels = kernel_row_header();
-  for (const char* column : {"point_id", "backend", "kind", "name", "launches_per_call", "duration_us_mean",
-                             "grid", "block", "registers_per_thread", "static_smem_bytes",
-                             "dynamic_smem_bytes", "theoretical_occupancy_pct"})
+  for (const char* column :
+       {"point_id", "backend", "kind", "name", "launches_per_call", "duration_us_mean", "grid",
+        "block", "registers_per_thread", "static_smem_bytes", "dynamic_smem_bytes",
+        "theoretical_occupancy_pct"})
     EXPECT_NE(std::find(kernels.begin(), kernels.end(), column), kernels.end()) << column;
 }
 

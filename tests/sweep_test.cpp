@@ -48,6 +48,27 @@ TEST(Sweep, AZipGroupWrittenFirstVariesSlowest) {
   for (size_t i = 0; i < points.size(); ++i) EXPECT_EQ(points[i].id, expected[i]) << i;
 }
 
+TEST(Sweep, KvHeadsAndSeqLenKvFollowHeadsAndSeqLenUnlessSet) {
+  const SweepConfig plain =
+      parse_config("sweep:\n  heads: [4, 8]\n  seq_len: [16, 32]\n", "p.yaml");
+  for (const auto& point : expand_sweep(plain, false)) {
+    EXPECT_EQ(point.problem.kv_heads, point.problem.heads) << point.id;
+    EXPECT_EQ(point.problem.seq_len_kv, point.problem.seq_len) << point.id;
+    EXPECT_EQ(point.problem.direction, Direction::fwd) << point.id;
+  }
+  const SweepConfig set = parse_config(
+      "sweep:\n  heads: 32\n  kv_heads: [8, 32]\n  seq_len: 1\n  seq_len_kv: 4096\n  "
+      "direction: [fwd, bwd]\n  device: cuda\n",
+      "s.yaml");
+  const auto points = expand_sweep(set, false);
+  ASSERT_EQ(points.size(), 4u);
+  EXPECT_EQ(points[0].id, "b1-h32-kv8-s1-skv4096-d64-bf16-causal-cuda");
+  EXPECT_EQ(points[1].id, "b1-h32-kv8-s1-skv4096-d64-bf16-causal-cuda-bwd");
+  EXPECT_EQ(points[2].id, "b1-h32-s1-skv4096-d64-bf16-causal-cuda");  // kv_heads = heads: not shown
+  EXPECT_EQ(points[3].problem.direction, Direction::bwd);
+  EXPECT_EQ(points[3].problem.seq_len_kv, 4096);
+}
+
 TEST(Sweep, EveryAxisReachesTheProblem) {
   const SweepConfig c = parse_config(
       "sweep:\n  batch: 3\n  heads: 5\n  seq_len: 77\n  head_dim: 96\n  dtype: fp32\n  causal: "
@@ -102,6 +123,22 @@ TEST(Types, CausalFlopCountsTheUnmaskedHalf) {
   EXPECT_DOUBLE_EQ(attention_flop(p), 4.0 * 2 * 3 * 8 * 16);
   p.causal = true;
   EXPECT_DOUBLE_EQ(attention_flop(p), 4.0 * 2 * 3 * 8 * 10);  // 4 + 3 + 2 + 1 pairs
+}
+
+TEST(Types, FlopOfNonSquareCausalGqaAndBackward) {
+  Problem p;
+  p.batch = 1, p.heads = 4, p.kv_heads = 2, p.seq_len = 3, p.seq_len_kv = 5, p.head_dim = 8;
+  p.causal = true;  // bottom-right: rows see 3, 4, 5 keys
+  EXPECT_DOUBLE_EQ(attended_pairs(p), 12);
+  EXPECT_DOUBLE_EQ(attention_flop(p), 4.0 * 4 * 8 * 12);  // query heads count, kv_heads do not
+  p.causal = false;
+  EXPECT_DOUBLE_EQ(attended_pairs(p), 15);
+  p.seq_len = 1, p.seq_len_kv = 131072, p.causal = true;  // decode sees the whole cache
+  EXPECT_DOUBLE_EQ(attended_pairs(p), 131072);
+  p.direction = Direction::bwd;
+  EXPECT_DOUBLE_EQ(attention_flop(p), 2.5 * 4.0 * 4 * 8 * 131072);
+  p.seq_len = 5, p.seq_len_kv = 3;  // more queries than keys: the first two rows see none
+  EXPECT_DOUBLE_EQ(attended_pairs(p), 1 + 2 + 3);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds attnbench on the GPU machine and runs the named steps, copying results to $OUT.
 # Usage (from the repository root there): tools/device_run.sh STEP... with steps among
-#   build tests seed seqlen dtypes calibrate ncu bench smoke faults isolation
+#   build tests seed seqlen dtypes decode gqa training calibrate ncu bench smoke faults isolation
 # tests writes results/h200/tests.txt (ctest) and results/h200/gpu-tests.txt (the GPU tests' own output).
 # The device machine has no .git: pass the commit as ATTNBENCH_GIT_SHA.
 set -uo pipefail
@@ -38,6 +38,13 @@ for step in "$@"; do
     seqlen)
       log seqlen
       "$build/attnbench" run configs/sweep-seqlen.yaml --force -o results/h200/sweep-seqlen.csv 2>"$out/seqlen.stderr" | tee "$out/seqlen.summary"
+      ;;
+    decode|gqa|training)
+      log "$step"
+      # --resume: a second call continues a sweep the first one's time limit cut short.
+      resume=--force; [ -f "results/h200/$step.csv" ] && resume=--resume
+      "$build/attnbench" run "configs/$step.yaml" $resume -o "results/h200/$step.csv" 2>"$out/$step.stderr" | tee "$out/$step.summary" | tail -60
+      echo "exit code ${PIPESTATUS[0]}"
       ;;
     dtypes)
       log dtypes

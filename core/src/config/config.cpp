@@ -50,8 +50,10 @@ std::vector<AxisValue> parse_range(const YamlReader& r, const YAML::Node& node,
   return values;
 }
 
+// `zipped`: the axis moves with others, so a value may repeat (batch [1, 1] with seq_len [512,
+// 1024]); a free axis's repeated value would measure one point twice.
 std::vector<AxisValue> parse_axis_values(const YamlReader& r, AxisName axis, const YAML::Node& node,
-                                         const std::string& key) {
+                                         const std::string& key, bool zipped = false) {
   if (is_integer_axis(axis) && node.IsMap()) return parse_range(r, node, key);
   std::vector<AxisValue> values;
   for (const auto& item : r.list(node, key)) {
@@ -77,7 +79,7 @@ std::vector<AxisValue> parse_axis_values(const YamlReader& r, AxisName axis, con
       values.emplace_back(text);
     }
   }
-  for (size_t i = 0; i < values.size(); ++i)
+  for (size_t i = 0; i < values.size() && !zipped; ++i)
     for (size_t j = 0; j < i; ++j)
       if (values[i] == values[j]) r.fail(node, key, "a value appears twice");
   return values;
@@ -168,8 +170,8 @@ void parse_sweep(const YamlReader& r, const YAML::Node& node, SweepConfig& confi
           r.fail_at(kv.first.Mark(), where + "." + name,
                     "axis '" + name + "' is already swept elsewhere; an axis belongs to one place");
         seen.insert(axis);
-        Axis a{axis, parse_axis_values(r, axis, kv.second, where + "." + name), where + "." + name,
-               kv.first.Mark().line + 1, kv.first.Mark().column + 1};
+        Axis a{axis, parse_axis_values(r, axis, kv.second, where + "." + name, /*zipped=*/true),
+               where + "." + name, kv.first.Mark().line + 1, kv.first.Mark().column + 1};
         if (length != 0 && a.values.size() != length)
           r.fail(kv.second, where + "." + name,
                  "has " + std::to_string(a.values.size()) +
@@ -214,8 +216,8 @@ void check_points(const SweepConfig& config) {
                         msg + " (point " + point.id + ")");
     };
     if (p.heads % p.kv_heads != 0)
-      fail(AxisName::kv_heads, "kv_heads " + std::to_string(p.kv_heads) + " does not divide heads " +
-                                   std::to_string(p.heads) +
+      fail(AxisName::kv_heads, "kv_heads " + std::to_string(p.kv_heads) +
+                                   " does not divide heads " + std::to_string(p.heads) +
                                    "; grouped-query attention shares each kv head among an equal "
                                    "number of query heads");
     if (p.causal && p.seq_len > p.seq_len_kv)

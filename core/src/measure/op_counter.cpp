@@ -39,7 +39,14 @@ std::string short_name(const char* name) {
   return s;
 }
 
+// The autograd engine wraps each backward node it runs in a record of its own; the ops the node
+// calls are what the backward pass does, so the wrapper is looked through, like a scope.
+bool is_autograd_node(const at::RecordFunction& fn) {
+  return std::string_view(fn.name()).rfind("autograd::engine::evaluate_function:", 0) == 0;
+}
+
 std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
+  if (is_autograd_node(fn)) return nullptr;
   {
     const std::lock_guard<std::mutex> lock(g_counts_mutex);
     if (g_counts) {
@@ -52,7 +59,9 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
   return nullptr;
 }
 
-void on_exit(const at::RecordFunction&, at::ObserverContext*) { --t_depth; }
+void on_exit(const at::RecordFunction& fn, at::ObserverContext*) {
+  if (!is_autograd_node(fn)) --t_depth;
+}
 
 }  // namespace
 
