@@ -82,6 +82,7 @@ for step in "$@"; do
       ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
+  # After every step, so a call cut short by its time limit still brings back what it finished.
+  [ -n "${OUT:-}" ] && tar czf "$OUT/run.tgz" results/h200 $(ls -d results/calibration 2>/dev/null) -C /tmp attnbench-logs
 done
-[ -n "${OUT:-}" ] && tar czf "$OUT/run.tgz" results/h200 $(ls -d results/calibration 2>/dev/null) -C /tmp attnbench-logs
 log done
