@@ -24,7 +24,7 @@ for step in "$@"; do
       log tests
       (cd "$build" && ctest --output-on-failure -j4 2>&1) | tee results/h200/tests.txt | tail -40
       # The GPU tests once more with everything they print (the measured counts), for the record.
-      (cd "$build" && ./measure_tests --gtest_filter='Gpu.*' 2>&1) | tee results/h200/gpu-tests.txt | grep -E "measured|OK|FAILED|PASSED"
+      (cd "$build" && ./measure_tests --gtest_filter='Gpu*' 2>&1) | tee results/h200/gpu-tests.txt | grep -E "measured|OK|FAILED|PASSED"
       ;;
     smoke)
       log smoke
