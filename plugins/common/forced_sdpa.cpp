@@ -118,17 +118,17 @@ at::Tensor bottom_right_attention(Kernel kernel, const Inputs& in) {
             /*is_causal=*/true, /*return_debug_mask=*/false, in.scale)));
       case Kernel::efficient:
         if (gqa)
-          throw Unsupported(
-              "memory efficient attention refused: it needs as many kv heads as query heads "
-              "(PyTorch's efficient kernel has no grouped-query support)");
+          throw Unsupported(kernel_words(kernel) +
+                            " refused: it needs as many kv heads as query heads (PyTorch's "
+                            "efficient kernel has no grouped-query support)");
         return bshd(std::get<0>(at::_efficient_attention_forward(
             bshd(in.q), bshd(in.k), bshd(in.v), std::nullopt, std::nullopt, std::nullopt,
             std::nullopt, std::nullopt, 0.0, /*custom_mask_type=CausalFromBottomRight*/ 2,
             /*compute_log_sumexp=*/in.q.requires_grad(), in.scale)));
       case Kernel::cudnn:
-        throw Unsupported(
-            "cudnn attention refused: PyTorch 2.11 builds its cuDNN graph with a top-left causal "
-            "mask (set_causal_mask), and seq_len < seq_len_kv needs it bottom-right");
+        throw Unsupported(kernel_words(kernel) +
+                          " refused: PyTorch 2.11 builds its cuDNN graph with a top-left causal "
+                          "mask (set_causal_mask), and seq_len < seq_len_kv needs it bottom-right");
     }
   } catch (const c10::OutOfMemoryError&) {
     throw;
@@ -149,10 +149,10 @@ at::Tensor forced_attention(Kernel kernel, const Inputs& in) {
   CollectWarnings warnings;
   c10::WarningUtils::WarningHandlerGuard guard(&warnings);
   try {
-    return at::scaled_dot_product_attention(
-        in.q, in.k, in.v, /*attn_mask=*/std::nullopt, /*dropout_p=*/0.0,
-        /*is_causal=*/in.causal_mask != nullptr, in.scale,
-        /*enable_gqa=*/in.q.size(1) != in.k.size(1));
+    return at::scaled_dot_product_attention(in.q, in.k, in.v, /*attn_mask=*/std::nullopt,
+                                            /*dropout_p=*/0.0,
+                                            /*is_causal=*/in.causal_mask != nullptr, in.scale,
+                                            /*enable_gqa=*/in.q.size(1) != in.k.size(1));
   } catch (const c10::OutOfMemoryError&) {
     throw;  // the harness reports oom
   } catch (const c10::Error& e) {
@@ -167,7 +167,8 @@ at::Tensor forced_attention(Kernel kernel, const Inputs& in) {
 }
 
 std::unique_ptr<BackwardPass> forced_backward(Kernel kernel, const Inputs& inputs) {
-  return autograd_backward(inputs, [kernel](const Inputs& in) { return forced_attention(kernel, in); });
+  return autograd_backward(inputs,
+                           [kernel](const Inputs& in) { return forced_attention(kernel, in); });
 }
 
 Support needs_cuda(const Problem& problem, const std::string& what) {

@@ -5,6 +5,8 @@
 
 #ifdef ATTNBENCH_WITH_CUDA
 #include <ATen/ATen.h>
+#include <ATen/core/Generator.h>
+#include <ATen/cuda/CUDAGeneratorImpl.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -171,6 +173,13 @@ CapturedCall::CapturedCall(int device, const std::function<void()>& call)
   call();
   cuda_check(cudaStreamSynchronize(impl_->raw_stream), "warm-up before capture");
   impl_->graph = std::make_unique<at::cuda::CUDAGraph>();
+  // capture_begin marks the default generator as capturing and only a successful capture_end
+  // unmarks it: a failed capture would leave every later random draw in this process refused
+  // ("Offset increment outside graph capture"). A copy of its state taken now is put back then.
+  auto* generator = at::check_generator<at::CUDAGeneratorImpl>(
+      at::cuda::detail::getDefaultCUDAGenerator(static_cast<c10::DeviceIndex>(device)));
+  const c10::intrusive_ptr<c10::GeneratorImpl> generator_before =
+      generator->graphsafe_get_state()->clone();
   try {
     impl_->graph->capture_begin();
     call();
@@ -188,6 +197,7 @@ CapturedCall::CapturedCall(int device, const std::function<void()>& call)
       }
     }
     impl_->graph.reset();
+    generator->graphsafe_set_state(generator_before);
     cudaGetLastError();  // clear the capture error so later work is not blamed for it
     throw std::runtime_error("graph capture failed: " + what.substr(0, what.find('\n')));
   }
