@@ -8,6 +8,7 @@
 #include <ATen/core/Generator.h>
 #include <ATen/cuda/CUDAGeneratorImpl.h>
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/core/InferenceMode.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include "measure/device/cuda_check.hpp"
@@ -93,6 +94,9 @@ CudaTimer::CudaTimer(int device, int64_t l2_cache_bytes)
   const auto options = at::TensorOptions()
                            .dtype(at::kFloat)
                            .device(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(device)));
+  // Ordinary tensors, not inference tensors: the timer made at a forward point (in inference mode)
+  // also flushes at backward points, where an inference tensor may not be written.
+  c10::InferenceMode not_inference(false);
   read_flush_->buffer = at::ones({static_cast<int64_t>(flush_bytes_ / sizeof(float))}, options);
   read_flush_->sum = at::empty({}, options);
   cudaEvent_t a, b;
