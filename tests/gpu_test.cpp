@@ -1,6 +1,6 @@
 // GPU checks: skipped, with a message, where there is no CUDA device.
+#include "gpu_support.hpp"
 #include "measure/device/cupti_tracer.hpp"
-#include "measure/device/host_info.hpp"
 #include "measure/runner.hpp"
 #include "test_support.hpp"
 
@@ -16,16 +16,8 @@ namespace attnbench {
 namespace {
 
 using test::backend;
+using test::host;
 using test::problem;
-
-const HostInfo& host() {
-  static const HostInfo h = query_host();
-  return h;
-}
-
-#define REQUIRE_CUDA()                                                                   \
-  if (!host().cuda_available) GTEST_SKIP() << "skipped: no CUDA device on this machine"; \
-  static_assert(true)
 
 const char* const kAll[] = {"naive", "inplace", "math", "efficient", "flash", "cudnn"};
 

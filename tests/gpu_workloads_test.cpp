@@ -2,8 +2,8 @@
 // against a longer cache, decode, and the backward pass, for the six plugins. Skipped, with a
 // message, where there is no CUDA device.
 #include "base/problem.hpp"
+#include "gpu_support.hpp"
 #include "measure/device/cupti_tracer.hpp"
-#include "measure/device/host_info.hpp"
 #include "measure/runner.hpp"
 #include "test_support.hpp"
 
@@ -17,17 +17,9 @@ namespace attnbench {
 namespace {
 
 using test::backward;
+using test::host;
 using test::problem;
 using test::with_kv;
-
-const HostInfo& host() {
-  static const HostInfo h = query_host();
-  return h;
-}
-
-#define REQUIRE_CUDA()                                                                   \
-  if (!host().cuda_available) GTEST_SKIP() << "skipped: no CUDA device on this machine"; \
-  static_assert(true)
 
 Problem cuda_bf16(int64_t heads, int64_t kv_heads, int64_t seq, int64_t seq_kv, bool causal) {
   return with_kv(problem(2, heads, seq, 64, DType::bf16, causal, Device::cuda), kv_heads, seq_kv);

@@ -4,8 +4,13 @@
 
 #include <cstdlib>
 
+// Built twice: as it is, and with ATTNBENCH_TEST_ABI_VERSION=1 (a plugin of API version 1).
+#ifndef ATTNBENCH_TEST_ABI_VERSION
+#define ATTNBENCH_TEST_ABI_VERSION (attnbench::kPluginAbiVersion + 41)
+#endif
+
 extern "C" BOOST_SYMBOL_EXPORT const int attnbench_abi_version;
-const int attnbench_abi_version = attnbench::kPluginAbiVersion + 41;
+const int attnbench_abi_version = ATTNBENCH_TEST_ABI_VERSION;
 
 namespace {
 struct AbortOnLoad {
