@@ -414,6 +414,37 @@ TEST_F(Cli, CalibrateWritesItsFileOrSaysWhyNot) {
   }
 }
 
+// Plugins from several folders: --plugin-dir repeated and $ATTNBENCH_PLUGIN_PATH; list names each
+// plugin's file, and run refuses a backend name two files provide.
+TEST_F(Cli, PluginsFromSeveralFoldersAndTheSameNameTwice) {
+  const std::string a = plugin_folder(dir_ / "a", {"naive"}, {});
+  const std::string b = plugin_folder(dir_ / "b", {"inplace"}, {});
+  const std::string c = plugin_folder(dir_ / "c", {"math"}, {});
+  const Result list =
+      run("list --plugin-dir " + a + " --plugin-dir " + b, "ATTNBENCH_PLUGIN_PATH=" + c);
+  EXPECT_EQ(list.code, 0) << list.output;
+  EXPECT_NE(list.output.find("plugins in " + a + ", " + b + " and " + c), std::string::npos)
+      << list.output;
+  for (const auto& [dir, name] : {std::pair{a, "naive"}, {b, "inplace"}, {c, "math"}})
+    EXPECT_NE(list.output.find(dir + "/attnbench_" + name + ".so"), std::string::npos)
+        << list.output;
+  const std::string config = write("s.yaml", small_sweep("naive, inplace, math"));
+  const Result ok =
+      run("run " + config + " --plugin-dir " + a + " --plugin-dir " + b + " -o " + path("s.csv"),
+          "ATTNBENCH_PLUGIN_PATH=" + c);
+  EXPECT_EQ(ok.code, 0) << ok.output;
+  EXPECT_EQ(rows_of(path("s.csv")).size(), 6u);
+  const std::string twin = plugin_folder(dir_ / "twin", {"naive"}, {});
+  const Result dup = run("run " + config + " --plugin-dir " + a + " --plugin-dir " + twin + " -o " +
+                         path("d.csv"));
+  EXPECT_EQ(dup.code, 2) << dup.output;
+  EXPECT_NE(dup.output.find("two plugins named 'naive': " + a + "/attnbench_naive.so and " + twin +
+                            "/attnbench_naive.so"),
+            std::string::npos)
+      << dup.output;
+  EXPECT_FALSE(fs::exists(path("d.csv")));
+}
+
 TEST_F(Cli, ListRefusesABadPluginWithoutRunningItsCode) {
   // attnbench_wrong_abi.so aborts in a static initialiser: if it were loaded, `list` would crash.
   const Result r = run(std::string("list --plugin-dir ") + ATTNBENCH_BAD_PLUGIN_DIR);

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <unistd.h>
+
 namespace attnbench {
 namespace {
 
@@ -51,8 +53,9 @@ TEST(PluginLoader, BadPluginsAreRefusedWithReasonsWhileGoodOnesLoad) {
   EXPECT_NE(reason_for(set, "wrong_abi").find("built for ABI 43, this attnbench speaks 2;"),
             std::string::npos)
       << reason_for(set, "wrong_abi");
-  EXPECT_NE(reason_for(set, "abi1").find("built for ABI 1, this attnbench speaks 2 (2 added "
-                                         "kv_heads, seq_len_kv, direction and prepare_backward)"),
+  EXPECT_NE(reason_for(set, "abi1")
+                .find("built for ABI 1, this attnbench speaks 2 (2 added "
+                      "kv_heads, seq_len_kv, direction and prepare_backward)"),
             std::string::npos)
       << reason_for(set, "abi1");
   EXPECT_NE(reason_for(set, "throwing_factory")
@@ -61,9 +64,9 @@ TEST(PluginLoader, BadPluginsAreRefusedWithReasonsWhileGoodOnesLoad) {
       << reason_for(set, "throwing_factory");
   EXPECT_NE(reason_for(set, "not_a_library").find("cannot load the library"), std::string::npos)
       << reason_for(set, "not_a_library");
-  EXPECT_NE(reason_for(set, "zz_naive_again").find("duplicate backend name 'naive'"),
-            std::string::npos)
-      << reason_for(set, "zz_naive_again");
+  EXPECT_EQ(reason_for(set, "zz_naive_again"),
+            "two plugins named 'naive': " + (dir / "attnbench_naive.so").string() + " and " +
+                (dir / "attnbench_zz_naive_again.so").string() + "; this one is not loaded");
   fs::remove_all(dir);
 }
 
@@ -96,6 +99,37 @@ TEST(ElfExports, ReadsAStrippedPlugin) {
   EXPECT_EQ(stripped.int_value("attnbench_abi_version"), kPluginAbiVersion);
   EXPECT_TRUE(stripped.defines("attnbench_create_backend"));
   fs::remove(copy);
+}
+
+// Several folders are read in order; a name found twice names both files, wherever they are.
+TEST(PluginLoader, SeveralFoldersInOrderAndADuplicateAcrossThem) {
+  const fs::path root =
+      fs::temp_directory_path() / ("attnbench-search-" + std::to_string(getpid()));
+  fs::create_directories(root / "a");
+  fs::create_directories(root / "b");
+  fs::copy(fs::path(ATTNBENCH_PLUGIN_DIR) / "attnbench_naive.so", root / "a");
+  fs::copy(fs::path(ATTNBENCH_PLUGIN_DIR) / "attnbench_math.so", root / "b");
+  fs::copy(fs::path(ATTNBENCH_PLUGIN_DIR) / "attnbench_naive.so", root / "b");
+  const PluginSet set = load_plugins({root / "a", root / "b"});
+  EXPECT_EQ(set.names(), (std::vector<std::string>{"math", "naive"}));
+  EXPECT_EQ(set.find("naive")->file, (root / "a" / "attnbench_naive.so").string());
+  ASSERT_EQ(set.failures.size(), 1u);
+  EXPECT_TRUE(set.failures[0].duplicate);
+  EXPECT_EQ(set.failures[0].reason,
+            "two plugins named 'naive': " + (root / "a" / "attnbench_naive.so").string() + " and " +
+                (root / "b" / "attnbench_naive.so").string() + "; this one is not loaded");
+  fs::remove_all(root);
+}
+
+TEST(PluginLoader, SearchPathIsTheFoldersGivenThenThePluginPath) {
+  ::unsetenv("ATTNBENCH_PLUGIN_PATH");
+  EXPECT_EQ(plugin_search_path({"x", "y"}), (std::vector<fs::path>{"x", "y"}));
+  EXPECT_EQ(plugin_search_path({}), (std::vector<fs::path>{default_plugin_dir()}));
+  ::setenv("ATTNBENCH_PLUGIN_PATH", "/p/one::/p/two:", 1);
+  EXPECT_EQ(plugin_search_path({"x"}), (std::vector<fs::path>{"x", "/p/one", "/p/two"}));
+  EXPECT_EQ(plugin_search_path({}),
+            (std::vector<fs::path>{default_plugin_dir(), "/p/one", "/p/two"}));
+  ::unsetenv("ATTNBENCH_PLUGIN_PATH");
 }
 
 TEST(PluginLoader, MissingFolderIsAFailureNotACrash) {

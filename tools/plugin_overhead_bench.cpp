@@ -58,8 +58,8 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 2;
 
   static const HostInfo host = query_host();
-  static const PluginSet plugins =
-      load_plugins(plugin_dir.empty() ? default_plugin_dir() : std::filesystem::path(plugin_dir));
+  static const PluginSet plugins = load_plugins(plugin_search_path(
+      plugin_dir.empty() ? std::vector<std::string>{} : std::vector<std::string>{plugin_dir}));
   std::vector<Case> cases = {
       {"naive", Device::cpu, [](const Inputs& in) { return textbook_attention(in, false); }},
   };

@@ -6,15 +6,13 @@
 
 namespace attnbench {
 
-int cmd_list(const std::string& plugin_dir) {
-  const auto dir = plugin_dir_or_default(plugin_dir);
-  const PluginSet plugins = load_plugins(dir);
-  std::cout << "plugins in " << dir.string() << ":\n";
+int cmd_list(const std::vector<std::string>& plugin_dirs) {
+  const auto search = plugin_search_path(plugin_dirs);
+  const PluginSet plugins = load_plugins(search);
+  std::cout << "plugins in " << folder_list(search) << ":\n";
   TextTable table;
   table.header = {"backend", "description", "file"};
-  for (const auto& b : plugins.backends)
-    table.rows.push_back(
-        {b.name, b.description, std::filesystem::path(b.file).filename().string()});
+  for (const auto& b : plugins.backends) table.rows.push_back({b.name, b.description, b.file});
   table.print(std::cout, false);
   if (!plugins.failures.empty()) {
     std::cout << "\nnot loaded:\n";

@@ -46,9 +46,9 @@ RunOptions run_options(const RunPlan& plan, const HostInfo& host, const std::str
 
 std::unique_ptr<Measurer> measurer(const RunArgs& args) {
 #ifdef ATTNBENCH_WITH_MEASURE
-  if (args.isolation == "none") return in_process_measurer(args.plugin_dir);
+  if (args.isolation == "none") return in_process_measurer(args.plugin_dirs);
 #endif
-  return isolated_measurer(measure_executable(), args.plugin_dir);
+  return isolated_measurer(measure_executable(), args.plugin_dirs);
 }
 
 }  // namespace
@@ -63,11 +63,13 @@ int cmd_run(const RunArgs& args) {
 
   // Workers start before this process could touch CUDA; their hello says what the host has.
   const std::unique_ptr<Measurer> m = measurer(args);
-  for (const auto& f : m->failures())
+  for (const auto& f : m->failures()) {
+    if (f.duplicate) throw InputError(f.reason);  // which of the two would be measured?
     std::cerr << "attnbench: plugin " << f.file << " not loaded: " << f.reason << '\n';
+  }
   if (m->backend_names().empty())
-    throw InputError("no backend plugins found" +
-                     (args.plugin_dir.empty() ? std::string() : " in " + args.plugin_dir));
+    throw InputError("no backend plugins found in " +
+                     folder_list(plugin_search_path(args.plugin_dirs)));
   const RunPlan plan =
       plan_run(std::move(config), args.overrides, m->backend_names(), m->host().cuda_available);
   if (args.dry_run) {

@@ -13,7 +13,7 @@ namespace attnbench {
 // Runs until stdin closes or the parent says quit. Every answer goes to `protocol_fd`; after a
 // sticky CUDA error or an exception out of the runner it says so and exits at once (_Exit: no
 // destructor touches a broken CUDA context), and the parent starts a fresh worker.
-int cmd_worker(const std::string& plugin_dir, int protocol_fd) {
+int cmd_worker(const std::vector<std::string>& plugin_dirs, int protocol_fd) {
   std::FILE* channel = fdopen(protocol_fd, "w");
   if (!channel) {
     std::cerr << "attnbench worker: no protocol channel on fd " << protocol_fd << '\n';
@@ -30,7 +30,7 @@ int cmd_worker(const std::string& plugin_dir, int protocol_fd) {
   };
 
   const HostInfo host = query_host();
-  const PluginSet plugins = load_plugins(plugin_dir_or_default(plugin_dir));
+  const PluginSet plugins = load_plugins(plugin_search_path(plugin_dirs));
   Hello hello{host, {}, plugins.failures};
   for (const auto& b : plugins.backends) hello.backends.push_back({b.name, b.description, b.file});
   send(hello_message(hello));

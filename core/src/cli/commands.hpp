@@ -11,7 +11,7 @@ namespace attnbench {
 
 struct RunArgs {
   std::string config;
-  std::string plugin_dir;
+  std::vector<std::string> plugin_dirs;  // --plugin-dir, in order
   std::string calibration;
   RunOverrides overrides;
   std::string isolation = "worker";  // or "none": measure in this process
@@ -29,12 +29,12 @@ struct CompareArgs {
   double fail_pct = -1;  // -1: not given
 };
 
-int cmd_list(const std::string& plugin_dir);
+int cmd_list(const std::vector<std::string>& plugin_dirs);
 // 0 when every row ran; 1 when a row ended error, oom, wrong, crashed or timeout (every row is
 // still written).
 int cmd_run(const RunArgs& args);
 // Measures what `run` sends it (isolate/protocol.hpp) and answers on `protocol_fd`.
-int cmd_worker(const std::string& plugin_dir, int protocol_fd);
+int cmd_worker(const std::vector<std::string>& plugin_dirs, int protocol_fd);
 // 0, or 1 when --fail-on-regression found a regression.
 int cmd_compare(const CompareArgs& args);
 int cmd_summary(const std::string& report);

@@ -41,11 +41,14 @@ int main(int argc, char** argv) {
       "attnbench: which attention backend is fastest for your shapes, why, and what it costs"};
   app.require_subcommand(1);
 
-  std::string list_plugin_dir;
+  // --plugin-dir may repeat; each takes one folder. $ATTNBENCH_PLUGIN_PATH adds more.
+  const std::string plugin_dir_help =
+      "Folder with attnbench_*.so plugins; repeat for more (default: the bundled plugins); "
+      "$ATTNBENCH_PLUGIN_PATH (colon-separated) adds folders after these";
+  std::vector<std::string> list_plugin_dirs;
   auto* list =
       app.add_subcommand("list", "Show the backend plugins found, and why any failed to load");
-  list->add_option("--plugin-dir", list_plugin_dir,
-                   "Folder with attnbench_*.so plugins (default: plugins/ beside the executable)");
+  list->add_option("--plugin-dir", list_plugin_dirs, plugin_dir_help)->expected(1)->take_all();
 
   RunArgs run_args;
   RunOverrides& overrides = run_args.overrides;
@@ -54,7 +57,7 @@ int main(int argc, char** argv) {
   run->add_option("config", run_args.config, "Sweep config (YAML)")->required();
   run->add_option("-o,--output", overrides.output,
                   "CSV path (default: the config's output, else results/<config>.csv)");
-  run->add_option("--plugin-dir", run_args.plugin_dir, "Folder with attnbench_*.so plugins");
+  run->add_option("--plugin-dir", run_args.plugin_dirs, plugin_dir_help)->expected(1)->take_all();
   run->add_option("--backends", overrides.backends, "Only these backends (overrides the config)")
       ->delimiter(',');
   run->add_option("--passes", overrides.passes, "Only these passes: " + one_of(enum_names<Pass>()))
@@ -101,10 +104,10 @@ int main(int argc, char** argv) {
                    "counts) and by more than PCT percent")
       ->check(CLI::NonNegativeNumber);
 
-  std::string worker_plugin_dir;
+  std::vector<std::string> worker_plugin_dirs;
   int worker_fd = 3;
   auto* worker = app.add_subcommand("worker", "");  // internal: started by `run`; hidden from help
-  worker->add_option("--plugin-dir", worker_plugin_dir);
+  worker->add_option("--plugin-dir", worker_plugin_dirs)->expected(1)->take_all();
   worker->add_option("--protocol-fd", worker_fd);
 
   std::string summary_file;
@@ -136,8 +139,8 @@ int main(int argc, char** argv) {
 
   try {
 #ifdef ATTNBENCH_WITH_MEASURE
-    if (*list) return cmd_list(list_plugin_dir);
-    if (*worker) return cmd_worker(worker_plugin_dir, worker_fd);
+    if (*list) return cmd_list(list_plugin_dirs);
+    if (*worker) return cmd_worker(worker_plugin_dirs, worker_fd);
     if (*calibrate) return cmd_calibrate(calibration_output);
 #endif
     if (*run) return cmd_run(run_args);

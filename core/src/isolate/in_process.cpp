@@ -7,8 +7,8 @@ namespace {
 
 class InProcessMeasurer final : public Measurer {
  public:
-  explicit InProcessMeasurer(const std::string& plugin_dir)
-      : host_(query_host()), plugins_(load_plugins(plugin_dir_or_default(plugin_dir))) {}
+  explicit InProcessMeasurer(const std::vector<std::string>& plugin_dirs)
+      : host_(query_host()), plugins_(load_plugins(plugin_search_path(plugin_dirs))) {}
   const HostInfo& host() const override { return host_; }
   std::vector<std::string> backend_names() const override { return plugins_.names(); }
   const std::vector<LoadFailure>& failures() const override { return plugins_.failures; }
@@ -27,8 +27,8 @@ class InProcessMeasurer final : public Measurer {
 
 }  // namespace
 
-std::unique_ptr<Measurer> in_process_measurer(const std::string& plugin_dir) {
-  return std::make_unique<InProcessMeasurer>(plugin_dir);
+std::unique_ptr<Measurer> in_process_measurer(const std::vector<std::string>& plugin_dirs) {
+  return std::make_unique<InProcessMeasurer>(plugin_dirs);
 }
 
 }  // namespace attnbench

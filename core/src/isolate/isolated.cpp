@@ -12,8 +12,8 @@ constexpr double kStartTimeoutS = 300;  // LibTorch, CUDA and every plugin loade
 
 class IsolatedMeasurer final : public Measurer {
  public:
-  IsolatedMeasurer(const std::string& exe, const std::string& plugin_dir)
-      : client_(exe, plugin_dir, kStartTimeoutS) {
+  IsolatedMeasurer(const std::string& exe, const std::vector<std::string>& plugin_dirs)
+      : client_(exe, plugin_dirs, kStartTimeoutS) {
     std::cerr << "attnbench: worker ready in " << client_.start_seconds() << " s\n";
   }
   const HostInfo& host() const override { return client_.hello().host; }
@@ -42,8 +42,9 @@ class IsolatedMeasurer final : public Measurer {
 
 }  // namespace
 
-std::unique_ptr<Measurer> isolated_measurer(const std::string& exe, const std::string& plugin_dir) {
-  return std::make_unique<IsolatedMeasurer>(exe, plugin_dir);
+std::unique_ptr<Measurer> isolated_measurer(const std::string& exe,
+                                            const std::vector<std::string>& plugin_dirs) {
+  return std::make_unique<IsolatedMeasurer>(exe, plugin_dirs);
 }
 
 }  // namespace attnbench

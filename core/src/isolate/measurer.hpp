@@ -26,8 +26,10 @@ class Measurer {
 };
 
 // Workers are `exe worker`; one is started now (its hello says the host and the plugins).
-std::unique_ptr<Measurer> isolated_measurer(const std::string& exe, const std::string& plugin_dir);
+// `plugin_dirs`: the --plugin-dir folders, in order (none: the default folder).
+std::unique_ptr<Measurer> isolated_measurer(const std::string& exe,
+                                            const std::vector<std::string>& plugin_dirs);
 // Loads the plugins into this process (isolate/in_process.cpp, with LibTorch).
-std::unique_ptr<Measurer> in_process_measurer(const std::string& plugin_dir);
+std::unique_ptr<Measurer> in_process_measurer(const std::vector<std::string>& plugin_dirs);
 
 }  // namespace attnbench

@@ -192,7 +192,8 @@ std::string hello_message(const Hello& h) {
   json backends = json::array(), failures = json::array();
   for (const auto& b : h.backends)
     backends.push_back({{"name", b.name}, {"description", b.description}, {"file", b.file}});
-  for (const auto& f : h.failures) failures.push_back({{"file", f.file}, {"reason", f.reason}});
+  for (const auto& f : h.failures)
+    failures.push_back({{"file", f.file}, {"reason", f.reason}, {"duplicate", f.duplicate}});
   return line(json{{"type", "hello"},
                    {"host",
                     {{"cuda_available", h.host.cuda_available},
@@ -245,7 +246,7 @@ Message parse_message(const std::string& line) {
       for (const auto& b : j.at("backends"))
         m.hello.backends.push_back({b.at("name"), b.at("description"), b.at("file")});
       for (const auto& f : j.at("failures"))
-        m.hello.failures.push_back({f.at("file"), f.at("reason")});
+        m.hello.failures.push_back({f.at("file"), f.at("reason"), f.value("duplicate", false)});
     } else if (m.type == "setup") {
       const json& o = j.at("options");
       m.options.measurement = o.at("measurement");

@@ -97,8 +97,11 @@ void pipe_pair(int fds[2]) {
 
 }  // namespace
 
-WorkerClient::WorkerClient(std::string exe, std::string plugin_dir, double start_timeout_s)
-    : exe_(std::move(exe)), plugin_dir_(std::move(plugin_dir)), start_timeout_s_(start_timeout_s) {
+WorkerClient::WorkerClient(std::string exe, std::vector<std::string> plugin_dirs,
+                           double start_timeout_s)
+    : exe_(std::move(exe)),
+      plugin_dirs_(std::move(plugin_dirs)),
+      start_timeout_s_(start_timeout_s) {
   // A worker that dies mid-request is an answer, not the end of the parent.
   std::signal(SIGPIPE, SIG_IGN);
   start();
@@ -116,7 +119,7 @@ void WorkerClient::start() {
   pipe_pair(out);
   auto p = std::make_unique<Process>();
   std::vector<std::string> args = {"worker", "--protocol-fd", "3"};
-  if (!plugin_dir_.empty()) args.insert(args.end(), {"--plugin-dir", plugin_dir_});
+  for (const auto& dir : plugin_dirs_) args.insert(args.end(), {"--plugin-dir", dir});
   // The worker reads requests on stdin and answers on fd 3; its stdout and stderr stay the
   // parent's, so whatever a plugin prints cannot corrupt the protocol.
   p->child = bp::child(bp::exe = exe_, bp::args = args, bp::posix::fd.bind(0, in[0]),

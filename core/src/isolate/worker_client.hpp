@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace attnbench {
 
@@ -21,7 +22,7 @@ struct WorkerAnswer {
 class WorkerClient {
  public:
   // Starts the first worker and waits for its hello (throws std::runtime_error if it never comes).
-  WorkerClient(std::string exe, std::string plugin_dir, double start_timeout_s);
+  WorkerClient(std::string exe, std::vector<std::string> plugin_dirs, double start_timeout_s);
   ~WorkerClient();
   WorkerClient(const WorkerClient&) = delete;
   WorkerClient& operator=(const WorkerClient&) = delete;
@@ -45,7 +46,8 @@ class WorkerClient {
   // Gives the worker up (killing it if it still runs) and says why there are no records.
   WorkerAnswer lost(Status status, const std::string& reason);
 
-  std::string exe_, plugin_dir_;
+  std::string exe_;
+  std::vector<std::string> plugin_dirs_;
   double start_timeout_s_;
   std::optional<std::string> setup_line_;
   std::unique_ptr<Process> process_;

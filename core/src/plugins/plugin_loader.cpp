@@ -79,33 +79,37 @@ LoadedBackend load_plugin(const std::filesystem::path& file) {
   return loaded;
 }
 
-PluginSet load_plugins(const std::filesystem::path& dir) {
+PluginSet load_plugins(const std::vector<std::filesystem::path>& dirs) {
   PluginSet set;
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) {
-    set.failures.push_back({dir.string(), "plugin folder does not exist"});
-    return set;
-  }
   const std::string suffix = boost::dll::shared_library::suffix().string();
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind(kFilePrefix, 0) == 0 && name.size() > suffix.size() &&
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-      files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  for (const auto& file : files) {
-    try {
-      LoadedBackend b = load_plugin(file);
-      if (const LoadedBackend* twin = set.find(b.name)) {
-        set.failures.push_back({file.string(), "duplicate backend name '" + b.name +
-                                                   "', already loaded from " + twin->file});
-        continue;
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) {
+      set.failures.push_back({dir.string(), "plugin folder does not exist"});
+      continue;
+    }
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind(kFilePrefix, 0) == 0 && name.size() > suffix.size() &&
+          name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+        files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+      try {
+        LoadedBackend b = load_plugin(file);
+        if (const LoadedBackend* twin = set.find(b.name)) {
+          set.failures.push_back({file.string(),
+                                  "two plugins named '" + b.name + "': " + twin->file + " and " +
+                                      file.string() + "; this one is not loaded",
+                                  true});
+          continue;
+        }
+        set.backends.push_back(std::move(b));
+      } catch (const std::exception& e) {
+        set.failures.push_back({file.string(), e.what()});
       }
-      set.backends.push_back(std::move(b));
-    } catch (const std::exception& e) {
-      set.failures.push_back({file.string(), e.what()});
     }
   }
   std::sort(set.backends.begin(), set.backends.end(),
@@ -113,13 +117,33 @@ PluginSet load_plugins(const std::filesystem::path& dir) {
   return set;
 }
 
-std::filesystem::path plugin_dir_or_default(const std::string& dir) {
-  return dir.empty() ? default_plugin_dir() : std::filesystem::path(dir);
+std::vector<std::filesystem::path> plugin_search_path(const std::vector<std::string>& dirs) {
+  std::vector<std::filesystem::path> path(dirs.begin(), dirs.end());
+  if (path.empty()) path.push_back(default_plugin_dir());
+  if (const char* env = std::getenv("ATTNBENCH_PLUGIN_PATH"); env && *env) {
+    std::string list = env;
+    for (size_t start = 0; start <= list.size();) {
+      const size_t end = std::min(list.find(':', start), list.size());
+      if (end > start) path.emplace_back(list.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  return path;
 }
 
 std::filesystem::path default_plugin_dir() {
   if (const char* env = std::getenv("ATTNBENCH_PLUGIN_DIR"); env && *env) return env;
-  return boost::dll::program_location().parent_path() / "plugins";
+  const std::filesystem::path exe_dir = boost::dll::program_location().parent_path();
+  std::error_code ec;
+  if (std::filesystem::is_directory(exe_dir / "plugins", ec)) return exe_dir / "plugins";
+  return (exe_dir / ".." / "lib" / "attnbench" / "plugins").lexically_normal();
+}
+
+std::string folder_list(const std::vector<std::filesystem::path>& dirs) {
+  std::string out;
+  for (size_t i = 0; i < dirs.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == dirs.size() ? " and " : ", ") + dirs[i].string();
+  return out;
 }
 
 }  // namespace attnbench

@@ -22,6 +22,7 @@ struct LoadedBackend {
 struct LoadFailure {
   std::string file;
   std::string reason;
+  bool duplicate = false;  // a usable plugin whose backend name another file already has
 };
 
 struct PluginSet {
@@ -35,14 +36,23 @@ struct PluginSet {
 // Loads one file; throws std::runtime_error with the reason when it is not a usable plugin.
 LoadedBackend load_plugin(const std::filesystem::path& file);
 
-// Loads every file in `dir` named attnbench_*.so (the platform's suffix); a failure of one plugin
-// does not stop the others. Two plugins with the same backend name: the second is refused.
-PluginSet load_plugins(const std::filesystem::path& dir);
+// Loads every file named attnbench_*.so (the platform's suffix) in `dirs`, in order; a failure of
+// one plugin does not stop the others. Two plugins with one backend name: the second is refused,
+// naming both files.
+PluginSet load_plugins(const std::vector<std::filesystem::path>& dirs);
+inline PluginSet load_plugins(const std::filesystem::path& dir) {
+  return load_plugins(std::vector<std::filesystem::path>{dir});
+}
 
-// Where plugins are looked for when no --plugin-dir is given: $ATTNBENCH_PLUGIN_DIR, else the
-// `plugins` folder beside the running executable.
+// Where plugins are looked for, in order: the --plugin-dir folders (none given: the default
+// folder), then each folder of $ATTNBENCH_PLUGIN_PATH (colon-separated).
+std::vector<std::filesystem::path> plugin_search_path(const std::vector<std::string>& dirs);
+
+// The folder of the bundled plugins: $ATTNBENCH_PLUGIN_DIR, else `plugins` beside the running
+// executable (a build tree), else ../lib/attnbench/plugins from it (an installed prefix).
 std::filesystem::path default_plugin_dir();
-// `dir` when given (--plugin-dir), else default_plugin_dir().
-std::filesystem::path plugin_dir_or_default(const std::string& dir);
+
+// "a, b and c" for messages.
+std::string folder_list(const std::vector<std::filesystem::path>& dirs);
 
 }  // namespace attnbench
