@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds attnbench on the GPU machine and runs the named steps, copying results to $OUT.
 # Usage (from the repository root there): tools/device_run.sh STEP... with steps among
-#   build tests seed seqlen dtypes decode gqa training calibrate ncu bench smoke faults isolation
+#   build tests seed seqlen dtypes decode gqa training example calibrate ncu bench smoke faults isolation
 # tests writes results/h200/tests.txt (ctest) and results/h200/gpu-tests.txt (the GPU tests' own output).
 # The device machine has no .git: pass the commit as ATTNBENCH_GIT_SHA.
 set -uo pipefail
@@ -45,6 +45,21 @@ for step in "$@"; do
       resume=--force; [ -f "results/h200/$step.csv" ] && resume=--resume
       "$build/attnbench" run "configs/$step.yaml" $resume -o "results/h200/$step.csv" 2>"$out/$step.stderr" | tee "$out/$step.summary" | tail -60
       echo "exit code ${PIPESTATUS[0]}"
+      ;;
+    example)
+      log example
+      # The out-of-tree example built against an installed attnbench (tools/check_install.sh runs
+      # its check sweep), then measured next to flash and cudnn with the installed binary.
+      work=/tmp/attnbench-example
+      rm -rf "$work"
+      tools/check_install.sh "$build" "$work" 2>&1 | tail -50
+      cp "$work/check.csv" results/h200/wmma-check.csv; cp "$work/check.kernels.csv" results/h200/wmma-check.kernels.csv
+      export ATTNBENCH_PLUGIN_PATH="$work/example/plugins"
+      for c in seed sweep-seqlen; do
+        "$work/prefix/bin/attnbench" run "configs/$c.yaml" --backends wmma,flash,cudnn --force \
+          -o "results/h200/wmma-$c.csv" 2>"$out/wmma-$c.stderr" | tee "$out/wmma-$c.summary" | tail -45
+      done
+      unset ATTNBENCH_PLUGIN_PATH
       ;;
     dtypes)
       log dtypes

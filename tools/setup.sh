@@ -39,6 +39,9 @@ ninja -C "$build" -j"$(nproc)" >"$build.build.log" 2>&1 || { grep -E "error|FAIL
 case $action in
   build) ;;
   run) "$build/attnbench" run "${2:-configs/seed.yaml}" --force ;;
-  test) ctest --test-dir "$build" --output-on-failure -j"$(nproc)" ;;
+  test)
+    ctest --test-dir "$build" --output-on-failure -j"$(nproc)"
+    tools/check_install.sh "$build"  # install, build the out-of-tree example against it, run it
+    ;;
   *) echo "usage: tools/setup.sh run [CONFIG] | test | build" >&2; exit 2 ;;
 esac
