@@ -2,15 +2,18 @@
 // matrix products on tensor cores through WMMA (16x16x16, fp32 accumulation), and the online
 // softmax of FlashAttention (running max and sum per row; no seq_q x seq_kv buffer anywhere).
 //
-// One block of 4 warps takes 64 query rows of one (batch, head); each warp owns 16 rows. Per key
-// tile: S = Q K^T (WMMA, staged to shared memory as fp32), the softmax update of the warp's rows
-// (two lanes per row), P (bf16/fp16) to shared memory, O = alpha * O + P V (WMMA). O stays in
-// accumulator fragments; to rescale its rows, a fragment loaded from a table of row numbers tells
-// which row each of a thread's fragment elements belongs to (fragments of one type share a layout).
+// One block of 8 warps takes 128 query rows of one (batch, head); each warp owns 16 rows and keeps
+// their Q fragments in registers. Key and value tiles are double-buffered: the next tile is copied
+// (cp.async) while the current one is used. Per key tile: S = Q K^T (WMMA, staged to shared memory
+// as fp32), the softmax update of the warp's rows (two lanes per row), P (bf16/fp16) to shared
+// memory, O = alpha * O + P V (WMMA). O stays in accumulator fragments; to rescale its rows, a
+// fragment loaded from a table of row numbers tells which row each of a thread's fragment elements
+// belongs to (fragments of one type share a layout).
 #include "tiled_attention.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_pipeline.h>
 #include <mma.h>
 
 #include <stdexcept>
@@ -22,7 +25,7 @@ namespace {
 
 using namespace nvcuda;
 
-constexpr int kWarps = 4;
+constexpr int kWarps = 8;
 constexpr int kRowsPerWarp = 16;
 constexpr int kBlockM = kWarps * kRowsPerWarp;  // query rows per block
 constexpr int kBlockN = 64;                     // keys per tile
@@ -59,16 +62,31 @@ __device__ void load_tile(T* dst, const T* src, int rows, int valid) {
   }
 }
 
+// The same, asynchronous (cp.async) for the key and value tiles: the caller commits and waits.
 template <typename T, int D>
-__global__ void __launch_bounds__(kWarps * 32)
+__device__ void start_tile_copy(T* dst, const T* src, int rows, int valid) {
+  constexpr int kVecs = D * sizeof(T) / 16;
+  for (int i = threadIdx.x; i < rows * kVecs; i += blockDim.x) {
+    const int r = i / kVecs, c = i % kVecs;
+    uint4* to = reinterpret_cast<uint4*>(dst + r * (D + kPad)) + c;
+    if (r < valid)
+      __pipeline_memcpy_async(
+          to, reinterpret_cast<const uint4*>(src + static_cast<int64_t>(r) * D) + c, 16);
+    else
+      *to = make_uint4(0, 0, 0, 0);
+  }
+}
+
+template <typename T, int D>
+__global__ void __launch_bounds__(kWarps * 32, D == 64 ? 2 : 1)
     forward_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                    T* __restrict__ out, Dims dims) {
   constexpr int kLd = D + kPad;
   extern __shared__ __align__(128) unsigned char smem[];  // WMMA wants 32-byte aligned tiles
   T* qs = reinterpret_cast<T*>(smem);
-  T* ks = qs + kBlockM * kLd;
-  T* vs = ks + kBlockN * kLd;
-  float* ss = reinterpret_cast<float*>(vs + kBlockN * kLd);         // per warp 16 x kSld
+  T* ks = qs + kBlockM * kLd;                                       // two buffers of kBlockN rows
+  T* vs = ks + 2 * kBlockN * kLd;                                   // two buffers of kBlockN rows
+  float* ss = reinterpret_cast<float*>(vs + 2 * kBlockN * kLd);     // per warp 16 x kSld
   T* ps = reinterpret_cast<T*>(ss + kWarps * kRowsPerWarp * kSld);  // per warp 16 x (64 + kPad)
   float* row_max = reinterpret_cast<float*>(ps + kWarps * kRowsPerWarp * (kBlockN + kPad));
   float* row_sum = row_max + kBlockM;
@@ -95,21 +113,37 @@ __global__ void __launch_bounds__(kWarps * 32)
   wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[D / 16], rows;
   wmma::load_matrix_sync(rows, row_table, 16, wmma::mem_row_major);
   for (auto& f : acc) wmma::fill_fragment(f, 0.f);
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> q_frag[D / 16];
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk)
+    wmma::load_matrix_sync(q_frag[kk], qs + warp * kRowsPerWarp * kLd + kk * 16, kLd);
 
   float* s_w = ss + warp * kRowsPerWarp * kSld;
   T* p_w = ps + warp * kRowsPerWarp * (kBlockN + kPad);
-  const T* q_w = qs + warp * kRowsPerWarp * kLd;
   const int my_row = lane / 2, half = lane % 2;  // two lanes per row, 32 columns each
   const int query = m0 + warp * kRowsPerWarp + my_row;
   float* stats_w = row_max + warp * kRowsPerWarp;
 
   // Keys past the last one any row of this block sees are never loaded.
   const int n_end = dims.causal ? min(dims.seq_kv, m0 + kBlockM + offset) : dims.seq_kv;
-  for (int n0 = 0; n0 < n_end; n0 += kBlockN) {
-    __syncthreads();  // every warp is done with the previous K and V tiles
-    load_tile<T, D>(ks, k_bh + static_cast<int64_t>(n0) * D, kBlockN, dims.seq_kv - n0);
-    load_tile<T, D>(vs, v_bh + static_cast<int64_t>(n0) * D, kBlockN, dims.seq_kv - n0);
+  auto start_kv_copy = [&](int n0, int buffer) {
+    start_tile_copy<T, D>(ks + buffer * kBlockN * kLd, k_bh + static_cast<int64_t>(n0) * D, kBlockN,
+                          dims.seq_kv - n0);
+    start_tile_copy<T, D>(vs + buffer * kBlockN * kLd, v_bh + static_cast<int64_t>(n0) * D, kBlockN,
+                          dims.seq_kv - n0);
+  };
+  if (n_end > 0) start_kv_copy(0, 0);
+  __pipeline_commit();
+  int buffer = 0;
+  for (int n0 = 0; n0 < n_end; n0 += kBlockN, buffer ^= 1) {
+    // The next tile's copy starts into the other buffer, which every warp finished with at the
+    // end of the previous iteration; then this tile's copy must be complete.
+    if (n0 + kBlockN < n_end) start_kv_copy(n0 + kBlockN, buffer ^ 1);
+    __pipeline_commit();
+    __pipeline_wait_prior(1);
     __syncthreads();
+    const T* kt = ks + buffer * kBlockN * kLd;
+    const T* vt = vs + buffer * kBlockN * kLd;
 
 // S = Q K^T for the warp's 16 rows and the tile's 64 keys.
 #pragma unroll
@@ -118,11 +152,9 @@ __global__ void __launch_bounds__(kWarps * 32)
       wmma::fill_fragment(s, 0.f);
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
-        wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> a;
         wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> bk;
-        wmma::load_matrix_sync(a, q_w + kk * 16, kLd);
-        wmma::load_matrix_sync(bk, ks + j * 16 * kLd + kk * 16, kLd);
-        wmma::mma_sync(s, a, bk, s);
+        wmma::load_matrix_sync(bk, kt + j * 16 * kLd + kk * 16, kLd);
+        wmma::mma_sync(s, q_frag[kk], bk, s);
       }
       wmma::store_matrix_sync(s_w + j * 16, s, kSld, wmma::mem_row_major);
     }
@@ -172,10 +204,11 @@ __global__ void __launch_bounds__(kWarps * 32)
 #pragma unroll
       for (int t = 0; t < D / 16; ++t) {
         wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> bv;
-        wmma::load_matrix_sync(bv, vs + kk * 16 * kLd + t * 16, kLd);
+        wmma::load_matrix_sync(bv, vt + kk * 16 * kLd + t * 16, kLd);
         wmma::mma_sync(acc[t], a, bv, acc[t]);
       }
     }
+    __syncthreads();  // every warp is done with this buffer before the next copy into it
   }
 
   // O / sum, through the warp's fp32 staging area four 16-column tiles at a time.
@@ -207,7 +240,7 @@ template <typename T, int D>
 void launch(const Args& a, cudaStream_t stream) {
   constexpr size_t kLd = D + kPad;
   constexpr size_t smem =
-      (kBlockM + 2 * kBlockN) * kLd * sizeof(T) + kWarps * kRowsPerWarp * kSld * sizeof(float) +
+      (kBlockM + 4 * kBlockN) * kLd * sizeof(T) + kWarps * kRowsPerWarp * kSld * sizeof(float) +
       kWarps * kRowsPerWarp * (kBlockN + kPad) * sizeof(T) + (3 * kBlockM + 256) * sizeof(float);
   auto kernel = forward_kernel<T, D>;
   // More than the default 48 KiB of shared memory: allowed once per kernel, not on every call.
