@@ -13,7 +13,8 @@ RowSetup setup(std::vector<TimingMode> modes = {TimingMode::cold, TimingMode::ba
   RowSetup s;
   s.point_id = "b1-h2-s64-d32-bf16-causal-cuda";
   s.backend = "flash";
-  s.problem.heads = 2, s.problem.kv_heads = 2, s.problem.seq_len = 64, s.problem.seq_len_kv = 64, s.problem.head_dim = 32, s.problem.causal = true;
+  s.problem.heads = 2, s.problem.kv_heads = 2, s.problem.seq_len = 64, s.problem.seq_len_kv = 64,
+  s.problem.head_dim = 32, s.problem.causal = true;
   s.problem.device = Device::cuda;
   s.run.git_sha = "abc";
   s.modes = std::move(modes);
@@ -76,6 +77,34 @@ TEST(Assemble, DerivedMetricsAndFlagsPerMode) {
   EXPECT_NEAR(*batch.pct_of_peak, 200, 1e-9);
   EXPECT_EQ(batch.flags, "above_peak");
   EXPECT_TRUE(out.samples.empty());  // not asked for
+}
+
+// The GPU's clock around a timing pass: copied to the row, flagged when it fell by more than 3%.
+TEST(Assemble, ClockColumnsAndTheThrottleFlag) {
+  PassResults r;
+  TimingResult steady = timed(TimingMode::cold, 0.5), falling = timed(TimingMode::batch, 0.5);
+  steady.device_start = DeviceState{1980, 300, 40};
+  steady.device_end = DeviceState{1925, 420, 45};  // -2.8%: not throttled
+  falling.device_start = DeviceState{1980, 420, 45};
+  falling.device_end = DeviceState{1710, 600, 52};  // -13.6%
+  r.timing.push_back({TimingMode::cold, steady, std::nullopt});
+  r.timing.push_back({TimingMode::batch, falling, std::nullopt});
+  const BackendRecords out = assemble_records(setup(), r);
+  ASSERT_EQ(out.rows.size(), 2u);
+  EXPECT_EQ(out.rows[0].sm_clock_mhz_start, 1980);
+  EXPECT_EQ(out.rows[0].sm_clock_mhz_end, 1925);
+  EXPECT_EQ(out.rows[0].power_w, 420);
+  EXPECT_EQ(out.rows[0].temperature_c, 45);
+  EXPECT_EQ(out.rows[0].flags.find("clock_throttled"), std::string::npos);
+  EXPECT_EQ(out.rows[1].sm_clock_mhz_end, 1710);
+  EXPECT_EQ(out.rows[1].power_w, 600);
+  EXPECT_NE(out.rows[1].flags.find("clock_throttled"), std::string::npos) << out.rows[1].flags;
+  // Without NVML the columns stay empty, never zero.
+  PassResults none;
+  none.timing.push_back({TimingMode::cold, timed(TimingMode::cold, 0.5), std::nullopt});
+  const Row plain = assemble_records(setup({TimingMode::cold}), none).rows.at(0);
+  EXPECT_FALSE(plain.sm_clock_mhz_start || plain.sm_clock_mhz_end || plain.power_w ||
+               plain.temperature_c);
 }
 
 TEST(Assemble, NoPeakNoPercentage) {

@@ -158,7 +158,8 @@ TEST(Csv, SamplesFileHeader) {
   EXPECT_TRUE(readable_schema_version("1"));
   EXPECT_TRUE(readable_schema_version("2"));
   EXPECT_TRUE(readable_schema_version("3"));
-  for (const char* other : {"0", "4", "10", "", "3.0"})
+  EXPECT_TRUE(readable_schema_version("4"));
+  for (const char* other : {"0", "5", "10", "", "3.0"})
     EXPECT_FALSE(readable_schema_version(other)) << other;
 }
 

@@ -158,6 +158,11 @@ TEST(Gpu, EveryTimingModeGivesPositiveFiniteTimesAndEveryPassItsColumns) {
       EXPECT_TRUE(row.peak_mem_mib) << name;
       EXPECT_TRUE(row.kernels_per_call && *row.kernels_per_call >= 1) << name;
       EXPECT_TRUE(row.aten_ops_per_call) << name;
+      // NVML is there wherever the driver is: the clock around the pass, power, temperature.
+      EXPECT_TRUE(row.sm_clock_mhz_start && *row.sm_clock_mhz_start > 0) << name;
+      EXPECT_TRUE(row.sm_clock_mhz_end && *row.sm_clock_mhz_end > 0) << name;
+      EXPECT_TRUE(row.power_w && *row.power_w > 0) << name;
+      EXPECT_TRUE(row.temperature_c && *row.temperature_c > 0) << name;
     }
     EXPECT_FALSE(r.kernels.empty()) << name;
   }

@@ -18,6 +18,7 @@ BackendRecords sample_records() {
   r.problem.kv_heads = 4, r.problem.seq_len_kv = 4096, r.problem.direction = Direction::bwd;
   r.problem.causal = true, r.problem.device = Device::cuda, r.problem.dtype = DType::f16;
   r.timing_mode = TimingMode::graph;
+  r.sm_clock_mhz_start = 1980, r.sm_clock_mhz_end = 1710, r.power_w = 601.5, r.temperature_c = 52;
   r.status = Status::wrong;
   r.reason = "max row relative error 0.05 above \"the\" tolerance,\nsecond line";
   r.time_ms_median = 1.0 / 3.0;
@@ -53,6 +54,10 @@ TEST(Protocol, RecordsSurviveTheTripExactly) {
   EXPECT_EQ(r.problem.seq_len_kv, 4096);
   EXPECT_EQ(r.problem.direction, Direction::bwd);
   EXPECT_EQ(r.timing_mode, TimingMode::graph);
+  EXPECT_EQ(r.sm_clock_mhz_start, 1980);
+  EXPECT_EQ(r.sm_clock_mhz_end, 1710);
+  EXPECT_EQ(r.power_w, 601.5);
+  EXPECT_EQ(r.temperature_c, 52);
   EXPECT_EQ(r.status, Status::wrong);
   EXPECT_EQ(r.reason, b.rows[0].reason);
   EXPECT_EQ(r.time_ms_median, 1.0 / 3.0);  // bit for bit

@@ -122,6 +122,9 @@ void to_json(json& j, const Row& r) {
   put(j, "memset_per_call", r.memset_per_call), put(j, "peak_mem_mib", r.peak_mem_mib);
   put(j, "rel_err", r.rel_err), put(j, "tolerance", r.tolerance), put(j, "gflop", r.gflop);
   put(j, "tflops", r.tflops), put(j, "pct_of_peak", r.pct_of_peak);
+  put(j, "sm_clock_mhz_start", r.sm_clock_mhz_start),
+      put(j, "sm_clock_mhz_end", r.sm_clock_mhz_end);
+  put(j, "power_w", r.power_w), put(j, "temperature_c", r.temperature_c);
 }
 void from_json(const json& j, Row& r) {
   r.point_id = j.at("point_id"), r.backend = j.at("backend"), r.problem = j.at("problem");
@@ -141,6 +144,9 @@ void from_json(const json& j, Row& r) {
   get(j, "memset_per_call", r.memset_per_call), get(j, "peak_mem_mib", r.peak_mem_mib);
   get(j, "rel_err", r.rel_err), get(j, "tolerance", r.tolerance), get(j, "gflop", r.gflop);
   get(j, "tflops", r.tflops), get(j, "pct_of_peak", r.pct_of_peak);
+  get(j, "sm_clock_mhz_start", r.sm_clock_mhz_start),
+      get(j, "sm_clock_mhz_end", r.sm_clock_mhz_end);
+  get(j, "power_w", r.power_w), get(j, "temperature_c", r.temperature_c);
 }
 
 void to_json(json& j, const KernelRow& k) {

@@ -31,12 +31,23 @@ struct WarmupResult {
   double est_call_ms = 0;  // median wall time of a synchronized call
 };
 
+// The GPU's SM clock, power and temperature at one moment (NVML).
+struct DeviceState {
+  double sm_clock_mhz = 0;
+  double power_w = 0;
+  double temperature_c = 0;
+};
+
+// A pass's SM clock fell by more than this fraction: its row gets the flag `clock_throttled`.
+inline constexpr double kClockDropFlag = 0.03;
+
 struct TimingResult {
   TimingMode mode = TimingMode::wall;
   int calls_per_sample = 1;
   Summary summary;
   bool converged = false;
-  std::vector<double> samples;  // ms per call
+  std::vector<double> samples;                          // ms per call
+  std::optional<DeviceState> device_start, device_end;  // around the pass; none without NVML
 };
 
 // One timing pass per mode; a mode that fails fails only its own row.

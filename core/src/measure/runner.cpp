@@ -5,6 +5,7 @@
 #include "base/names.hpp"
 #include "measure/device/cuda_timing.hpp"
 #include "measure/device/cupti_tracer.hpp"
+#include "measure/device/device_monitor.hpp"
 #include "measure/passes/passes.hpp"
 #include "measure/stats.hpp"
 #include "records/assemble.hpp"
@@ -63,8 +64,13 @@ std::optional<PassFailure> attempt(const std::string& name, const PassContext& c
   }
 }
 
-void run_passes(PassContext& ctx, uint64_t seed, std::unique_ptr<CudaTimer>& timer,
-                PassResults& r) {
+// What the runner makes once, at the first CUDA point, and keeps.
+struct CudaInstruments {
+  std::unique_ptr<CudaTimer> timer;
+  std::unique_ptr<DeviceMonitor> monitor;
+};
+
+void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResults& r) {
   const MeasureSettings& m = ctx.settings;
   if ((r.refused = attempt("first call", ctx, [&] { first_call_pass(ctx, seed); }))) return;
   auto pass = [&](bool wanted, const char* name, auto&& body) {
@@ -73,11 +79,13 @@ void run_passes(PassContext& ctx, uint64_t seed, std::unique_ptr<CudaTimer>& tim
   pass(m.wants(Pass::correctness), "correctness", [&] { r.correctness = correctness_pass(ctx); });
   pass(true, "warm-up", [&] { r.warmup = warmup_pass(ctx); });
   if (!r.failure && m.wants(Pass::timing) && ctx.on_cuda() &&
-      !timer)  // once, at the first CUDA point
+      !cuda.timer)  // once, at the first CUDA point
     r.failure = attempt("timing set-up", ctx, [&] {
-      timer = std::make_unique<CudaTimer>(ctx.host.cuda_device, ctx.host.l2_cache_bytes);
+      cuda.timer = std::make_unique<CudaTimer>(ctx.host.cuda_device, ctx.host.l2_cache_bytes);
+      cuda.monitor = std::make_unique<DeviceMonitor>(ctx.host.cuda_device);
     });
-  ctx.timer = timer.get();
+  ctx.timer = cuda.timer.get();
+  ctx.monitor = cuda.monitor.get();
   if (!r.failure && m.wants(Pass::timing)) {
     const std::vector<TimingMode> modes =
         ctx.on_cuda() ? m.timing_modes : std::vector<TimingMode>{TimingMode::wall};
@@ -98,7 +106,7 @@ void run_passes(PassContext& ctx, uint64_t seed, std::unique_ptr<CudaTimer>& tim
 }  // namespace
 
 struct Runner::Impl {
-  std::unique_ptr<CudaTimer> timer;  // created on the first CUDA point
+  CudaInstruments cuda;  // created at the first CUDA point
 };
 
 Runner::Runner(HostInfo host, RunOptions options)
@@ -125,7 +133,7 @@ BackendRecords Runner::measure(const Point& point, const LoadedBackend& loaded) 
       if (problem.direction == Direction::fwd) inference_mode.emplace();
       PassContext ctx{problem, m, host_, *loaded.backend};
       ctx.on_pass = options_.on_pass;
-      run_passes(ctx, options_.seed ^ fnv1a(point.id + "/" + loaded.name), impl_->timer, results);
+      run_passes(ctx, options_.seed ^ fnv1a(point.id + "/" + loaded.name), impl_->cuda, results);
     }  // the inputs and the last output are freed here, before the cache is emptied
   }
   release_cached_memory(host_);

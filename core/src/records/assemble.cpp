@@ -44,6 +44,14 @@ void apply_timing(Row& row, const TimingResult& t, std::optional<double> peak_tf
   row.samples = s.count;
   row.calls_per_sample = t.calls_per_sample;
   if (!t.converged) row.add_flag("noise_target_missed");
+  if (t.device_start && t.device_end) {
+    row.sm_clock_mhz_start = t.device_start->sm_clock_mhz;
+    row.sm_clock_mhz_end = t.device_end->sm_clock_mhz;
+    row.power_w = t.device_end->power_w;
+    row.temperature_c = t.device_end->temperature_c;
+    if (t.device_end->sm_clock_mhz < t.device_start->sm_clock_mhz * (1 - kClockDropFlag))
+      row.add_flag("clock_throttled");
+  }
   if (s.median > 0) {
     row.tflops = *row.gflop / s.median;  // GFLOP per ms = TFLOP/s
     if (peak_tflops) {

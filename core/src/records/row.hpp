@@ -45,6 +45,9 @@ struct Row {
   std::optional<double> peak_mem_mib;  // device memory above inputs and output
   std::optional<double> rel_err, tolerance;
   std::optional<double> gflop, tflops, pct_of_peak;
+  // The GPU around the timing pass (NVML): SM clock at its start and end, power and temperature at
+  // its end.
+  std::optional<double> sm_clock_mhz_start, sm_clock_mhz_end, power_w, temperature_c;
   std::string
       flags;  // ';'-separated notes: noise_target_missed, kernel_set_varies, above_peak, ...
 

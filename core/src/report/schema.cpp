@@ -60,6 +60,10 @@ const std::vector<Column<Row>>& row_schema() {
       {"gflop", [](const Row& r) { return num(r.gflop); }},
       {"tflops", [](const Row& r) { return num(r.tflops); }},
       {"pct_of_peak", [](const Row& r) { return num(r.pct_of_peak); }},
+      {"sm_clock_mhz_start", [](const Row& r) { return num(r.sm_clock_mhz_start); }},
+      {"sm_clock_mhz_end", [](const Row& r) { return num(r.sm_clock_mhz_end); }},
+      {"power_w", [](const Row& r) { return num(r.power_w); }},
+      {"temperature_c", [](const Row& r) { return num(r.temperature_c); }},
       {"flags", [](const Row& r) { return r.flags; }},
       {"device_name", [](const Row& r) { return r.run.device_name; }},
       {"torch_version", [](const Row& r) { return r.run.torch_version; }},
@@ -114,7 +118,7 @@ std::vector<std::string> fields_of(const std::vector<Column<R>>& schema, const R
 }  // namespace
 
 bool readable_schema_version(const std::string& text) {
-  return text == "1" || text == "2" || text == "3";
+  return text == "1" || text == "2" || text == "3" || text == "4";
 }
 
 std::vector<std::string> row_header() { return header_of(row_schema()); }

@@ -12,9 +12,9 @@ namespace attnbench {
 
 // Bumped whenever a column changes name or meaning; written in every row, checked by compare.
 // Version 2 added `config_fingerprint`, 3 `kv_heads`, `seq_len_kv` and `direction` (a version-1 or
-// 2 row is a forward problem with kv_heads = heads and seq_len_kv = seq_len); readers read
-// columns by name and accept all three.
-inline constexpr int kCsvSchemaVersion = 3;
+// 2 row is a forward problem with kv_heads = heads and seq_len_kv = seq_len), 4 the GPU's clock,
+// power and temperature; readers read columns by name and accept all four.
+inline constexpr int kCsvSchemaVersion = 4;
 bool readable_schema_version(const std::string& text);
 
 // <output>.csv: one row per (point, backend, timing mode).

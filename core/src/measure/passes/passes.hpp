@@ -19,6 +19,7 @@
 namespace attnbench {
 
 class CudaTimer;
+class DeviceMonitor;
 
 struct PassContext {
   const Problem& problem;
@@ -26,6 +27,7 @@ struct PassContext {
   const HostInfo& host;
   Backend& backend;
   CudaTimer* timer = nullptr;                       // set for CUDA points
+  const DeviceMonitor* monitor = nullptr;           // set for CUDA points
   std::function<void(const std::string&)> on_pass;  // told each pass's name as it starts
   InputTensors inputs;
   std::optional<Inputs> view;

@@ -1,6 +1,7 @@
 #include "measure/passes/passes.hpp"
 
 #include "measure/device/cuda_timing.hpp"
+#include "measure/device/device_monitor.hpp"
 #include "measure/stats.hpp"
 
 #include <chrono>
@@ -36,7 +37,9 @@ TimingResult timing_pass(PassContext& ctx, TimingMode mode, int calls_per_sample
       sample = [&] { return graph->replay_ms(calls_per_sample); };
       break;
   }
+  if (ctx.monitor) result.device_start = ctx.monitor->read();
   SampleRun run = sample_until_stable(ctx.settings, sample);
+  if (ctx.monitor) result.device_end = ctx.monitor->read();
   result.summary = summarize(run.samples);
   result.converged = run.converged;
   result.samples = std::move(run.samples);

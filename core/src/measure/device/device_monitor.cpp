@@ -1,0 +1,75 @@
+#include "measure/device/device_monitor.hpp"
+
+#include <dlfcn.h>
+
+#ifdef ATTNBENCH_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace attnbench {
+
+namespace {
+
+// The few entry points of NVML's stable C API that are used, as nvml.h declares them.
+using nvmlReturn_t = int;
+using nvmlDevice_t = struct nvmlDevice_st*;
+constexpr nvmlReturn_t kNvmlSuccess = 0;
+constexpr int kNvmlClockSm = 1;         // NVML_CLOCK_SM
+constexpr int kNvmlTemperatureGpu = 0;  // NVML_TEMPERATURE_GPU
+
+}  // namespace
+
+struct DeviceMonitor::Nvml {
+  void* library = nullptr;
+  nvmlDevice_t device = nullptr;
+  nvmlReturn_t (*shutdown)() = nullptr;
+  nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned*) = nullptr;
+  nvmlReturn_t (*power)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned*) = nullptr;
+
+  ~Nvml() {
+    if (shutdown) shutdown();
+    if (library) dlclose(library);
+  }
+};
+
+DeviceMonitor::DeviceMonitor(int cuda_device) {
+#ifdef ATTNBENCH_WITH_CUDA
+  char bus_id[64] = {};
+  if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, cuda_device) != cudaSuccess) {
+    cudaGetLastError();
+    return;
+  }
+  auto n = std::make_unique<Nvml>();
+  n->library = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!n->library) return;
+  auto symbol = [&](const char* name) { return dlsym(n->library, name); };
+  auto init = reinterpret_cast<nvmlReturn_t (*)()>(symbol("nvmlInit_v2"));
+  auto by_bus = reinterpret_cast<nvmlReturn_t (*)(const char*, nvmlDevice_t*)>(
+      symbol("nvmlDeviceGetHandleByPciBusId_v2"));
+  n->clock = reinterpret_cast<decltype(n->clock)>(symbol("nvmlDeviceGetClockInfo"));
+  n->power = reinterpret_cast<decltype(n->power)>(symbol("nvmlDeviceGetPowerUsage"));
+  n->temperature = reinterpret_cast<decltype(n->temperature)>(symbol("nvmlDeviceGetTemperature"));
+  if (!init || !by_bus || !n->clock || !n->power || !n->temperature) return;
+  if (init() != kNvmlSuccess) return;
+  n->shutdown = reinterpret_cast<nvmlReturn_t (*)()>(symbol("nvmlShutdown"));
+  if (by_bus(bus_id, &n->device) != kNvmlSuccess) return;
+  nvml_ = std::move(n);
+#else
+  (void)cuda_device;
+#endif
+}
+
+DeviceMonitor::~DeviceMonitor() = default;
+
+std::optional<DeviceState> DeviceMonitor::read() const {
+  if (!nvml_) return std::nullopt;
+  unsigned clock = 0, milliwatts = 0, celsius = 0;
+  if (nvml_->clock(nvml_->device, kNvmlClockSm, &clock) != kNvmlSuccess ||
+      nvml_->power(nvml_->device, &milliwatts) != kNvmlSuccess ||
+      nvml_->temperature(nvml_->device, kNvmlTemperatureGpu, &celsius) != kNvmlSuccess)
+    return std::nullopt;
+  return DeviceState{static_cast<double>(clock), milliwatts / 1000.0, static_cast<double>(celsius)};
+}
+
+}  // namespace attnbench

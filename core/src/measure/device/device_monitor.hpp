@@ -1,0 +1,30 @@
+// The GPU's SM clock, power and temperature, read through NVML (the driver's libnvidia-ml, opened
+// at run time: the CPU machine has neither the library nor its header). Read around each timing
+// pass: a clock that falls during a pass (sustained load, power or thermal limits) makes its times
+// slower than the same kernel at full clock.
+#pragma once
+
+#include "measure/pass_results.hpp"
+
+#include <memory>
+#include <optional>
+
+namespace attnbench {
+
+class DeviceMonitor {
+ public:
+  // The NVML device of CUDA device `cuda_device`, found by PCI bus id (NVML's and CUDA's indices
+  // need not agree). Without NVML or a GPU, read() gives nullopt.
+  explicit DeviceMonitor(int cuda_device);
+  ~DeviceMonitor();
+  DeviceMonitor(const DeviceMonitor&) = delete;
+  DeviceMonitor& operator=(const DeviceMonitor&) = delete;
+
+  std::optional<DeviceState> read() const;
+
+ private:
+  struct Nvml;
+  std::unique_ptr<Nvml> nvml_;
+};
+
+}  // namespace attnbench
