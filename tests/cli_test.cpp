@@ -3,6 +3,8 @@
 #include "report/csv.hpp"
 #include "report/schema.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <sstream>
 
 namespace attnbench {
@@ -369,6 +371,13 @@ TEST_F(Cli, CompareFailsOnARegressionBeyondNoise) {
             0);                                            // 50% slower, under 60%
   EXPECT_EQ(run("compare " + base + " " + slow).code, 0);  // no threshold: a report, not a verdict
   EXPECT_EQ(run("compare " + base + " " + slow + " --fail-on-regression -1").code, 2);
+  const Result json =
+      run("compare " + base + " " + slow + " --fail-on-regression 5 --output-format json");
+  EXPECT_EQ(json.code, 1) << json.output;
+  const auto doc = nlohmann::json::parse(json.output);
+  EXPECT_EQ(doc.at("regressions"), 1);
+  EXPECT_EQ(doc.at("metrics").at(0).at("rows").at(0).at("verdict"), "worse");
+  EXPECT_EQ(run("compare " + base + " " + slow + " --output-format yaml").code, 2);
   EXPECT_EQ(run("compare " + base).code, 2);  // one report needs --baseline
   EXPECT_EQ(run("compare " + base + " " + write("bad.csv", "a,b\n1\n")).code, 2);
 }

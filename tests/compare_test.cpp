@@ -4,6 +4,7 @@
 #include "report/schema.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <sstream>
@@ -201,8 +202,54 @@ TEST(Compare, BackendsInsideOneReportAgainstABaseline) {
   EXPECT_EQ(find(mc, "flash", "s512").verdict, Verdict::better);
 
   std::ostringstream out;
-  print_comparison(c, out, /*markdown=*/true);
+  print_comparison(c, out, CompareFormat::markdown);
   EXPECT_NE(out.str().find("| s512 "), std::string::npos) << out.str();
+}
+
+// The JSON form carries every row with its numbers and verdict, the geomeans, and the flags of a
+// throttled run; the text form shows the flags in a column of their own.
+TEST(Compare, JsonHasEveryRowTheGeomeansAndTheFlags) {
+  Row slow = timed("flash", 1024, 2.6, 0.01);
+  slow.add_flag("clock_throttled");
+  const CsvTable base = table({timed("flash", 512, 1.0, 0.01), timed("flash", 1024, 2.0, 0.01),
+                               timed("cudnn", 512, 1.0, 0.01, Status::oom)},
+                              "base.csv");
+  const CsvTable next =
+      table({timed("flash", 512, 1.0, 0.01), slow, timed("cudnn", 512, 0.9, 0.01)}, "new.csv");
+  const Comparison c = compare_reports(base, next, with({"time_ms_median"}, 10));
+  std::ostringstream out;
+  print_comparison(c, out, CompareFormat::json);
+  const auto doc = nlohmann::json::parse(out.str());
+  EXPECT_EQ(doc.at("base").at("path"), "base.csv");
+  EXPECT_EQ(doc.at("joined"), 3);
+  EXPECT_EQ(doc.at("regressions"), 1);
+  EXPECT_EQ(doc.at("fail_on_regression_pct"), 10);
+  const auto& rows = doc.at("metrics").at(0).at("rows");
+  ASSERT_EQ(rows.size(), 3u);
+  for (const auto& row : rows) {
+    for (const char* key : {"point_id", "backend", "timing_mode", "metric", "base", "new", "ratio",
+                            "band", "verdict", "regression", "flags"})
+      EXPECT_TRUE(row.contains(key)) << key;
+    if (row.at("point_id") == "s1024") {
+      EXPECT_EQ(row.at("verdict"), "worse");
+      EXPECT_DOUBLE_EQ(row.at("ratio").get<double>(), 1.3);
+      EXPECT_EQ(row.at("regression"), true);
+      EXPECT_EQ(row.at("flags"), "clock_throttled");
+    }
+    if (row.at("backend") == "cudnn") {
+      EXPECT_EQ(row.at("verdict"), "n/a");
+      EXPECT_TRUE(row.at("ratio").is_null());
+      EXPECT_TRUE(row.at("base").is_null());
+      EXPECT_EQ(row.at("base_status"), "oom");
+    }
+  }
+  const auto& geomeans = doc.at("metrics").at(0).at("geomeans");
+  ASSERT_EQ(geomeans.size(), 1u);
+  EXPECT_EQ(geomeans.at(0).at("backend"), "flash");
+  EXPECT_NEAR(geomeans.at(0).at("ratio").get<double>(), std::sqrt(1.3), 1e-12);
+  std::ostringstream text;
+  print_comparison(c, text, CompareFormat::text);
+  EXPECT_NE(text.str().find("clock_throttled"), std::string::npos) << text.str();
 }
 
 TEST(Compare, RefusesOtherSchemasMissingColumnsAndUnknownMetrics) {

@@ -23,7 +23,11 @@ int cmd_compare(const CompareArgs& args) {
   } else {
     throw InputError("compare: give one report (with --baseline) or two reports");
   }
-  print_comparison(comparison, std::cout, args.markdown);
+  const CompareFormat format = args.markdown               ? CompareFormat::markdown
+                               : args.format == "json"     ? CompareFormat::json
+                               : args.format == "markdown" ? CompareFormat::markdown
+                                                           : CompareFormat::text;
+  print_comparison(comparison, std::cout, format);
   return comparison.regressions > 0 ? 1 : 0;
 }
 

@@ -25,8 +25,9 @@ struct CompareArgs {
   std::vector<std::string> files;
   std::string baseline;
   std::vector<std::string> metrics;
-  bool markdown = false;
-  double fail_pct = -1;  // -1: not given
+  bool markdown = false;        // the same as format "markdown"
+  std::string format = "text";  // text | markdown | json
+  double fail_pct = -1;         // -1: not given
 };
 
 int cmd_list(const std::vector<std::string>& plugin_dirs);

@@ -96,7 +96,10 @@ int main(int argc, char** argv) {
   compare
       ->add_option("--metric", compare_args.metrics, "Columns to compare (default time_ms_median)")
       ->delimiter(',');
-  compare->add_flag("--markdown", compare_args.markdown, "Markdown tables");
+  compare->add_option("--output-format", compare_args.format, "text, markdown or json")
+      ->check(CLI::IsMember({"text", "markdown", "json"}));
+  compare->add_flag("--markdown", compare_args.markdown,
+                    "Markdown tables (--output-format markdown)");
   compare
       ->add_option("--fail-on-regression", compare_args.fail_pct,
                    "Exit 1 if a row is worse beyond its noise band (the two rows' noise, at least "

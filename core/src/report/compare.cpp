@@ -3,6 +3,7 @@
 #include "base/errors.hpp"
 #include "report/schema.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -64,6 +65,25 @@ double noise(const CsvTable& t, size_t row, const Metric& metric) {
   return 0;
 }
 
+// Each flag of either row once, in the order met: a comparison of a throttled run says so.
+std::string merged_flags(const CsvTable& bt, size_t br, const CsvTable& ct, size_t cr) {
+  std::vector<std::string> seen;
+  for (const std::string& text : {bt.column("flags") < 0 ? std::string() : bt.at(br, "flags"),
+                                  ct.column("flags") < 0 ? std::string() : ct.at(cr, "flags")}) {
+    size_t start = 0;
+    while (start < text.size()) {
+      const size_t end = std::min(text.find(';', start), text.size());
+      const std::string flag = text.substr(start, end - start);
+      if (!flag.empty() && std::find(seen.begin(), seen.end(), flag) == seen.end())
+        seen.push_back(flag);
+      start = end + 1;
+    }
+  }
+  std::string out;
+  for (const auto& f : seen) out += (out.empty() ? "" : ";") + f;
+  return out;
+}
+
 struct Pairing {
   size_t base_row, candidate_row;
 };
@@ -78,6 +98,7 @@ ComparedRow judge(const CsvTable& bt, size_t br, const CsvTable& ct, size_t cr,
   row.candidate_status = ct.at(cr, "status");
   row.base = value(bt, br, metric.name);
   row.candidate = value(ct, cr, metric.name);
+  row.flags = merged_flags(bt, br, ct, cr);
   if (row.base_status != "ok" || row.candidate_status != "ok" || !row.base || !row.candidate)
     return row;
   if (*row.base == *row.candidate) {

@@ -41,6 +41,7 @@ struct ComparedRow {
   double band =
       0;  // relative change inside which a noisy metric is "within noise"; 0: deterministic
   bool regression = false;  // worse, beyond the band, and by more than fail_on_regression_pct
+  std::string flags;        // the two rows' flags, each once (clock_throttled, noise_target_missed)
 };
 
 struct Geomean {
@@ -71,8 +72,11 @@ Comparison compare_reports(const CsvTable& base, const CsvTable& candidate,
 // One report: every backend against options.baseline_backend at the same (point_id, timing_mode).
 Comparison compare_backends(const CsvTable& report, const CompareOptions& options);
 
-// The renderer (compare_print.cpp): text or markdown tables of a Comparison; it computes nothing.
-void print_comparison(const Comparison& comparison, std::ostream& out, bool markdown);
+enum class CompareFormat { text, markdown, json };
+
+// The renderer (compare_print.cpp): text or markdown tables, or one JSON document, of a
+// Comparison; it computes nothing.
+void print_comparison(const Comparison& comparison, std::ostream& out, CompareFormat format);
 
 // Throws InputError unless the table carries this attnbench's schema version and the needed
 // columns.
