@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <sstream>
 
 namespace attnbench {
@@ -380,6 +381,59 @@ TEST_F(Cli, CompareFailsOnARegressionBeyondNoise) {
   EXPECT_EQ(run("compare " + base + " " + slow + " --output-format yaml").code, 2);
   EXPECT_EQ(run("compare " + base).code, 2);  // one report needs --baseline
   EXPECT_EQ(run("compare " + base + " " + write("bad.csv", "a,b\n1\n")).code, 2);
+}
+
+// export --format gbench: one Google Benchmark entry per row, failed rows as gbench's failed
+// benchmarks, and every key Google Benchmark's own JSON has, with the same JSON types.
+TEST_F(Cli, ExportWritesGoogleBenchmarkJson) {
+  const std::string config = write("e.yaml", small_sweep("naive, zeros"));
+  run("run " + config + " --plugin-dir " +
+      plugin_folder(dir_, {"naive"}, {ATTNBENCH_FAULTY_PLUGIN_DIR}) + " -o " + path("e.csv"));
+  const Result r = run("export " + path("e.csv") + " --format gbench -o " + path("e.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::ifstream in(path("e.json"));
+  const auto ours = nlohmann::json::parse(in);
+  const auto rows = rows_of(path("e.csv"));
+  ASSERT_EQ(ours.at("benchmarks").size(), rows.size());
+  for (const auto& b : ours.at("benchmarks")) {
+    const std::string name = b.at("name");
+    EXPECT_EQ(b.at("time_unit"), "ms");
+    if (name.find("/naive/") != std::string::npos) {
+      EXPECT_FALSE(b.contains("error_occurred")) << name;
+      EXPECT_GT(b.at("real_time").get<double>(), 0) << name;
+      EXPECT_GT(b.at("iterations").get<int64_t>(), 0) << name;
+      EXPECT_TRUE(b.contains("host_us") && b.contains("rel_err")) << name;
+    } else {
+      EXPECT_EQ(b.at("error_occurred"), true) << name;
+      EXPECT_EQ(b.at("error_message").get<std::string>().rfind("wrong: ", 0), 0u) << name;
+    }
+  }
+  EXPECT_EQ(ours.at("benchmarks").at(0).at("name"), "b1-h2-s32-d16-fp32-causal-cpu/naive/wall");
+  EXPECT_EQ(run("export " + path("e.csv") + " --format csv").code, 2);
+  EXPECT_EQ(run("export " + path("nothing.csv") + " --format gbench").code, 2);
+#ifdef ATTNBENCH_GBENCH_TOOL
+  // Google Benchmark's own file, from the plugin-overhead benchmark (one short run).
+  const std::string tool = std::string(ATTNBENCH_GBENCH_TOOL) + " --plugin-dir " +
+                           ATTNBENCH_PLUGIN_DIR +
+                           " --benchmark_filter=plugin/naive/cpu --benchmark_min_time=0.01" +
+                           " --benchmark_out_format=json --benchmark_out=" + path("g.json") + " >" +
+                           path("g.log") + " 2>&1";
+  ASSERT_EQ(std::system(tool.c_str()), 0) << tool;
+  std::ifstream gin(path("g.json"));
+  ASSERT_TRUE(gin) << tool;
+  const auto theirs = nlohmann::json::parse(gin);
+  auto same_keys = [](const nlohmann::json& want, const nlohmann::json& got, const char* what) {
+    for (const auto& [key, value] : want.items()) {
+      ASSERT_TRUE(got.contains(key)) << what << " lacks '" << key << "'";
+      EXPECT_EQ(got.at(key).is_number(), value.is_number()) << what << " '" << key << "'";
+      EXPECT_EQ(got.at(key).is_string(), value.is_string()) << what << " '" << key << "'";
+      EXPECT_EQ(got.at(key).is_array(), value.is_array()) << what << " '" << key << "'";
+    }
+  };
+  same_keys(theirs.at("context"), ours.at("context"), "context");
+  ASSERT_FALSE(theirs.at("benchmarks").empty());
+  same_keys(theirs.at("benchmarks").at(0), ours.at("benchmarks").at(0), "benchmark");
+#endif
 }
 
 TEST_F(Cli, CompareBackendsByMetricFromTheCommandLine) {

@@ -39,6 +39,8 @@ int cmd_worker(const std::vector<std::string>& plugin_dirs, int protocol_fd);
 // 0, or 1 when --fail-on-regression found a regression.
 int cmd_compare(const CompareArgs& args);
 int cmd_summary(const std::string& report);
+// A report in another format: "gbench" (Google Benchmark JSON) to `output`, or stdout when empty.
+int cmd_export(const std::string& report, const std::string& format, const std::string& output);
 int cmd_calibrate(const std::string& output);
 
 // attnbench-measure, beside this executable: the worker and every command that needs LibTorch.

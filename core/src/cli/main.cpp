@@ -113,6 +113,15 @@ int main(int argc, char** argv) {
   worker->add_option("--plugin-dir", worker_plugin_dirs)->expected(1)->take_all();
   worker->add_option("--protocol-fd", worker_fd);
 
+  std::string export_file, export_format, export_output;
+  auto* exporter = app.add_subcommand(
+      "export", "Write a report in another format (gbench: Google Benchmark JSON)");
+  exporter->add_option("report", export_file, "Report CSV")->required();
+  exporter->add_option("--format", export_format, "gbench")
+      ->required()
+      ->check(CLI::IsMember({"gbench"}));
+  exporter->add_option("-o,--output", export_output, "Output file (default: standard output)");
+
   std::string summary_file;
   auto* summary = app.add_subcommand("summary", "Print the summary table of a report");
   summary->add_option("report", summary_file, "Report CSV")->required();
@@ -148,6 +157,7 @@ int main(int argc, char** argv) {
 #endif
     if (*run) return cmd_run(run_args);
     if (*compare) return cmd_compare(compare_args);
+    if (*exporter) return cmd_export(export_file, export_format, export_output);
     if (*summary) return cmd_summary(summary_file);
   } catch (const InputError& e) {
     std::cerr << "attnbench: " << e.what() << '\n';

@@ -1,0 +1,109 @@
+#include "report/export_gbench.hpp"
+
+#include "base/errors.hpp"
+#include "report/schema.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+
+namespace attnbench {
+
+namespace {
+
+std::optional<double> number(const CsvTable& t, size_t row, const std::string& column) {
+  const int c = t.column(column);
+  if (c < 0 || t.rows[row][static_cast<size_t>(c)].empty()) return std::nullopt;
+  try {
+    return std::stod(t.rows[row][static_cast<size_t>(c)]);
+  } catch (const std::exception&) {
+    throw InputError(t.path + ": column '" + column + "' holds '" +
+                     t.rows[row][static_cast<size_t>(c)] + "', not a number");
+  }
+}
+
+std::string text(const CsvTable& t, size_t row, const std::string& column) {
+  return t.column(column) < 0 ? std::string() : t.at(row, column);
+}
+
+}  // namespace
+
+void write_gbench_json(const CsvTable& t, std::ostream& out) {
+  using nlohmann::json;
+  for (const char* needed : {"schema_version", "point_id", "backend", "timing_mode", "status"})
+    if (t.column(needed) < 0)
+      throw InputError(t.path + ": not an attnbench report (no column '" + needed + "')");
+  for (size_t r = 0; r < t.rows.size(); ++r)
+    if (!readable_schema_version(t.at(r, "schema_version")))
+      throw InputError(t.path + ": schema version '" + t.at(r, "schema_version") +
+                       "', this attnbench reads versions 1 to " +
+                       std::to_string(kCsvSchemaVersion));
+
+  // A family is one (point, backend); its instances are the timing modes.
+  std::map<std::string, int> family_index, instances;
+  json benchmarks = json::array();
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    const std::string family = t.at(r, "point_id") + "/" + t.at(r, "backend");
+    const std::string name = family + "/" + t.at(r, "timing_mode");
+    if (!family_index.count(family)) family_index[family] = static_cast<int>(family_index.size());
+    json b = {{"name", name},
+              {"family_index", family_index[family]},
+              {"per_family_instance_index", instances[family]++},
+              {"run_name", name},
+              {"run_type", "iteration"},
+              {"repetitions", 1},
+              {"repetition_index", 0},
+              {"threads", 1}};
+    const auto median = number(t, r, "time_ms_median");
+    if (t.at(r, "status") != "ok" || !median) {
+      b["error_occurred"] = true;
+      b["error_message"] = t.at(r, "status") + ": " + text(t, r, "reason");
+      b["iterations"] = 0;
+      b["real_time"] = 0.0;
+      b["cpu_time"] = 0.0;
+      b["time_unit"] = "ms";
+      benchmarks.push_back(std::move(b));
+      continue;
+    }
+    const double samples = number(t, r, "samples").value_or(1);
+    const double calls = number(t, r, "calls_per_sample").value_or(1);
+    const auto host_us = number(t, r, "cpu_us_median");
+    b["iterations"] = static_cast<int64_t>(samples * calls);
+    b["real_time"] = *median;
+    b["cpu_time"] = host_us ? *host_us / 1000 : *median;
+    b["time_unit"] = "ms";
+    for (const auto& [counter, column] : {std::pair{"TFLOP/s", "tflops"},
+                                          {"kernels", "kernels_per_call"},
+                                          {"host_us", "cpu_us_median"},
+                                          {"rel_err", "rel_err"},
+                                          {"p10_ms", "time_ms_p10"},
+                                          {"p90_ms", "time_ms_p90"}})
+      if (const auto v = number(t, r, column)) b[counter] = *v;
+    benchmarks.push_back(std::move(b));
+  }
+
+  // Google Benchmark's context, from what the report recorded; 0 and empty where attnbench
+  // records nothing (the host's CPUs and caches), plus attnbench's own keys.
+  const size_t first = 0;
+  const bool any = !t.rows.empty();
+  const json context = {
+      {"date", any ? text(t, first, "started_at") : ""},
+      {"host_name", any ? text(t, first, "device_name") : ""},
+      {"executable", "attnbench run " + (any ? text(t, first, "config") : std::string())},
+      {"num_cpus", 0},
+      {"mhz_per_cpu", 0},
+      {"cpu_scaling_enabled", false},
+      {"caches", json::array()},
+      {"load_avg", json::array()},
+      {"library_build_type", "release"},
+      {"attnbench_report", t.path},
+      {"attnbench_git_sha", any ? text(t, first, "git_sha") : ""},
+      {"attnbench_torch_version", any ? text(t, first, "torch_version") : ""},
+      {"attnbench_config_fingerprint", any ? text(t, first, "config_fingerprint") : ""}};
+  out << json{{"context", context}, {"benchmarks", benchmarks}}.dump(2, ' ', false,
+                                                                     json::error_handler_t::replace)
+      << '\n';
+}
+
+}  // namespace attnbench
