@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds attnbench on the GPU machine and runs the named steps, copying results to $OUT.
 # Usage (from the repository root there): tools/device_run.sh STEP... with steps among
-#   build tests seed seqlen dtypes decode gqa training example calibrate ncu bench smoke faults isolation
+#   build tests seed seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults isolation
 # tests writes results/h200/tests.txt (ctest) and results/h200/gpu-tests.txt (the GPU tests' own output).
 # The device machine has no .git: pass the commit as ATTNBENCH_GIT_SHA.
 set -uo pipefail
@@ -60,6 +60,13 @@ for step in "$@"; do
           -o "results/h200/wmma-$c.csv" 2>"$out/wmma-$c.stderr" | tee "$out/wmma-$c.summary" | tail -45
       done
       unset ATTNBENCH_PLUGIN_PATH
+      ;;
+    clocks)
+      log clocks
+      # The seed sweep with the GPU's clock, power and temperature per row, and its Google
+      # Benchmark JSON.
+      "$build/attnbench" run configs/seed.yaml --force -o results/h200/clocks-seed.csv 2>"$out/clocks.stderr" | tail -5
+      "$build/attnbench" export results/h200/clocks-seed.csv --format gbench -o results/h200/clocks-seed.gbench.json
       ;;
     dtypes)
       log dtypes
