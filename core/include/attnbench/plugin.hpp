@@ -1,6 +1,7 @@
 // attnbench plugin API. This is the only header a backend plugin needs.
 //
-// A plugin is one shared library in plugins/<name>/ that defines a class derived from
+// A plugin is one shared library (built with attnbench_add_plugin(), in your own repository
+// against an installed attnbench or in plugins/<name>/) that defines a class derived from
 // attnbench::Backend (see backend.hpp) and exports it with ATTNBENCH_PLUGIN(ClassName). The
 // harness:
 //   1. reads `attnbench_abi_version` and the factory's symbol from the file, before loading it (no
