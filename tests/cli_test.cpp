@@ -436,6 +436,39 @@ TEST_F(Cli, ExportWritesGoogleBenchmarkJson) {
 #endif
 }
 
+// Runs keep their raw samples by default and compare finds them next to each report: the time
+// rows are judged on bootstrap intervals, not on the noise columns.
+TEST_F(Cli, CompareJudgesTimeOnTheSamplesBesideEachReport) {
+  const std::string config = write("a.yaml", small_sweep("naive"));
+  const std::string plugins = plugin_folder(dir_, {"naive"}, {});
+  for (const char* name : {"a", "b"})
+    ASSERT_EQ(run("run " + config + " --plugin-dir " + plugins + " -o " +
+                  path(std::string(name) + ".csv"))
+                  .code,
+              0);
+  ASSERT_TRUE(fs::exists(path("a.samples.csv")));
+  const Result r = run("compare " + path("a.csv") + " " + path("b.csv") +
+                       " --metric time_ms_median,cpu_us_median --output-format json");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto doc = nlohmann::json::parse(r.output);
+  const auto& time_rows = doc.at("metrics").at(0).at("rows");
+  ASSERT_EQ(time_rows.size(), 2u);
+  for (const auto& row : time_rows) {
+    EXPECT_EQ(row.at("interval_from"), "samples");
+    EXPECT_LE(row.at("ci_low").get<double>(), row.at("ci_high").get<double>());
+    EXPECT_EQ(row.at("threshold"), 0.05);
+  }
+  for (const auto& row : doc.at("metrics").at(1).at("rows")) {
+    EXPECT_EQ(row.at("interval_from"), "noise");  // host time has no samples file
+    EXPECT_EQ(row.at("threshold"), 0.35);
+  }
+  const Result strict = run("compare " + path("a.csv") + " " + path("b.csv") +
+                            " --threshold 2.5 --output-format json");
+  EXPECT_EQ(
+      nlohmann::json::parse(strict.output).at("metrics").at(0).at("rows").at(0).at("threshold"),
+      0.025);
+}
+
 TEST_F(Cli, CompareBackendsByMetricFromTheCommandLine) {
   const std::string one =
       write("one.csv", header_line() + report("inplace", "2.0", "5") + report("naive", "2.5", "6") +

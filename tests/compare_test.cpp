@@ -1,12 +1,14 @@
 #include "report/compare.hpp"
 #include "base/errors.hpp"
 #include "base/names.hpp"
+#include "measure/stats.hpp"
 #include "report/schema.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <random>
 #include <sstream>
 
 namespace attnbench {
@@ -68,9 +70,12 @@ TEST(Compare, RunAgainstRunJoinsRowsAndJudgesEachAgainstItsNoise) {
   const MetricComparison& mc = c.metrics[0];
   ASSERT_EQ(mc.rows.size(), 4u);
 
-  const ComparedRow& small = find(mc, "flash", "s512");  // 1.5% inside the 2% band
-  EXPECT_EQ(small.verdict, Verdict::within_noise);
+  const ComparedRow& small = find(mc, "flash", "s512");  // 1.5%, +-2% noise: inside 5%
+  EXPECT_EQ(small.verdict, Verdict::same);
   EXPECT_DOUBLE_EQ(small.band, 0.02);
+  EXPECT_DOUBLE_EQ(small.ci_low, 1.015 / 1.02);
+  EXPECT_DOUBLE_EQ(small.ci_high, 1.015 * 1.02);
+  EXPECT_DOUBLE_EQ(small.threshold, 0.05);
   EXPECT_DOUBLE_EQ(small.ratio, 1.015);
   EXPECT_FALSE(small.regression);
   const ComparedRow& slow = find(mc, "flash", "s1024");
@@ -94,22 +99,35 @@ TEST(Compare, RunAgainstRunJoinsRowsAndJudgesEachAgainstItsNoise) {
   EXPECT_NEAR(mc.geomeans[1].ratio, 0.8, 1e-12);
 }
 
-TEST(Compare, TheBandIsTheSumOfBothNoisesButNeverBelowTheMinimum) {
-  const CsvTable base =
-      table({timed("flash", 512, 1.0, 0.001), timed("flash", 1024, 1.0, 0.03)}, "a.csv");
-  const CsvTable next =
-      table({timed("flash", 512, 1.015, 0.002), timed("flash", 1024, 1.05, 0.01)}, "b.csv");
+// Without samples the interval is the ratio times or over (1 + band), the band the two rows' noise
+// added and at least 1%; the verdict is where that interval lies against the threshold.
+TEST(Compare, WithoutSamplesTheIntervalComesFromBothNoises) {
+  const CsvTable base = table({timed("flash", 512, 1.0, 0.001), timed("flash", 1024, 1.0, 0.03),
+                               timed("flash", 2048, 1.0, 0.01)},
+                              "a.csv");
+  const CsvTable next = table({timed("flash", 512, 1.07, 0.002), timed("flash", 1024, 1.05, 0.01),
+                               timed("flash", 2048, 1.02, 0.01)},
+                              "b.csv");
   const Comparison c = compare_reports(base, next, with({"time_ms_median"}));
   const ComparedRow& quiet = find(c.metrics[0], "flash", "s512");
-  EXPECT_DOUBLE_EQ(quiet.band, 0.01);  // 0.3% of noise: the 1% floor applies
-  EXPECT_EQ(quiet.verdict, Verdict::worse);
+  EXPECT_DOUBLE_EQ(quiet.band, 0.01);        // 0.3% of noise: the 1% floor applies
+  EXPECT_EQ(quiet.verdict, Verdict::worse);  // [1.059, 1.081]: all beyond 5%
   const ComparedRow& noisy = find(c.metrics[0], "flash", "s1024");
   EXPECT_DOUBLE_EQ(noisy.band, 0.04);
-  EXPECT_EQ(noisy.verdict, Verdict::worse);  // 5% beyond a 4% band
-  CompareOptions wide = with({"time_ms_median"});
-  wide.min_band = 0.02;
-  EXPECT_EQ(find(compare_reports(base, next, wide).metrics[0], "flash", "s512").verdict,
-            Verdict::within_noise);
+  EXPECT_EQ(noisy.verdict, Verdict::unsure);  // [1.010, 1.092] straddles 5%
+  EXPECT_EQ(find(c.metrics[0], "flash", "s2048").verdict, Verdict::same);  // [1.000, 1.040]
+}
+
+TEST(Compare, TheThresholdDecidesWhatCounts) {
+  const CsvTable base = table({timed("flash", 512, 1.0, 0.005)}, "a.csv");
+  const CsvTable next = table({timed("flash", 512, 1.03, 0.005)}, "b.csv");  // [1.02, 1.04]
+  EXPECT_EQ(compare_reports(base, next, with({"time_ms_median"})).metrics[0].rows[0].verdict,
+            Verdict::same);  // inside the default 5%
+  CompareOptions strict = with({"time_ms_median"});
+  strict.threshold_pct = 1;
+  EXPECT_EQ(compare_reports(base, next, strict).metrics[0].rows[0].verdict, Verdict::worse);
+  strict.threshold_pct = 3;
+  EXPECT_EQ(compare_reports(base, next, strict).metrics[0].rows[0].verdict, Verdict::unsure);
 }
 
 TEST(Compare, RegressionNeedsWorseBeyondTheBandAndBeyondThePercentage) {
@@ -171,7 +189,13 @@ TEST(Compare, HostTimeNoiseComesFromItsQuantiles) {
   const Comparison c =
       compare_reports(table({a}, "a.csv"), table({b}, "b.csv"), with({"cpu_us_median"}));
   EXPECT_NEAR(c.metrics[0].rows[0].band, 0.1, 1e-12);
-  EXPECT_EQ(c.metrics[0].rows[0].verdict, Verdict::worse);  // 15% beyond 10%
+  EXPECT_DOUBLE_EQ(c.metrics[0].rows[0].threshold, 0.35);  // host time moves more run to run
+  EXPECT_EQ(c.metrics[0].rows[0].verdict, Verdict::same);  // [1.045, 1.265] inside 35%
+  CompareOptions strict = with({"cpu_us_median"});
+  strict.threshold_pct = 4;
+  EXPECT_EQ(
+      compare_reports(table({a}, "a.csv"), table({b}, "b.csv"), strict).metrics[0].rows[0].verdict,
+      Verdict::worse);
 }
 
 TEST(Compare, UnmeasuredValuesAreNotComparable) {
@@ -281,7 +305,8 @@ TEST(Compare, NoisyMetricsOfTheTimeShareItsNoise) {
       compare_reports(table({a}, "a.csv"), table({b}, "b.csv"), with({"tflops", "pct_of_peak"}));
   for (const auto& mc : c.metrics) {
     EXPECT_DOUBLE_EQ(mc.rows[0].band, 0.04) << mc.metric.name;
-    EXPECT_EQ(mc.rows[0].verdict, Verdict::within_noise) << mc.metric.name;
+    // [0.990, 1.071]: up to 7% more TFLOP/s is possible, beyond the 5% threshold.
+    EXPECT_EQ(mc.rows[0].verdict, Verdict::unsure) << mc.metric.name;
   }
   Row e = a, f = a;
   e.rel_err = 0.001, f.rel_err = 0.002;
@@ -359,7 +384,62 @@ TEST(Compare, AMissingNoiseCountsAsNone) {
   a.time_rel_noise.reset(), b.time_rel_noise.reset();
   const Comparison c = compare_reports(table({a}, "a.csv"), table({b}, "b.csv"), {});
   EXPECT_DOUBLE_EQ(c.metrics[0].rows[0].band, 0.01);  // the floor alone
-  EXPECT_EQ(c.metrics[0].rows[0].verdict, Verdict::within_noise);
+  EXPECT_EQ(c.metrics[0].rows[0].verdict, Verdict::same);
+}
+
+// Raw samples decide the time metrics: a bootstrap interval of the ratio of medians.
+std::vector<double> noisy_samples(double median, double rel_noise, int n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise(0, rel_noise);
+  std::vector<double> out;
+  for (int i = 0; i < n; ++i) out.push_back(median * (1 + noise(rng)));
+  return out;
+}
+
+TEST(Compare, SamplesGiveABootstrapIntervalAndTheVerdict) {
+  Row flash_base = timed("flash", 512, 1.0, 0.02), flash_new = timed("flash", 512, 1.3, 0.02);
+  flash_base.tflops = 100, flash_new.tflops = 100 / 1.3;
+  const CsvTable base = table({flash_base, timed("cudnn", 512, 1.0, 0.02)}, "a.csv");
+  const CsvTable next = table({flash_new, timed("cudnn", 512, 1.0, 0.02)}, "b.csv");
+  SampleSets bs, ns;
+  bs["s512|flash|cold"] = noisy_samples(1.0, 0.02, 200, 1);
+  bs["s512|cudnn|cold"] = noisy_samples(1.0, 0.02, 200, 2);
+  ns["s512|flash|cold"] = noisy_samples(1.3, 0.02, 200, 3);  // 30% slower
+  ns["s512|cudnn|cold"] = noisy_samples(1.0, 0.02, 200, 4);  // the same distribution
+  const Comparison c = compare_reports(base, next, with({"time_ms_median", "tflops"}), bs, ns);
+  const ComparedRow& slow = find(c.metrics[0], "flash", "s512");
+  EXPECT_TRUE(slow.from_samples);
+  EXPECT_EQ(slow.verdict, Verdict::worse);
+  EXPECT_GT(slow.ci_low, 1.25);
+  EXPECT_LT(slow.ci_high, 1.35);
+  const ComparedRow& same = find(c.metrics[0], "cudnn", "s512");
+  EXPECT_EQ(same.verdict, Verdict::same);
+  EXPECT_LT(same.ci_low, 1.0);
+  EXPECT_GT(same.ci_high, 1.0);
+  // TFLOP/s is the inverse of the time: its interval too.
+  const ComparedRow& tflops = find(c.metrics[1], "flash", "s512");
+  EXPECT_TRUE(tflops.from_samples);
+  EXPECT_DOUBLE_EQ(tflops.ci_low, 1 / slow.ci_high);
+  EXPECT_EQ(tflops.verdict, Verdict::worse);
+  // The same inputs give the same interval.
+  const Comparison again = compare_reports(base, next, with({"time_ms_median", "tflops"}), bs, ns);
+  EXPECT_EQ(find(again.metrics[0], "flash", "s512").ci_low, slow.ci_low);
+  // Fewer than 5 samples: the noise columns decide.
+  ns["s512|cudnn|cold"].resize(4);
+  EXPECT_FALSE(find(compare_reports(base, next, with({"time_ms_median"}), bs, ns).metrics[0],
+                    "cudnn", "s512")
+                   .from_samples);
+}
+
+TEST(Compare, BootstrapIntervalCoversTheTrueRatio) {
+  int covered = 0;
+  for (uint64_t trial = 0; trial < 40; ++trial) {
+    const auto a = noisy_samples(1.0, 0.05, 100, 100 + trial);
+    const auto b = noisy_samples(1.2, 0.05, 100, 200 + trial);
+    const RatioInterval ci = median_ratio_interval(a, b, trial);
+    covered += ci.low <= 1.2 && 1.2 <= ci.high;
+  }
+  EXPECT_GE(covered, 34);  // a 95% interval: about 38 of 40
 }
 
 TEST(Compare, EveryDocumentedMetricIsKnown) {

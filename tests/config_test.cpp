@@ -265,7 +265,7 @@ TEST(Config, DefaultsWhenKeysAreLeftOut) {
   EXPECT_DOUBLE_EQ(c.measurement.max_time_s, defaults.max_time_s);
   EXPECT_EQ(c.measurement.timing_modes, std::vector<TimingMode>{TimingMode::cold});
   EXPECT_EQ(c.measurement.passes, all_passes());
-  EXPECT_FALSE(c.measurement.keep_samples);
+  EXPECT_TRUE(c.measurement.keep_samples);  // compare judges time on the raw samples
   EXPECT_TRUE(c.backends.empty());
   EXPECT_EQ(c.tolerance, default_tolerances());
   EXPECT_FALSE(c.peak_tflops);

@@ -26,7 +26,7 @@ TEST(Names, EveryTableReadsBackWhatItWrites) {
   expect_round_trip<Direction>({"fwd", "bwd"});
   expect_round_trip<Status>({"ok", "unsupported", "wrong", "error", "oom", "crashed", "timeout"});
   expect_round_trip<ActivityKind>({"kernel", "memcpy", "memset"});
-  expect_round_trip<Verdict>({"same", "within noise", "better", "worse", "n/a"});
+  expect_round_trip<Verdict>({"same", "unsure", "better", "worse", "n/a"});
 }
 
 TEST(Names, AliasesAreReadButNeverWritten) {

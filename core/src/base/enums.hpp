@@ -32,6 +32,7 @@ enum class Status { ok, unsupported, wrong, error, oom, crashed, timeout };
 enum class ActivityKind { kernel, memcpy, memset };
 
 // compare's judgement of one row.
-enum class Verdict { same, within_noise, better, worse, not_comparable };
+// same: the change's interval lies within the threshold; unsure: it straddles the threshold.
+enum class Verdict { same, unsure, better, worse, not_comparable };
 
 }  // namespace attnbench

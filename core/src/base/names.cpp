@@ -73,7 +73,7 @@ const std::vector<EnumName<ActivityKind>>& name_table() {
 template <>
 const std::vector<EnumName<Verdict>>& name_table() {
   static const std::vector<EnumName<Verdict>> t = {{Verdict::same, "same"},
-                                                   {Verdict::within_noise, "within noise"},
+                                                   {Verdict::unsure, "unsure"},
                                                    {Verdict::better, "better"},
                                                    {Verdict::worse, "worse"},
                                                    {Verdict::not_comparable, "n/a"}};

@@ -9,17 +9,19 @@ int cmd_compare(const CompareArgs& args) {
   CompareOptions options;
   if (!args.metrics.empty()) options.metrics = args.metrics;
   if (args.fail_pct >= 0) options.fail_on_regression_pct = args.fail_pct;
+  if (args.threshold_pct >= 0) options.threshold_pct = args.threshold_pct;
   Comparison comparison;
   if (args.files.size() == 1) {
     if (args.baseline.empty())
       throw InputError(
           "compare: one report needs --baseline BACKEND; two reports compare run against run");
     options.baseline_backend = args.baseline;
-    comparison = compare_backends(read_csv(args.files[0]), options);
+    comparison = compare_backends(read_csv(args.files[0]), options, read_samples(args.files[0]));
   } else if (args.files.size() == 2) {
     if (!args.baseline.empty())
       throw InputError("compare: --baseline compares backends inside one report; give one file");
-    comparison = compare_reports(read_csv(args.files[0]), read_csv(args.files[1]), options);
+    comparison = compare_reports(read_csv(args.files[0]), read_csv(args.files[1]), options,
+                                 read_samples(args.files[0]), read_samples(args.files[1]));
   } else {
     throw InputError("compare: give one report (with --baseline) or two reports");
   }

@@ -28,6 +28,7 @@ struct CompareArgs {
   bool markdown = false;        // the same as format "markdown"
   std::string format = "text";  // text | markdown | json
   double fail_pct = -1;         // -1: not given
+  double threshold_pct = -1;    // -1: each metric's own
 };
 
 int cmd_list(const std::vector<std::string>& plugin_dirs);

@@ -102,9 +102,13 @@ int main(int argc, char** argv) {
                     "Markdown tables (--output-format markdown)");
   compare
       ->add_option("--fail-on-regression", compare_args.fail_pct,
-                   "Exit 1 if a row is worse beyond its noise band (the two rows' noise, at least "
-                   "1%; none for "
-                   "counts) and by more than PCT percent")
+                   "Exit 1 if a row is `worse` (its whole interval beyond the threshold; any "
+                   "change for counts) and by more than PCT percent")
+      ->check(CLI::NonNegativeNumber);
+  compare
+      ->add_option("--threshold", compare_args.threshold_pct,
+                   "Smallest change in percent that counts for time metrics (default 5; host time "
+                   "35): inside it `same`, across it `unsure`")
       ->check(CLI::NonNegativeNumber);
 
   std::vector<std::string> worker_plugin_dirs;

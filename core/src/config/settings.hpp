@@ -26,8 +26,8 @@ struct MeasureSettings {
   double batch_sample_ms = 2.0;  // `batch`/`graph`: calls per sample chosen to fill this long
   int kernel_pass_iterations = 3;
   int cpu_pass_calls = 200;
-  bool keep_samples = false;  // write raw samples to <output>.samples.csv
-  double timeout_s = 600;     // a worker not done with one (point, backend) by then is killed
+  bool keep_samples = true;  // write raw samples to <output>.samples.csv (compare judges on them)
+  double timeout_s = 600;    // a worker not done with one (point, backend) by then is killed
   std::vector<Pass> passes = all_passes();
 
   bool wants(Pass pass) const;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <random>
 
 namespace attnbench {
 
@@ -84,6 +85,35 @@ SampleRun sample_until_stable(const MeasureSettings& settings,
 int calls_per_sample(double batch_sample_ms, double est_call_ms) {
   return static_cast<int>(
       std::clamp(std::ceil(batch_sample_ms / std::max(est_call_ms, 1e-3)), 1.0, 10000.0));
+}
+
+RatioInterval median_ratio_interval(const std::vector<double>& base,
+                                    const std::vector<double>& candidate, uint64_t seed,
+                                    int resamples) {
+  if (base.empty() || candidate.empty()) return {};
+  std::mt19937_64 rng(seed);
+  std::vector<double> draw;
+  auto resampled_median = [&](const std::vector<double>& from) {
+    std::uniform_int_distribution<size_t> pick(0, from.size() - 1);
+    draw.resize(from.size());
+    for (auto& x : draw) x = from[pick(rng)];
+    auto mid = draw.begin() + static_cast<std::ptrdiff_t>(draw.size() / 2);
+    std::nth_element(draw.begin(), mid, draw.end());
+    return *mid;
+  };
+  std::vector<double> ratios;
+  ratios.reserve(static_cast<size_t>(resamples));
+  for (int i = 0; i < resamples; ++i) {
+    const double b = resampled_median(base);
+    const double c = resampled_median(candidate);
+    if (b > 0) ratios.push_back(c / b);
+  }
+  if (ratios.empty()) return {};
+  std::sort(ratios.begin(), ratios.end());
+  auto at = [&](double q) {
+    return ratios[std::min(ratios.size() - 1, static_cast<size_t>(q * (ratios.size() - 1) + 0.5))];
+  };
+  return {at(0.025), at(0.975)};
 }
 
 }  // namespace attnbench

@@ -3,6 +3,7 @@
 
 #include "config/settings.hpp"
 
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -35,6 +36,16 @@ double steady_seconds();
 SampleRun sample_until_stable(const MeasureSettings& settings,
                               const std::function<double()>& sample,
                               const std::function<double()>& now_s = steady_seconds);
+
+// 95% percentile-bootstrap interval of median(candidate) / median(base): both sample sets resampled
+// with replacement `resamples` times by a generator seeded with `seed`, so the same inputs always
+// give the same interval (as nvbench's robust compare does).
+struct RatioInterval {
+  double low = 1, high = 1;
+};
+RatioInterval median_ratio_interval(const std::vector<double>& base,
+                                    const std::vector<double>& candidate, uint64_t seed,
+                                    int resamples = 1000);
 
 // `batch` and `graph`: calls per sample so that one sample lasts about `batch_sample_ms` (1 to
 // 10000).

@@ -1,22 +1,32 @@
 #include "report/compare.hpp"
 
 #include "base/errors.hpp"
+#include "base/hash.hpp"
+#include "measure/stats.hpp"
 #include "report/schema.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 
 namespace attnbench {
 
+namespace {
+// From A/A runs on the H200 (two identical seed sweeps back to back): GPU medians 1-4.5% apart,
+// host time per call 15-32% apart.
+constexpr double kTimeThreshold = 0.05;
+constexpr double kHostTimeThreshold = 0.35;
+}  // namespace
+
 const std::vector<Metric>& metric_table() {
   static const std::vector<Metric> metrics = {
-      {"time_ms_median", false, "time_rel_noise", "", ""},
-      {"time_ms_p10", false, "time_rel_noise", "", ""},
-      {"time_ms_p90", false, "time_rel_noise", "", ""},
-      {"tflops", true, "time_rel_noise", "", ""},
-      {"pct_of_peak", true, "time_rel_noise", "", ""},
-      {"cpu_us_median", false, "", "cpu_us_p10", "cpu_us_p90"},
+      {"time_ms_median", false, "time_rel_noise", "", "", kTimeThreshold, true},
+      {"time_ms_p10", false, "time_rel_noise", "", "", kTimeThreshold},
+      {"time_ms_p90", false, "time_rel_noise", "", "", kTimeThreshold},
+      {"tflops", true, "time_rel_noise", "", "", kTimeThreshold, true},
+      {"pct_of_peak", true, "time_rel_noise", "", "", kTimeThreshold, true},
+      {"cpu_us_median", false, "", "cpu_us_p10", "cpu_us_p90", kHostTimeThreshold},
       {"aten_ops_per_call", false, "", "", ""},
       {"aten_ops_nested_per_call", false, "", "", ""},
       {"aten_copies_per_call", false, "", "", ""},
@@ -88,8 +98,32 @@ struct Pairing {
   size_t base_row, candidate_row;
 };
 
+std::string sample_key(const std::string& point, const std::string& backend,
+                       const std::string& mode) {
+  return point + "|" + backend + "|" + mode;
+}
+
+const std::vector<double>* samples_of(const SampleSets& sets, const ComparedRow& row,
+                                      const std::string& backend) {
+  auto it = sets.find(sample_key(row.point_id, backend, row.timing_mode));
+  return it == sets.end() || it->second.size() < 5 ? nullptr : &it->second;
+}
+
+// The verdict from where the ratio lies: beyond the threshold on one side, inside it, or across it.
+Verdict verdict_of(double low, double high, double threshold, bool higher_is_better) {
+  // u > 1 is worse, whichever way the metric points.
+  const double worse_low = higher_is_better ? 1 / high : low;
+  const double worse_high = higher_is_better ? 1 / low : high;
+  const double up = 1 + threshold, down = 1 / (1 + threshold);
+  if (worse_low > up) return Verdict::worse;
+  if (worse_high < down) return Verdict::better;
+  if (worse_low >= down && worse_high <= up) return Verdict::same;
+  return Verdict::unsure;
+}
+
 ComparedRow judge(const CsvTable& bt, size_t br, const CsvTable& ct, size_t cr,
-                  const Metric& metric, const CompareOptions& options) {
+                  const Metric& metric, const CompareOptions& options, const SampleSets& bs,
+                  const SampleSets& cs) {
   ComparedRow row;
   row.point_id = ct.at(cr, "point_id");
   row.backend = ct.at(cr, "backend");
@@ -101,34 +135,47 @@ ComparedRow judge(const CsvTable& bt, size_t br, const CsvTable& ct, size_t cr,
   row.flags = merged_flags(bt, br, ct, cr);
   if (row.base_status != "ok" || row.candidate_status != "ok" || !row.base || !row.candidate)
     return row;
-  if (*row.base == *row.candidate) {
+  row.ratio = *row.base != 0 ? *row.candidate / *row.base : INFINITY;
+  row.ci_low = row.ci_high = row.ratio;
+  if (!metric.deterministic()) {
+    row.threshold = options.threshold_pct ? *options.threshold_pct / 100 : metric.threshold;
+    const std::vector<double>* base_samples = samples_of(bs, row, bt.at(br, "backend"));
+    const std::vector<double>* new_samples = samples_of(cs, row, row.backend);
+    if (metric.from_time_samples && base_samples && new_samples) {
+      // The interval of the time ratio; a higher-is-better metric of the time is its inverse.
+      const RatioInterval t =
+          median_ratio_interval(*base_samples, *new_samples,
+                                fnv1a(sample_key(row.point_id, row.backend, row.timing_mode)));
+      row.ci_low = metric.higher_is_better ? 1 / t.high : t.low;
+      row.ci_high = metric.higher_is_better ? 1 / t.low : t.high;
+      row.from_samples = true;
+    } else {
+      row.band = std::max(options.min_band, noise(bt, br, metric) + noise(ct, cr, metric));
+      row.ci_low = row.ratio / (1 + row.band);
+      row.ci_high = row.ratio * (1 + row.band);
+    }
+  }
+  if (*row.base == *row.candidate && metric.deterministic()) {
     row.verdict = Verdict::same;
     return row;
   }
-  row.ratio = *row.base != 0 ? *row.candidate / *row.base : INFINITY;
-  if (!metric.deterministic())
-    row.band = std::max(options.min_band, noise(bt, br, metric) + noise(ct, cr, metric));
-  const double change = row.ratio - 1;
-  if (std::abs(change) <= row.band) {
-    row.verdict = Verdict::within_noise;
-    return row;
-  }
-  const bool worse = metric.higher_is_better ? change < 0 : change > 0;
-  row.verdict = worse ? Verdict::worse : Verdict::better;
-  row.regression = worse && options.fail_on_regression_pct &&
-                   std::abs(change) * 100 > *options.fail_on_regression_pct;
+  row.verdict = verdict_of(row.ci_low, row.ci_high, row.threshold, metric.higher_is_better);
+  const double change = metric.higher_is_better ? 1 / row.ratio - 1 : row.ratio - 1;
+  row.regression = row.verdict == Verdict::worse && options.fail_on_regression_pct &&
+                   change * 100 > *options.fail_on_regression_pct;
   return row;
 }
 
 Comparison compare_pairs(const std::vector<Pairing>& pairs, const CsvTable& bt, const CsvTable& ct,
-                         const CompareOptions& options, Comparison c) {
+                         const CompareOptions& options, const SampleSets& bs, const SampleSets& cs,
+                         Comparison c) {
   c.fail_on_regression_pct = options.fail_on_regression_pct;
   for (const auto& name : options.metrics) {
     MetricComparison mc;
     mc.metric = find_metric(name);
     std::map<std::string, std::pair<double, int>> log_sum;  // per backend: sum of log ratios, count
     for (const auto& p : pairs) {
-      ComparedRow row = judge(bt, p.base_row, ct, p.candidate_row, mc.metric, options);
+      ComparedRow row = judge(bt, p.base_row, ct, p.candidate_row, mc.metric, options, bs, cs);
       if (row.verdict != Verdict::not_comparable && std::isfinite(row.ratio) && row.ratio > 0) {
         auto& acc = log_sum[row.backend];
         acc.first += std::log(row.ratio);
@@ -152,6 +199,23 @@ std::string key(const CsvTable& t, size_t r, bool with_backend) {
 
 }  // namespace
 
+SampleSets read_samples(const std::string& report_csv) {
+  std::string path = report_csv;
+  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".csv") == 0)
+    path.resize(path.size() - 4);
+  path += ".samples.csv";
+  SampleSets sets;
+  if (!std::filesystem::exists(path)) return sets;
+  const CsvTable t = read_csv(path);
+  for (const char* needed : {"point_id", "backend", "timing_mode", "time_ms"})
+    if (t.column(needed) < 0) throw InputError(path + ": no column '" + std::string(needed) + "'");
+  for (size_t r = 0; r < t.rows.size(); ++r)
+    if (auto v = value(t, r, "time_ms"))
+      sets[sample_key(t.at(r, "point_id"), t.at(r, "backend"), t.at(r, "timing_mode"))].push_back(
+          *v);
+  return sets;
+}
+
 void check_report(const CsvTable& table, const std::vector<std::string>& metrics) {
   const int c = table.column("schema_version");
   if (c < 0) throw InputError(table.path + ": not an attnbench report (no schema_version column)");
@@ -173,7 +237,8 @@ void check_report(const CsvTable& table, const std::vector<std::string>& metrics
 }
 
 Comparison compare_reports(const CsvTable& base, const CsvTable& candidate,
-                           const CompareOptions& options) {
+                           const CompareOptions& options, const SampleSets& base_samples,
+                           const SampleSets& candidate_samples) {
   check_report(base, options.metrics);
   check_report(candidate, options.metrics);
   std::map<std::string, size_t> base_rows;
@@ -196,10 +261,12 @@ Comparison compare_reports(const CsvTable& base, const CsvTable& candidate,
   c.candidate_rows = candidate.rows.size();
   c.joined = pairs.size();
   c.only_in_base = base.rows.size() - pairs.size();
-  return compare_pairs(pairs, base, candidate, options, std::move(c));
+  return compare_pairs(pairs, base, candidate, options, base_samples, candidate_samples,
+                       std::move(c));
 }
 
-Comparison compare_backends(const CsvTable& table, const CompareOptions& options) {
+Comparison compare_backends(const CsvTable& table, const CompareOptions& options,
+                            const SampleSets& samples) {
   check_report(table, options.metrics);
   const std::string& baseline = options.baseline_backend.value();
   std::map<std::string, size_t> base_rows;
@@ -219,7 +286,7 @@ Comparison compare_backends(const CsvTable& table, const CompareOptions& options
   c.base_path = c.candidate_path = table.path;
   c.base_rows = c.candidate_rows = table.rows.size();
   c.joined = pairs.size();
-  return compare_pairs(pairs, table, table, options, std::move(c));
+  return compare_pairs(pairs, table, table, options, samples, samples, std::move(c));
 }
 
 }  // namespace attnbench

@@ -5,6 +5,7 @@
 #include "base/enums.hpp"
 #include "report/csv.hpp"
 
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -12,14 +13,24 @@
 
 namespace attnbench {
 
-// A column compare knows how to judge: which direction is better and where its noise comes from.
+// A column compare knows how to judge: which direction is better, where its noise comes from and
+// how large a change must be to count.
 struct Metric {
   std::string name;
   bool higher_is_better = false;
   std::string noise_column;            // a relative standard deviation per row (time_rel_noise), or
   std::string p10_column, p90_column;  // the spread of its quantiles; all empty: deterministic
+  // Changes smaller than this are `same` (A/A on the H200: GPU medians within ~1-4.5% of each
+  // other between identical runs, host time per call 15-32%). 0 for counts: any change counts.
+  double threshold = 0;
+  bool from_time_samples = false;  // a function of the median time: judged on the raw samples
   bool deterministic() const { return noise_column.empty() && p10_column.empty(); }
 };
+
+// The samples of a report (<report>.samples.csv), by "point_id|backend|timing_mode".
+using SampleSets = std::map<std::string, std::vector<double>>;
+// Empty when the report has no samples file.
+SampleSets read_samples(const std::string& report_csv);
 
 const std::vector<Metric>& metric_table();
 const Metric& find_metric(const std::string& name);  // throws InputError listing the known ones
@@ -28,7 +39,8 @@ struct CompareOptions {
   std::vector<std::string> metrics{"time_ms_median"};
   std::optional<std::string> baseline_backend;  // one-file mode
   std::optional<double> fail_on_regression_pct;
-  double min_band = 0.01;  // noisy metrics: differences under 1% are never called changes
+  std::optional<double> threshold_pct;  // overrides every noisy metric's threshold
+  double min_band = 0.01;               // rows judged on their noise columns: at least 1% of noise
 };
 
 struct ComparedRow {
@@ -38,9 +50,14 @@ struct ComparedRow {
   std::optional<double> base, candidate;  // the metric's values, when measured
   Verdict verdict = Verdict::not_comparable;
   double ratio = 1;  // candidate / base, when comparable
-  double band =
-      0;  // relative change inside which a noisy metric is "within noise"; 0: deterministic
-  bool regression = false;  // worse, beyond the band, and by more than fail_on_regression_pct
+  // Where the true ratio lies: the 95% bootstrap interval of the ratio of medians when both rows
+  // have samples, else ratio x / (1 + band) the rows' noise (band: their relative noise added, at
+  // least min_band); [ratio, ratio] for deterministic metrics.
+  double ci_low = 1, ci_high = 1;
+  double band = 0;  // when judged on the noise columns
+  bool from_samples = false;
+  double threshold = 0;     // the metric's (or --threshold's), as a fraction
+  bool regression = false;  // worse, and by more than fail_on_regression_pct
   std::string flags;        // the two rows' flags, each once (clock_throttled, noise_target_missed)
 };
 
@@ -66,11 +83,14 @@ struct Comparison {
   int regressions = 0;  // rows marked regression, over all metrics
 };
 
-// Two reports: rows joined on (point_id, backend, timing_mode).
+// Two reports: rows joined on (point_id, backend, timing_mode). The samples, where given, decide
+// the time metrics' intervals.
 Comparison compare_reports(const CsvTable& base, const CsvTable& candidate,
-                           const CompareOptions& options);
+                           const CompareOptions& options, const SampleSets& base_samples = {},
+                           const SampleSets& candidate_samples = {});
 // One report: every backend against options.baseline_backend at the same (point_id, timing_mode).
-Comparison compare_backends(const CsvTable& report, const CompareOptions& options);
+Comparison compare_backends(const CsvTable& report, const CompareOptions& options,
+                            const SampleSets& samples = {});
 
 enum class CompareFormat { text, markdown, json };
 

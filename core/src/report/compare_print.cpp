@@ -24,8 +24,9 @@ std::string verdict_text(const ComparedRow& row) {
                ? "n/a: " + row.base_status + " -> " + row.candidate_status
                : "n/a: not measured";
   std::string text = to_string(row.verdict);
-  if ((row.verdict == Verdict::better || row.verdict == Verdict::worse) && row.band > 0)
-    text += " (band " + fmt(100 * row.band, "%.1f") + "%)";
+  if (row.threshold > 0 || row.ci_low != row.ci_high)  // a noisy metric: where the ratio lies
+    text += " [" + fmt(row.ci_low, "%.3f") + ", " + fmt(row.ci_high, "%.3f") + "]" +
+            (row.from_samples ? "" : " (noise)");
   if (row.regression) text += ", regression";
   return text;
 }
@@ -48,6 +49,12 @@ void print_json(const Comparison& c, std::ostream& out) {
                       {"base", optional_number(r.base)},
                       {"new", optional_number(r.candidate)},
                       {"ratio", comparable ? json(r.ratio) : json(nullptr)},
+                      {"ci_low", comparable ? json(r.ci_low) : json(nullptr)},
+                      {"ci_high", comparable ? json(r.ci_high) : json(nullptr)},
+                      {"interval_from", r.from_samples ? "samples"
+                                        : r.band > 0   ? "noise"
+                                                       : "exact"},
+                      {"threshold", r.threshold},
                       {"band", comparable ? json(r.band) : json(nullptr)},
                       {"verdict", comparable ? to_string(r.verdict) : "n/a"},
                       {"regression", r.regression},
@@ -114,7 +121,8 @@ void print_comparison(const Comparison& c, std::ostream& out, CompareFormat form
     out << '\n';
   }
   if (c.fail_on_regression_pct)
-    out << c.regressions << " regression(s): worse beyond the noise band and by more than "
+    out << c.regressions
+        << " regression(s): worse (the whole interval beyond the threshold) and by more than "
         << fmt(*c.fail_on_regression_pct) << "%\n";
 }
 
