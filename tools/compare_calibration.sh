@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# How often compare's verdicts are wrong, measured on this machine: three runs of CONFIG with its
+# backends and the planted test plugin (tests/planted_plugin). A and B are identical runs (A/A:
+# every `better` or `worse` is false); C plants 30% more work in `planted`
+# ($ATTNBENCH_PLANTED_SLOWDOWN=0.3): its rows must come out `worse`, the other backends' stay quiet.
+# Usage: tools/compare_calibration.sh CONFIG OUTDIR [BUILD]   (writes OUTDIR/{a,b,c}.csv and
+# OUTDIR/calibration.txt)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+config=$1 out=$2 build=${3:-build}
+mkdir -p "$out/plugins"
+cp "$build"/plugins/attnbench_*.so "$build"/tests/planted_plugin/attnbench_planted.so "$out/plugins/"
+backends=$(python3 -c "
+import sys, re
+text = open('$config').read()
+m = re.search(r'^backends:\s*\[(.*)\]', text, re.M)
+print(','.join([b.strip() for b in m.group(1).split(',')] + ['planted']))")
+run() {  # name, planted fraction
+  ATTNBENCH_PLANTED_SLOWDOWN=$2 "$build/attnbench" run "$config" --plugin-dir "$out/plugins" \
+    --backends "$backends" --force --no-summary -o "$out/$1.csv" 2>"$out/$1.stderr" || true
+}
+run a 0
+run b 0
+run c 0.3
+"$build/attnbench" compare "$out/a.csv" "$out/b.csv" --output-format json >"$out/a-b.json" || true
+"$build/attnbench" compare "$out/a.csv" "$out/c.csv" --output-format json >"$out/a-c.json" || true
+python3 - "$out" <<'PY' | tee "$out/calibration.txt"
+import collections, json, sys
+out = sys.argv[1]
+def rows(name):
+    doc = json.load(open(f"{out}/{name}.json"))
+    return [r for r in doc["metrics"][0]["rows"] if r["verdict"] != "n/a"]
+aa = rows("a-b")
+false = [r for r in aa if r["verdict"] in ("better", "worse")]
+print(f"A/A (a vs b): {len(aa)} time rows, {len(false)} called better or worse:",
+      dict(collections.Counter(r["verdict"] for r in aa)))
+for r in false:
+    print(f"  false: {r['point_id']} {r['backend']} {r['timing_mode']} ratio {r['ratio']:.3f} "
+          f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] {r['verdict']}")
+ac = rows("a-c")
+planted = [r for r in ac if r["backend"] == "planted"]
+others = [r for r in ac if r["backend"] != "planted"]
+found = [r for r in planted if r["verdict"] == "worse"]
+print(f"planted 30% (a vs c): {len(found)} of {len(planted)} planted rows worse "
+      f"({100 * len(found) / max(1, len(planted)):.0f}%), ratios "
+      f"{min(r['ratio'] for r in planted):.3f}..{max(r['ratio'] for r in planted):.3f}")
+quiet = [r for r in others if r["verdict"] in ("better", "worse")]
+print(f"  the other backends: {len(others)} rows, {len(quiet)} called better or worse:",
+      dict(collections.Counter(r["verdict"] for r in others)))
+PY
