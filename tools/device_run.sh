@@ -68,6 +68,12 @@ for step in "$@"; do
       "$build/attnbench" run configs/seed.yaml --force -o results/h200/clocks-seed.csv 2>"$out/clocks.stderr" | tail -5
       "$build/attnbench" export results/h200/clocks-seed.csv --format gbench -o results/h200/clocks-seed.gbench.json
       ;;
+    calibration)
+      log calibration
+      tools/compare_calibration.sh configs/seed.yaml /tmp/attnbench-calibration "$build" | tail -40
+      mkdir -p results/h200/compare-calibration
+      cp /tmp/attnbench-calibration/{calibration.txt,a-b.json,a-c.json,a.csv,b.csv,c.csv} results/h200/compare-calibration/
+      ;;
     dtypes)
       log dtypes
       "$build/attnbench" run configs/dtypes.yaml --force -o results/h200/dtypes.csv 2>"$out/dtypes.stderr" | tee "$out/dtypes.summary"
