@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 namespace attnbench {
@@ -467,6 +469,40 @@ TEST_F(Cli, CompareJudgesTimeOnTheSamplesBesideEachReport) {
   EXPECT_EQ(
       nlohmann::json::parse(strict.output).at("metrics").at(0).at("rows").at(0).at("threshold"),
       0.025);
+}
+
+// --repetitions N: the sweep run through N times, every row, kernel row and sample tagged with its
+// repetition; --resume with a larger N measures only the repetitions missing.
+TEST_F(Cli, RepetitionsRunTheSweepAgainAndResumeAddsTheMissingOnes) {
+  const std::string config = write("r.yaml", small_sweep("naive"));
+  const std::string plugins = plugin_folder(dir_, {"naive"}, {});
+  const Result once =
+      run("run " + config + " --plugin-dir " + plugins + " --no-summary -o " + path("r.csv"));
+  ASSERT_EQ(once.code, 0) << once.output;
+  const Result more = run("run " + config + " --plugin-dir " + plugins +
+                          " --repetitions 3 --resume --no-summary -o " + path("r.csv"));
+  ASSERT_EQ(more.code, 0) << more.output;
+  EXPECT_NE(more.output.find("2 (point, backend) done"), std::string::npos) << more.output;
+  const CsvTable rows = read_csv(path("r.csv"));
+  ASSERT_EQ(rows.rows.size(), 6u);  // 2 points x 3 repetitions
+  std::map<std::string, int> per_repetition;
+  for (size_t r = 0; r < rows.rows.size(); ++r) ++per_repetition[rows.at(r, "repetition")];
+  EXPECT_EQ(per_repetition, (std::map<std::string, int>{{"0", 2}, {"1", 2}, {"2", 2}}));
+  const CsvTable samples = read_csv(path("r.samples.csv"));
+  std::set<std::string> sample_reps;
+  for (size_t r = 0; r < samples.rows.size(); ++r) sample_reps.insert(samples.at(r, "repetition"));
+  EXPECT_EQ(sample_reps, (std::set<std::string>{"0", "1", "2"}));
+  // compare joins the three repetitions of each row into one.
+  const Result c = run("compare " + path("r.csv") + " " + path("r.csv") + " --output-format json");
+  const auto doc = nlohmann::json::parse(c.output);
+  EXPECT_EQ(doc.at("joined"), 2);
+  for (const auto& row : doc.at("metrics").at(0).at("rows")) {
+    EXPECT_EQ(row.at("base_repetitions"), 3);
+    EXPECT_EQ(row.at("new_repetitions"), 3);
+    // A report against itself: each repetition against itself gives ratio 1, inside the interval.
+    EXPECT_TRUE(row.at("verdict") == "same" || row.at("verdict") == "unsure") << row;
+  }
+  EXPECT_EQ(run("run " + config + " --repetitions 0 -o " + path("x.csv")).code, 2);
 }
 
 TEST_F(Cli, CompareBackendsByMetricFromTheCommandLine) {

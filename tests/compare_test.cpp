@@ -354,7 +354,7 @@ TEST(Compare, EveryRowsSchemaVersionIsChecked) {
     FAIL() << "a foreign row was accepted";
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "t.csv: schema version '9', this attnbench reads versions 1 to 4");
+              "t.csv: schema version '9', this attnbench reads versions 1 to 5");
   }
 }
 
@@ -431,6 +431,38 @@ TEST(Compare, SamplesGiveABootstrapIntervalAndTheVerdict) {
                    .from_samples);
 }
 
+// Repetitions: rows of one key are one measurement repeated. The value is their median; the
+// interval takes in every repetition against every other, so run-to-run drift is not a change.
+TEST(Compare, RepetitionsWidenTheIntervalByTheirSpread) {
+  auto rep = [](double ms, int repetition) {
+    Row r = timed("flash", 512, ms, 0.005);
+    r.repetition = repetition;
+    return r;
+  };
+  const CsvTable steady_base = table({rep(1.00, 0), rep(1.01, 1), rep(0.99, 2)}, "a.csv");
+  const CsvTable steady_new = table({rep(1.20, 0), rep(1.21, 1), rep(1.19, 2)}, "b.csv");
+  const Comparison steady = compare_reports(steady_base, steady_new, with({"time_ms_median"}));
+  ASSERT_EQ(steady.joined, 1u);
+  const ComparedRow& s = steady.metrics[0].rows.at(0);
+  EXPECT_EQ(s.base_repetitions, 3);
+  EXPECT_DOUBLE_EQ(*s.base, 1.00);  // the median of the three
+  EXPECT_DOUBLE_EQ(*s.candidate, 1.20);
+  EXPECT_NEAR(s.ci_low, 1.19 / 1.01, 1e-12);
+  EXPECT_NEAR(s.ci_high, 1.21 / 0.99, 1e-12);
+  EXPECT_EQ(s.verdict, Verdict::worse);
+  // The same medians, but the repetitions drift by 25%: not a verdict any more.
+  const CsvTable drifting_base = table({rep(1.00, 0), rep(1.25, 1), rep(0.95, 2)}, "a.csv");
+  const Comparison drifting = compare_reports(drifting_base, steady_new, with({"time_ms_median"}));
+  EXPECT_EQ(drifting.metrics[0].rows.at(0).verdict, Verdict::unsure);
+  // A repetition that did not end ok makes the whole row not comparable.
+  Row failed = rep(1.0, 1);
+  failed.status = Status::error;
+  const Comparison broken =
+      compare_reports(table({rep(1.0, 0), failed}, "a.csv"), steady_new, with({"time_ms_median"}));
+  EXPECT_EQ(broken.metrics[0].rows.at(0).verdict, Verdict::not_comparable);
+  EXPECT_EQ(broken.metrics[0].rows.at(0).base_status, "error");
+}
+
 TEST(Compare, BootstrapIntervalCoversTheTrueRatio) {
   int covered = 0;
   for (uint64_t trial = 0; trial < 40; ++trial) {
@@ -491,7 +523,7 @@ TEST(Compare, AMissingKeyColumnIsNamed) {
 
 TEST(Compare, OneReportIsCheckedLikeTwo) {
   CsvTable old = table({timed("inplace", 512, 1, 0.01), timed("flash", 512, 1, 0.01)}, "old.csv");
-  for (auto& row : old.rows) row[0] = "5";
+  for (auto& row : old.rows) row[0] = "6";
   CompareOptions options;
   options.baseline_backend = "inplace";
   EXPECT_THROW(compare_backends(old, options), InputError);

@@ -203,6 +203,8 @@ const BadConfig kBadConfigs[] = {
      3, 3, "sweep.seq_len_kv",
      "causal attention with seq_len_kv 1024 below seq_len 2048 leaves the first 1024 query rows "
      "no key to attend to"},
+    {"zero repetitions", "measurement:\n  repetitions: 0\nsweep:\n  seq_len: 1\n", 2, 16,
+     "measurement.repetitions", "at least 1"},
     {"too many points",
      "sweep:\n  seq_len: {from: 1, to: 1000, step: 1}\n  batch: {from: 1, to: 1000, step: 1}\n", 2,
      3, "sweep", "more than 100000"},
@@ -285,6 +287,7 @@ TEST(Config, EveryMeasurementKeyIsRead) {
   cpu_pass_calls: 11
   keep_samples: false
   timing_modes: batch
+  repetitions: 3
 sweep:
   seq_len: 1
 )",
@@ -300,6 +303,8 @@ sweep:
   EXPECT_EQ(m.kernel_pass_iterations, 7);
   EXPECT_EQ(m.cpu_pass_calls, 11);
   EXPECT_EQ(m.timing_modes, std::vector<TimingMode>{TimingMode::batch});
+  EXPECT_FALSE(m.keep_samples);
+  EXPECT_EQ(m.repetitions, 3);
 }
 
 TEST(Config, BooleansInEveryAllowedSpelling) {

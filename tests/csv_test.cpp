@@ -152,14 +152,16 @@ TEST(Csv, CompleteRecordsCountsOnlyQuotes) {
 
 TEST(Csv, SamplesFileHeader) {
   EXPECT_EQ(sample_header(),
-            (std::vector<std::string>{"point_id", "backend", "timing_mode", "sample", "time_ms"}));
-  EXPECT_EQ(sample_fields("p", "b", TimingMode::graph, 3, 0.1),
-            (std::vector<std::string>{"p", "b", "graph", "3", "0.1"}));
+            (std::vector<std::string>{"point_id", "backend", "timing_mode", "repetition", "sample",
+                                      "time_ms"}));
+  EXPECT_EQ(sample_fields("p", "b", TimingMode::graph, 2, 3, 0.1),
+            (std::vector<std::string>{"p", "b", "graph", "2", "3", "0.1"}));
   EXPECT_TRUE(readable_schema_version("1"));
   EXPECT_TRUE(readable_schema_version("2"));
   EXPECT_TRUE(readable_schema_version("3"));
   EXPECT_TRUE(readable_schema_version("4"));
-  for (const char* other : {"0", "5", "10", "", "3.0"})
+  EXPECT_TRUE(readable_schema_version("5"));
+  for (const char* other : {"0", "6", "10", "", "3.0"})
     EXPECT_FALSE(readable_schema_version(other)) << other;
 }
 

@@ -28,7 +28,7 @@ ReportTexts full_report() {
       KernelRow k;
       k.point_id = point, k.backend = backend, k.name = "gemm, \"tiled\"";
       t.kernels += csv_line(kernel_row_fields(k));
-      t.samples += csv_line(sample_fields(point, backend, TimingMode::cold, 0, 0.5));
+      t.samples += csv_line(sample_fields(point, backend, TimingMode::cold, 0, 0, 0.5));
       const std::vector<TimingMode> modes =
           device == Device::cuda ? std::vector<TimingMode>{TimingMode::cold, TimingMode::batch}
                                  : std::vector<TimingMode>{TimingMode::wall};
@@ -41,7 +41,8 @@ std::set<RecordKey> owners(const std::string& text) {
   std::set<RecordKey> out;
   if (text.empty()) return out;
   const CsvTable t = parse_csv(text, "x.csv");
-  for (size_t r = 0; r < t.rows.size(); ++r) out.insert({t.at(r, "point_id"), t.at(r, "backend")});
+  for (size_t r = 0; r < t.rows.size(); ++r)
+    out.insert({t.at(r, "point_id"), t.at(r, "backend"), std::stoi(t.at(r, "repetition"))});
   return out;
 }
 
@@ -74,7 +75,7 @@ TEST(Resume, AKillAtAnyByteKeepsOnlyCompleteRecords) {
                                                            [&] {
                                                              size_t n = 0;
                                                              for (const auto& k : r.done)
-                                                               n += k.first == "p1-cuda" ? 2 : 1;
+                                                               n += std::get<0>(k) == "p1-cuda" ? 2 : 1;
                                                              return n;
                                                            }())
           << "cut at " << cut;

@@ -90,22 +90,32 @@ int cmd_run(const RunArgs& args) {
   }
   ReportWriter writer(output, plan.config.measurement.keep_samples, args.resume);
   m->setup(options);
-  Progress progress(plan.points.size() * plan.backends.size(), std::cerr, stderr_is_terminal());
+  const int repetitions = plan.config.measurement.repetitions;
+  Progress progress(plan.points.size() * plan.backends.size() * static_cast<size_t>(repetitions),
+                    std::cerr, stderr_is_terminal());
   int failed_rows = 0;
-  for (const auto& point : plan.points) {
-    for (const auto& name : plan.backends) {
-      if (done.count({point.id, name})) {
+  // The whole sweep once per repetition: drift between repetitions hits every backend alike.
+  for (int rep = 0; rep < repetitions; ++rep) {
+    for (const auto& point : plan.points) {
+      for (const auto& name : plan.backends) {
+        if (done.count({point.id, name, rep})) {
+          progress.end();
+          continue;
+        }
+        progress.begin(point.id + " " + name +
+                       (repetitions > 1 ? " (repetition " + std::to_string(rep + 1) + ")" : ""));
+        BackendRecords records = m->measure(point, name);
+        records.repetition = rep;
+        for (Row& row : records.rows) row.repetition = rep;
+        for (KernelRow& k : records.kernels) k.repetition = rep;
+        writer.write(records);
+        for (const Row& row : records.rows)
+          failed_rows += row.status != Status::ok && row.status != Status::unsupported;
+        if (!records.notes.empty())
+          std::cerr << "\nattnbench: " << name << " @ " << point.id << ": " << records.notes
+                    << '\n';
         progress.end();
-        continue;
       }
-      progress.begin(point.id + " " + name);
-      const BackendRecords records = m->measure(point, name);
-      writer.write(records);
-      for (const Row& row : records.rows)
-        failed_rows += row.status != Status::ok && row.status != Status::unsupported;
-      if (!records.notes.empty())
-        std::cerr << "\nattnbench: " << name << " @ " << point.id << ": " << records.notes << '\n';
-      progress.end();
     }
   }
   progress.finish();

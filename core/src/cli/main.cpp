@@ -73,6 +73,10 @@ int main(int argc, char** argv) {
                   "worker: measure in worker processes that a crash or hang cannot take down "
                   "(default); none: in this process, for gdb and cuda-gdb")
       ->check(CLI::IsMember({"worker", "none"}));
+  run->add_option("--repetitions", overrides.repetitions,
+                  "Measure every (point, backend) N times, the sweep run through once per "
+                  "repetition (default: measurement.repetitions, else 1)")
+      ->check(CLI::PositiveNumber);
   run->add_option("--timeout-s", overrides.timeout_s,
                   "Seconds a worker may spend on one (point, backend) before it is killed "
                   "(default: measurement.timeout_s, else 600)")

@@ -67,6 +67,7 @@ RunPlan plan_run(SweepConfig config, const RunOverrides& o,
         overridden(o.timing_modes, "--timing-modes", parse_timing_modes);
 
   if (o.timeout_s > 0) config.measurement.timeout_s = o.timeout_s;
+  if (o.repetitions > 0) config.measurement.repetitions = o.repetitions;
 
   RunPlan plan;
   plan.output = output_path(config, o);

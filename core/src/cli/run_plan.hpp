@@ -16,6 +16,7 @@ struct RunOverrides {
   std::string output;
   std::vector<std::string> backends, passes, timing_modes, points;
   double timeout_s = 0;  // 0: the config's measurement.timeout_s
+  int repetitions = 0;   // 0: the config's measurement.repetitions
 };
 
 struct RunPlan {

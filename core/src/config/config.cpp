@@ -90,7 +90,7 @@ void parse_measurement(const YamlReader& r, const YAML::Node& node, MeasureSetti
   r.check_keys(node, where,
                {"warmup_ms", "min_samples", "max_samples", "min_time_s", "max_time_s",
                 "target_rel_noise", "timing_modes", "batch_sample_ms", "kernel_pass_iterations",
-                "cpu_pass_calls", "keep_samples", "timeout_s", "passes"});
+                "cpu_pass_calls", "keep_samples", "timeout_s", "passes", "repetitions"});
   auto key = [&](const char* k) { return YamlReader::qualified(where, k); };
   if (node["warmup_ms"]) m.warmup_ms = r.number(node["warmup_ms"], key("warmup_ms"), 0, false);
   if (node["min_samples"])
@@ -111,6 +111,8 @@ void parse_measurement(const YamlReader& r, const YAML::Node& node, MeasureSetti
         static_cast<int>(r.integer(node["cpu_pass_calls"], key("cpu_pass_calls"), 1));
   if (node["keep_samples"]) m.keep_samples = r.boolean(node["keep_samples"], key("keep_samples"));
   if (node["timeout_s"]) m.timeout_s = r.number(node["timeout_s"], key("timeout_s"), 0, true);
+  if (node["repetitions"])
+    m.repetitions = static_cast<int>(r.integer(node["repetitions"], key("repetitions"), 1));
   // A list setting: the shared parser, its error located at the offending item.
   auto list_setting = [&](const char* name, auto parse) {
     const std::vector<YAML::Node> items = r.list(node[name], key(name));

@@ -28,6 +28,10 @@ struct MeasureSettings {
   int cpu_pass_calls = 200;
   bool keep_samples = true;  // write raw samples to <output>.samples.csv (compare judges on them)
   double timeout_s = 600;    // a worker not done with one (point, backend) by then is killed
+  // Each (point, backend) measured this many times, the sweep run through once per repetition, so
+  // that drift (clocks, a busy host) hits every backend alike; compare uses the spread between
+  // them.
+  int repetitions = 1;
   std::vector<Pass> passes = all_passes();
 
   bool wants(Pass pass) const;

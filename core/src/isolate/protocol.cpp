@@ -86,6 +86,7 @@ void to_json(json& j, const MeasureSettings& m) {
        {"cpu_pass_calls", m.cpu_pass_calls},
        {"keep_samples", m.keep_samples},
        {"timeout_s", m.timeout_s},
+       {"repetitions", m.repetitions},
        {"passes", passes}};
 }
 void from_json(const json& j, MeasureSettings& m) {
@@ -96,6 +97,7 @@ void from_json(const json& j, MeasureSettings& m) {
   m.kernel_pass_iterations = j.at("kernel_pass_iterations"),
   m.cpu_pass_calls = j.at("cpu_pass_calls");
   m.keep_samples = j.at("keep_samples"), m.timeout_s = j.at("timeout_s");
+  m.repetitions = j.value("repetitions", 1);
   m.timing_modes = parse_timing_modes(j.at("timing_modes").get<std::vector<std::string>>());
   m.passes = parse_passes(j.at("passes").get<std::vector<std::string>>());
 }
@@ -122,6 +124,7 @@ void to_json(json& j, const Row& r) {
   put(j, "memset_per_call", r.memset_per_call), put(j, "peak_mem_mib", r.peak_mem_mib);
   put(j, "rel_err", r.rel_err), put(j, "tolerance", r.tolerance), put(j, "gflop", r.gflop);
   put(j, "tflops", r.tflops), put(j, "pct_of_peak", r.pct_of_peak);
+  j["repetition"] = r.repetition;
   put(j, "sm_clock_mhz_start", r.sm_clock_mhz_start),
       put(j, "sm_clock_mhz_end", r.sm_clock_mhz_end);
   put(j, "power_w", r.power_w), put(j, "temperature_c", r.temperature_c);
@@ -144,6 +147,7 @@ void from_json(const json& j, Row& r) {
   get(j, "memset_per_call", r.memset_per_call), get(j, "peak_mem_mib", r.peak_mem_mib);
   get(j, "rel_err", r.rel_err), get(j, "tolerance", r.tolerance), get(j, "gflop", r.gflop);
   get(j, "tflops", r.tflops), get(j, "pct_of_peak", r.pct_of_peak);
+  r.repetition = j.value("repetition", 0);
   get(j, "sm_clock_mhz_start", r.sm_clock_mhz_start),
       get(j, "sm_clock_mhz_end", r.sm_clock_mhz_end);
   get(j, "power_w", r.power_w), get(j, "temperature_c", r.temperature_c);

@@ -29,6 +29,7 @@ struct Row {
   std::string backend;
   Problem problem;
   TimingMode timing_mode = TimingMode::wall;
+  int repetition = 0;  // 0-based; see BackendRecords
   Status status = Status::ok;
   std::string reason;
 
@@ -61,6 +62,7 @@ struct Row {
 struct KernelRow {
   std::string point_id;
   std::string backend;
+  int repetition = 0;
   ActivityKind kind = ActivityKind::kernel;
   std::string name;  // demangled
   double launches_per_call = 0;
@@ -82,6 +84,7 @@ struct SampleSeries {
 struct BackendRecords {
   std::string point_id;
   std::string backend;
+  int repetition = 0;     // which pass through the sweep (run --repetitions), set by the run
   std::vector<Row> rows;  // one per timing mode
   std::vector<KernelRow> kernels;
   std::vector<SampleSeries> samples;  // when keep_samples

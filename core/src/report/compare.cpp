@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <map>
 
 namespace attnbench {
@@ -75,11 +76,10 @@ double noise(const CsvTable& t, size_t row, const Metric& metric) {
   return 0;
 }
 
-// Each flag of either row once, in the order met: a comparison of a throttled run says so.
-std::string merged_flags(const CsvTable& bt, size_t br, const CsvTable& ct, size_t cr) {
+// Each flag of either text once, in the order met.
+std::string merged_flags_text(const std::string& a, const std::string& b) {
   std::vector<std::string> seen;
-  for (const std::string& text : {bt.column("flags") < 0 ? std::string() : bt.at(br, "flags"),
-                                  ct.column("flags") < 0 ? std::string() : ct.at(cr, "flags")}) {
+  for (const std::string& text : {a, b}) {
     size_t start = 0;
     while (start < text.size()) {
       const size_t end = std::min(text.find(';', start), text.size());
@@ -94,9 +94,42 @@ std::string merged_flags(const CsvTable& bt, size_t br, const CsvTable& ct, size
   return out;
 }
 
+// Each flag of either row once: a comparison of a throttled run says so.
+std::string merged_flags(const CsvTable& bt, size_t br, const CsvTable& ct, size_t cr) {
+  return merged_flags_text(bt.column("flags") < 0 ? std::string() : bt.at(br, "flags"),
+                           ct.column("flags") < 0 ? std::string() : ct.at(cr, "flags"));
+}
+
+// The rows of one (point, backend, timing mode): one per repetition.
+using Group = std::vector<size_t>;
+
 struct Pairing {
-  size_t base_row, candidate_row;
+  Group base, candidate;
 };
+
+// The first status of a group that is not ok, else ok.
+std::string group_status(const CsvTable& t, const Group& g) {
+  for (size_t r : g)
+    if (t.at(r, "status") != "ok") return t.at(r, "status");
+  return "ok";
+}
+
+// The metric in every row of a group; empty when a row lacks it.
+std::vector<double> group_values(const CsvTable& t, const Group& g, const std::string& metric) {
+  std::vector<double> out;
+  for (size_t r : g) {
+    const auto v = value(t, r, metric);
+    if (!v) return {};
+    out.push_back(*v);
+  }
+  return out;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
 
 std::string sample_key(const std::string& point, const std::string& backend,
                        const std::string& mode) {
@@ -121,20 +154,30 @@ Verdict verdict_of(double low, double high, double threshold, bool higher_is_bet
   return Verdict::unsure;
 }
 
-ComparedRow judge(const CsvTable& bt, size_t br, const CsvTable& ct, size_t cr,
+ComparedRow judge(const CsvTable& bt, const Group& bg, const CsvTable& ct, const Group& cg,
                   const Metric& metric, const CompareOptions& options, const SampleSets& bs,
                   const SampleSets& cs) {
   ComparedRow row;
+  const size_t br = bg.front(), cr = cg.front();
   row.point_id = ct.at(cr, "point_id");
   row.backend = ct.at(cr, "backend");
   row.timing_mode = ct.at(cr, "timing_mode");
-  row.base_status = bt.at(br, "status");
-  row.candidate_status = ct.at(cr, "status");
-  row.base = value(bt, br, metric.name);
-  row.candidate = value(ct, cr, metric.name);
-  row.flags = merged_flags(bt, br, ct, cr);
-  if (row.base_status != "ok" || row.candidate_status != "ok" || !row.base || !row.candidate)
+  row.base_repetitions = static_cast<int>(bg.size());
+  row.candidate_repetitions = static_cast<int>(cg.size());
+  row.base_status = group_status(bt, bg);
+  row.candidate_status = group_status(ct, cg);
+  for (size_t i = 0; i < std::max(bg.size(), cg.size()); ++i) {
+    const std::string more =
+        merged_flags(bt, bg[std::min(i, bg.size() - 1)], ct, cg[std::min(i, cg.size() - 1)]);
+    if (!more.empty()) row.flags = merged_flags_text(row.flags, more);
+  }
+  const std::vector<double> base_values = group_values(bt, bg, metric.name);
+  const std::vector<double> new_values = group_values(ct, cg, metric.name);
+  if (row.base_status != "ok" || row.candidate_status != "ok" || base_values.empty() ||
+      new_values.empty())
     return row;
+  row.base = median_of(base_values);  // the median over repetitions
+  row.candidate = median_of(new_values);
   row.ratio = *row.base != 0 ? *row.candidate / *row.base : INFINITY;
   row.ci_low = row.ci_high = row.ratio;
   if (!metric.deterministic()) {
@@ -150,10 +193,22 @@ ComparedRow judge(const CsvTable& bt, size_t br, const CsvTable& ct, size_t cr,
       row.ci_high = metric.higher_is_better ? 1 / t.low : t.high;
       row.from_samples = true;
     } else {
-      row.band = std::max(options.min_band, noise(bt, br, metric) + noise(ct, cr, metric));
+      double base_noise = 0, new_noise = 0;
+      for (size_t r : bg) base_noise = std::max(base_noise, noise(bt, r, metric));
+      for (size_t r : cg) new_noise = std::max(new_noise, noise(ct, r, metric));
+      row.band = std::max(options.min_band, base_noise + new_noise);
       row.ci_low = row.ratio / (1 + row.band);
       row.ci_high = row.ratio * (1 + row.band);
     }
+    // Repetitions: the run-to-run spread. Every repetition's value against every other's widens
+    // the interval, so drift between passes through the sweep cannot pass for a change.
+    if (bg.size() > 1 || cg.size() > 1)
+      for (double b : base_values)
+        for (double n : new_values)
+          if (b > 0) {
+            row.ci_low = std::min(row.ci_low, n / b);
+            row.ci_high = std::max(row.ci_high, n / b);
+          }
   }
   if (*row.base == *row.candidate && metric.deterministic()) {
     row.verdict = Verdict::same;
@@ -175,7 +230,7 @@ Comparison compare_pairs(const std::vector<Pairing>& pairs, const CsvTable& bt, 
     mc.metric = find_metric(name);
     std::map<std::string, std::pair<double, int>> log_sum;  // per backend: sum of log ratios, count
     for (const auto& p : pairs) {
-      ComparedRow row = judge(bt, p.base_row, ct, p.candidate_row, mc.metric, options, bs, cs);
+      ComparedRow row = judge(bt, p.base, ct, p.candidate, mc.metric, options, bs, cs);
       if (row.verdict != Verdict::not_comparable && std::isfinite(row.ratio) && row.ratio > 0) {
         auto& acc = log_sum[row.backend];
         acc.first += std::log(row.ratio);
@@ -236,22 +291,38 @@ void check_report(const CsvTable& table, const std::vector<std::string>& metrics
   }
 }
 
+// Rows grouped by key, the groups in the order their first row appears.
+std::vector<std::pair<std::string, Group>> groups(const CsvTable& t, bool with_backend,
+                                                  const std::function<bool(size_t)>& wanted) {
+  std::vector<std::pair<std::string, Group>> out;
+  std::map<std::string, size_t> index;
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    if (!wanted(r)) continue;
+    const std::string k = key(t, r, with_backend);
+    auto [it, fresh] = index.emplace(k, out.size());
+    if (fresh) out.push_back({k, {}});
+    out[it->second].second.push_back(r);
+  }
+  return out;
+}
+
 Comparison compare_reports(const CsvTable& base, const CsvTable& candidate,
                            const CompareOptions& options, const SampleSets& base_samples,
                            const SampleSets& candidate_samples) {
   check_report(base, options.metrics);
   check_report(candidate, options.metrics);
-  std::map<std::string, size_t> base_rows;
-  for (size_t r = 0; r < base.rows.size(); ++r) base_rows[key(base, r, true)] = r;
+  auto all = [](size_t) { return true; };
+  std::map<std::string, Group> base_groups;
+  for (auto& [k, g] : groups(base, true, all)) base_groups[k] = g;
   std::vector<Pairing> pairs;
   Comparison c;
-  for (size_t r = 0; r < candidate.rows.size(); ++r) {
-    auto it = base_rows.find(key(candidate, r, true));
-    if (it == base_rows.end()) {
+  for (auto& [k, g] : groups(candidate, true, all)) {
+    auto it = base_groups.find(k);
+    if (it == base_groups.end()) {
       ++c.only_in_candidate;
       continue;
     }
-    pairs.push_back({it->second, r});
+    pairs.push_back({it->second, g});
   }
   c.base_label = "base";
   c.candidate_label = "new";
@@ -260,7 +331,7 @@ Comparison compare_reports(const CsvTable& base, const CsvTable& candidate,
   c.base_rows = base.rows.size();
   c.candidate_rows = candidate.rows.size();
   c.joined = pairs.size();
-  c.only_in_base = base.rows.size() - pairs.size();
+  c.only_in_base = base_groups.size() - pairs.size();
   return compare_pairs(pairs, base, candidate, options, base_samples, candidate_samples,
                        std::move(c));
 }
@@ -269,16 +340,17 @@ Comparison compare_backends(const CsvTable& table, const CompareOptions& options
                             const SampleSets& samples) {
   check_report(table, options.metrics);
   const std::string& baseline = options.baseline_backend.value();
-  std::map<std::string, size_t> base_rows;
-  for (size_t r = 0; r < table.rows.size(); ++r)
-    if (table.at(r, "backend") == baseline) base_rows[key(table, r, false)] = r;
-  if (base_rows.empty())
+  std::map<std::string, Group> base_groups;
+  for (auto& [k, g] :
+       groups(table, false, [&](size_t r) { return table.at(r, "backend") == baseline; }))
+    base_groups[k] = g;
+  if (base_groups.empty())
     throw InputError(table.path + ": no rows for the baseline backend '" + baseline + "'");
   std::vector<Pairing> pairs;
-  for (size_t r = 0; r < table.rows.size(); ++r) {
-    if (table.at(r, "backend") == baseline) continue;
-    auto it = base_rows.find(key(table, r, false));
-    if (it != base_rows.end()) pairs.push_back({it->second, r});
+  for (auto& [k, g] :
+       groups(table, true, [&](size_t r) { return table.at(r, "backend") != baseline; })) {
+    auto it = base_groups.find(key(table, g.front(), false));
+    if (it != base_groups.end()) pairs.push_back({it->second, g});
   }
   Comparison c;
   c.base_label = baseline;

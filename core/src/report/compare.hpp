@@ -56,6 +56,7 @@ struct ComparedRow {
   double ci_low = 1, ci_high = 1;
   double band = 0;  // when judged on the noise columns
   bool from_samples = false;
+  int base_repetitions = 1, candidate_repetitions = 1;  // rows joined per side (run --repetitions)
   double threshold = 0;     // the metric's (or --threshold's), as a fraction
   bool regression = false;  // worse, and by more than fail_on_regression_pct
   std::string flags;        // the two rows' flags, each once (clock_throttled, noise_target_missed)

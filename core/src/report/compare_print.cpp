@@ -55,6 +55,8 @@ void print_json(const Comparison& c, std::ostream& out) {
                                         : r.band > 0   ? "noise"
                                                        : "exact"},
                       {"threshold", r.threshold},
+                      {"base_repetitions", r.base_repetitions},
+                      {"new_repetitions", r.candidate_repetitions},
                       {"band", comparable ? json(r.band) : json(nullptr)},
                       {"verdict", comparable ? to_string(r.verdict) : "n/a"},
                       {"regression", r.regression},

@@ -40,20 +40,27 @@ void write_gbench_json(const CsvTable& t, std::ostream& out) {
                        "', this attnbench reads versions 1 to " +
                        std::to_string(kCsvSchemaVersion));
 
-  // A family is one (point, backend); its instances are the timing modes.
-  std::map<std::string, int> family_index, instances;
+  // A family is one (point, backend); its instances are the timing modes; run --repetitions
+  // gives each instance Google Benchmark's repetitions.
+  std::map<std::string, int> family_index, repetitions;
+  std::map<std::string, std::map<std::string, int>> instance_index;
+  for (size_t r = 0; r < t.rows.size(); ++r)
+    ++repetitions[t.at(r, "point_id") + "/" + t.at(r, "backend") + "/" + t.at(r, "timing_mode")];
   json benchmarks = json::array();
   for (size_t r = 0; r < t.rows.size(); ++r) {
     const std::string family = t.at(r, "point_id") + "/" + t.at(r, "backend");
     const std::string name = family + "/" + t.at(r, "timing_mode");
     if (!family_index.count(family)) family_index[family] = static_cast<int>(family_index.size());
+    auto& instances = instance_index[family];
+    instances.emplace(t.at(r, "timing_mode"), static_cast<int>(instances.size()));
+    const std::string rep = text(t, r, "repetition");
     json b = {{"name", name},
               {"family_index", family_index[family]},
-              {"per_family_instance_index", instances[family]++},
+              {"per_family_instance_index", instances[t.at(r, "timing_mode")]},
               {"run_name", name},
               {"run_type", "iteration"},
-              {"repetitions", 1},
-              {"repetition_index", 0},
+              {"repetitions", repetitions[name]},
+              {"repetition_index", rep.empty() ? 0 : std::stoi(rep)},
               {"threads", 1}};
     const auto median = number(t, r, "time_ms_median");
     if (t.at(r, "status") != "ok" || !median) {

@@ -32,8 +32,8 @@ void ReportWriter::write(const BackendRecords& records) {
   if (samples_)
     for (const SampleSeries& series : records.samples)
       for (size_t i = 0; i < series.time_ms.size(); ++i)
-        samples_->write(
-            sample_fields(records.point_id, records.backend, series.mode, i, series.time_ms[i]));
+        samples_->write(sample_fields(records.point_id, records.backend, series.mode,
+                                      records.repetition, i, series.time_ms[i]));
   for (const Row& row : records.rows) rows_.write(row_fields(row));  // last: they mark it done
 }
 

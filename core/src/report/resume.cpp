@@ -13,14 +13,20 @@ namespace attnbench {
 
 namespace {
 
-// The records of a table whose (point_id, backend) is in `done`, with its header; "" for no file.
+// A row's (point_id, backend, repetition); reports from before repetitions have repetition 0.
+RecordKey key_of(const CsvTable& t, size_t r) {
+  const std::string rep = t.column("repetition") < 0 ? "" : t.at(r, "repetition");
+  return {t.at(r, "point_id"), t.at(r, "backend"), rep.empty() ? 0 : std::stoi(rep)};
+}
+
+// The records of a table whose key is in `done`, with its header; "" for no file.
 std::string keep(const std::string& text, const std::string& path,
                  const std::set<RecordKey>& done) {
   if (text.empty()) return "";
   const CsvTable t = parse_csv(complete_records(text), path);
   std::string out = csv_line(t.header);
   for (size_t r = 0; r < t.rows.size(); ++r)
-    if (done.count({t.at(r, "point_id"), t.at(r, "backend")})) out += csv_line(t.rows[r]);
+    if (done.count(key_of(t, r))) out += csv_line(t.rows[r]);
   return out;
 }
 
@@ -49,10 +55,10 @@ Resumed resume_report(const ReportTexts& files, const std::string& path,
       refuse(path, "it was measured on " + t.at(r, "device_name") + " with torch " +
                        t.at(r, "torch_version") + ", this is " + device_name + " with torch " +
                        torch_version);
-    ++rows[{t.at(r, "point_id"), t.at(r, "backend")}];
+    ++rows[key_of(t, r)];
   }
   for (size_t r = 0; r < t.rows.size(); ++r) {
-    const RecordKey key{t.at(r, "point_id"), t.at(r, "backend")};
+    const RecordKey key = key_of(t, r);
     const size_t expected = t.at(r, "device") == "cuda" ? modes_per_cuda_point : 1;
     if (rows[key] == expected) out.done.insert(key);
   }

@@ -5,11 +5,11 @@
 
 #include <set>
 #include <string>
-#include <utility>
+#include <tuple>
 
 namespace attnbench {
 
-using RecordKey = std::pair<std::string, std::string>;  // (point_id, backend)
+using RecordKey = std::tuple<std::string, std::string, int>;  // (point_id, backend, repetition)
 
 struct ReportTexts {
   std::string rows, kernels, samples;  // file contents; empty when a file is missing

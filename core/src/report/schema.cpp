@@ -35,6 +35,7 @@ const std::vector<Column<Row>>& row_schema() {
       {"device", [](const Row& r) { return to_string(r.problem.device); }},
       {"direction", [](const Row& r) { return to_string(r.problem.direction); }},
       {"timing_mode", [](const Row& r) { return to_string(r.timing_mode); }},
+      {"repetition", [](const Row& r) { return std::to_string(r.repetition); }},
       {"status", [](const Row& r) { return to_string(r.status); }},
       {"reason", [](const Row& r) { return r.reason; }},
       {"time_ms_median", [](const Row& r) { return num(r.time_ms_median); }},
@@ -80,6 +81,7 @@ const std::vector<Column<KernelRow>>& kernel_schema() {
       {"schema_version", [](const KernelRow&) { return std::to_string(kCsvSchemaVersion); }},
       {"point_id", [](const KernelRow& r) { return r.point_id; }},
       {"backend", [](const KernelRow& r) { return r.backend; }},
+      {"repetition", [](const KernelRow& r) { return std::to_string(r.repetition); }},
       {"kind", [](const KernelRow& r) { return to_string(r.kind); }},
       {"name", [](const KernelRow& r) { return r.name; }},
       {"launches_per_call",
@@ -118,7 +120,7 @@ std::vector<std::string> fields_of(const std::vector<Column<R>>& schema, const R
 }  // namespace
 
 bool readable_schema_version(const std::string& text) {
-  return text == "1" || text == "2" || text == "3" || text == "4";
+  return text == "1" || text == "2" || text == "3" || text == "4" || text == "5";
 }
 
 std::vector<std::string> row_header() { return header_of(row_schema()); }
@@ -129,12 +131,18 @@ std::vector<std::string> kernel_row_fields(const KernelRow& row) {
 }
 
 std::vector<std::string> sample_header() {
-  return {"point_id", "backend", "timing_mode", "sample", "time_ms"};
+  return {"point_id", "backend", "timing_mode", "repetition", "sample", "time_ms"};
 }
 
 std::vector<std::string> sample_fields(const std::string& point_id, const std::string& backend,
-                                       TimingMode mode, size_t index, double time_ms) {
-  return {point_id, backend, to_string(mode), std::to_string(index), format_number(time_ms)};
+                                       TimingMode mode, int repetition, size_t index,
+                                       double time_ms) {
+  return {point_id,
+          backend,
+          to_string(mode),
+          std::to_string(repetition),
+          std::to_string(index),
+          format_number(time_ms)};
 }
 
 }  // namespace attnbench

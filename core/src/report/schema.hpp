@@ -13,8 +13,9 @@ namespace attnbench {
 // Bumped whenever a column changes name or meaning; written in every row, checked by compare.
 // Version 2 added `config_fingerprint`, 3 `kv_heads`, `seq_len_kv` and `direction` (a version-1 or
 // 2 row is a forward problem with kv_heads = heads and seq_len_kv = seq_len), 4 the GPU's clock,
-// power and temperature; readers read columns by name and accept all four.
-inline constexpr int kCsvSchemaVersion = 4;
+// power and temperature, 5 `repetition` (in all three files); readers read columns by name and
+// accept all five (a missing repetition is 0).
+inline constexpr int kCsvSchemaVersion = 5;
 bool readable_schema_version(const std::string& text);
 
 // <output>.csv: one row per (point, backend, timing mode).
@@ -28,6 +29,7 @@ std::vector<std::string> kernel_row_fields(const KernelRow& row);
 // <output>.samples.csv: one row per raw timing sample.
 std::vector<std::string> sample_header();
 std::vector<std::string> sample_fields(const std::string& point_id, const std::string& backend,
-                                       TimingMode mode, size_t index, double time_ms);
+                                       TimingMode mode, int repetition, size_t index,
+                                       double time_ms);
 
 }  // namespace attnbench
