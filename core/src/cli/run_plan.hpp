@@ -31,7 +31,8 @@ struct RunPlan {
 std::string output_path(const SweepConfig& config, const RunOverrides& overrides);
 
 // Hex digest of what decides the numbers: the sweep's points (all of them, whatever --points
-// picks), the measurement settings (not keep_samples or timeout_s), tolerances, seed and peak.
+// picks), the measurement settings (not keep_samples, timeout_s or repetitions: more repetitions
+// resume the same sweep), tolerances, seed and peak.
 // Backends are left out: each (point, backend) stands on its own.
 std::string config_fingerprint(const SweepConfig& config, const std::vector<Point>& all_points);
 
