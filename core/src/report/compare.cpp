@@ -51,33 +51,18 @@ const Metric& find_metric(const std::string& name) {
 
 namespace {
 
-std::optional<double> value(const CsvTable& t, size_t row, const std::string& column) {
-  const int c = t.column(column);
-  if (c < 0) return std::nullopt;
-  const std::string& text = t.rows[row][static_cast<size_t>(c)];
-  if (text.empty()) return std::nullopt;
-  try {
-    size_t used = 0;
-    const double v = std::stod(text, &used);
-    if (used != text.size()) throw std::invalid_argument(text);
-    return v;
-  } catch (const std::exception&) {
-    throw InputError(t.path + ": column '" + column + "' holds '" + text + "', not a number");
-  }
-}
-
 // Relative standard deviation of one measurement; 0 for deterministic metrics (counts, errors).
 double noise(const CsvTable& t, size_t row, const Metric& metric) {
-  if (!metric.noise_column.empty()) return value(t, row, metric.noise_column).value_or(0);
-  const auto median = value(t, row, metric.name), p10 = value(t, row, metric.p10_column),
-             p90 = value(t, row, metric.p90_column);
+  if (!metric.noise_column.empty()) return t.number(row, metric.noise_column).value_or(0);
+  const auto median = t.number(row, metric.name), p10 = t.number(row, metric.p10_column),
+             p90 = t.number(row, metric.p90_column);
   // For a normal distribution p90 - p10 spans 2.563 standard deviations.
   if (median && p10 && p90 && *median != 0) return (*p90 - *p10) / (2.563 * std::abs(*median));
   return 0;
 }
 
-// Each flag of either text once, in the order met.
-std::string merged_flags_text(const std::string& a, const std::string& b) {
+// Each flag of either text once, in the order met: a comparison of a throttled run says so.
+std::string merged_flags(const std::string& a, const std::string& b) {
   std::vector<std::string> seen;
   for (const std::string& text : {a, b}) {
     size_t start = 0;
@@ -94,10 +79,8 @@ std::string merged_flags_text(const std::string& a, const std::string& b) {
   return out;
 }
 
-// Each flag of either row once: a comparison of a throttled run says so.
-std::string merged_flags(const CsvTable& bt, size_t br, const CsvTable& ct, size_t cr) {
-  return merged_flags_text(bt.column("flags") < 0 ? std::string() : bt.at(br, "flags"),
-                           ct.column("flags") < 0 ? std::string() : ct.at(cr, "flags"));
+std::string flags_of(const CsvTable& t, size_t row) {
+  return t.column("flags") < 0 ? std::string() : t.at(row, "flags");
 }
 
 // The rows of one (point, backend, timing mode): one per repetition.
@@ -118,17 +101,11 @@ std::string group_status(const CsvTable& t, const Group& g) {
 std::vector<double> group_values(const CsvTable& t, const Group& g, const std::string& metric) {
   std::vector<double> out;
   for (size_t r : g) {
-    const auto v = value(t, r, metric);
+    const auto v = t.number(r, metric);
     if (!v) return {};
     out.push_back(*v);
   }
   return out;
-}
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 std::string sample_key(const std::string& point, const std::string& backend,
@@ -156,7 +133,7 @@ Verdict verdict_of(double low, double high, double threshold, bool higher_is_bet
 
 ComparedRow judge(const CsvTable& bt, const Group& bg, const CsvTable& ct, const Group& cg,
                   const Metric& metric, const CompareOptions& options, const SampleSets& bs,
-                  const SampleSets& cs) {
+                  const SampleSets& cs, std::optional<RatioInterval>& time_interval) {
   ComparedRow row;
   const size_t br = bg.front(), cr = cg.front();
   row.point_id = ct.at(cr, "point_id");
@@ -166,18 +143,15 @@ ComparedRow judge(const CsvTable& bt, const Group& bg, const CsvTable& ct, const
   row.candidate_repetitions = static_cast<int>(cg.size());
   row.base_status = group_status(bt, bg);
   row.candidate_status = group_status(ct, cg);
-  for (size_t i = 0; i < std::max(bg.size(), cg.size()); ++i) {
-    const std::string more =
-        merged_flags(bt, bg[std::min(i, bg.size() - 1)], ct, cg[std::min(i, cg.size() - 1)]);
-    if (!more.empty()) row.flags = merged_flags_text(row.flags, more);
-  }
+  for (size_t r : bg) row.flags = merged_flags(row.flags, flags_of(bt, r));
+  for (size_t r : cg) row.flags = merged_flags(row.flags, flags_of(ct, r));
   const std::vector<double> base_values = group_values(bt, bg, metric.name);
   const std::vector<double> new_values = group_values(ct, cg, metric.name);
   if (row.base_status != "ok" || row.candidate_status != "ok" || base_values.empty() ||
       new_values.empty())
     return row;
-  row.base = median_of(base_values);  // the median over repetitions
-  row.candidate = median_of(new_values);
+  row.base = summarize(base_values).median;  // the median over repetitions
+  row.candidate = summarize(new_values).median;
   row.ratio = *row.base != 0 ? *row.candidate / *row.base : INFINITY;
   row.ci_low = row.ci_high = row.ratio;
   if (!metric.deterministic()) {
@@ -185,10 +159,13 @@ ComparedRow judge(const CsvTable& bt, const Group& bg, const CsvTable& ct, const
     const std::vector<double>* base_samples = samples_of(bs, row, bt.at(br, "backend"));
     const std::vector<double>* new_samples = samples_of(cs, row, row.backend);
     if (metric.from_time_samples && base_samples && new_samples) {
-      // The interval of the time ratio; a higher-is-better metric of the time is its inverse.
-      const RatioInterval t =
-          median_ratio_interval(*base_samples, *new_samples,
-                                fnv1a(sample_key(row.point_id, row.backend, row.timing_mode)));
+      // The interval of the time ratio, bootstrapped once per pair whatever the metrics; a
+      // higher-is-better metric of the time is its inverse.
+      if (!time_interval)
+        time_interval =
+            median_ratio_interval(*base_samples, *new_samples,
+                                  fnv1a(sample_key(row.point_id, row.backend, row.timing_mode)));
+      const RatioInterval t = *time_interval;
       row.ci_low = metric.higher_is_better ? 1 / t.high : t.low;
       row.ci_high = metric.higher_is_better ? 1 / t.low : t.high;
       row.from_samples = true;
@@ -225,12 +202,15 @@ Comparison compare_pairs(const std::vector<Pairing>& pairs, const CsvTable& bt, 
                          const CompareOptions& options, const SampleSets& bs, const SampleSets& cs,
                          Comparison c) {
   c.fail_on_regression_pct = options.fail_on_regression_pct;
+  std::vector<std::optional<RatioInterval>> time_intervals(pairs.size());
   for (const auto& name : options.metrics) {
     MetricComparison mc;
     mc.metric = find_metric(name);
     std::map<std::string, std::pair<double, int>> log_sum;  // per backend: sum of log ratios, count
-    for (const auto& p : pairs) {
-      ComparedRow row = judge(bt, p.base, ct, p.candidate, mc.metric, options, bs, cs);
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      const Pairing& p = pairs[i];
+      ComparedRow row =
+          judge(bt, p.base, ct, p.candidate, mc.metric, options, bs, cs, time_intervals[i]);
       if (row.verdict != Verdict::not_comparable && std::isfinite(row.ratio) && row.ratio > 0) {
         auto& acc = log_sum[row.backend];
         acc.first += std::log(row.ratio);
@@ -265,7 +245,7 @@ SampleSets read_samples(const std::string& report_csv) {
   for (const char* needed : {"point_id", "backend", "timing_mode", "time_ms"})
     if (t.column(needed) < 0) throw InputError(path + ": no column '" + std::string(needed) + "'");
   for (size_t r = 0; r < t.rows.size(); ++r)
-    if (auto v = value(t, r, "time_ms"))
+    if (auto v = t.number(r, "time_ms"))
       sets[sample_key(t.at(r, "point_id"), t.at(r, "backend"), t.at(r, "timing_mode"))].push_back(
           *v);
   return sets;

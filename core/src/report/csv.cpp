@@ -71,6 +71,21 @@ const std::string& CsvTable::at(size_t row, const std::string& name) const {
   return rows.at(row).at(static_cast<size_t>(c));
 }
 
+std::optional<double> CsvTable::number(size_t row, const std::string& name) const {
+  const int c = column(name);
+  if (c < 0) return std::nullopt;
+  const std::string& text = rows.at(row).at(static_cast<size_t>(c));
+  if (text.empty()) return std::nullopt;
+  try {
+    size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used != text.size()) throw std::invalid_argument(text);
+    return v;
+  } catch (const std::exception&) {
+    throw InputError(path + ": column '" + name + "' holds '" + text + "', not a number");
+  }
+}
+
 CsvTable parse_csv(const std::string& text, const std::string& path) {
   CsvTable table;
   table.path = path;

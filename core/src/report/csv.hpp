@@ -4,6 +4,7 @@
 #pragma once
 
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,9 @@ struct CsvTable {
   int column(const std::string& name) const;  // -1 when absent
   const std::string& at(size_t row,
                         const std::string& name) const;  // throws InputError when absent
+  // The cell as a number; nullopt when the column is absent or the cell empty; InputError naming
+  // the file and column when it holds anything else.
+  std::optional<double> number(size_t row, const std::string& name) const;
 };
 
 CsvTable parse_csv(const std::string& text, const std::string& path);

@@ -1,7 +1,6 @@
 #include "report/export_gbench.hpp"
 
-#include "base/errors.hpp"
-#include "report/schema.hpp"
+#include "report/compare.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -12,17 +11,6 @@ namespace attnbench {
 
 namespace {
 
-std::optional<double> number(const CsvTable& t, size_t row, const std::string& column) {
-  const int c = t.column(column);
-  if (c < 0 || t.rows[row][static_cast<size_t>(c)].empty()) return std::nullopt;
-  try {
-    return std::stod(t.rows[row][static_cast<size_t>(c)]);
-  } catch (const std::exception&) {
-    throw InputError(t.path + ": column '" + column + "' holds '" +
-                     t.rows[row][static_cast<size_t>(c)] + "', not a number");
-  }
-}
-
 std::string text(const CsvTable& t, size_t row, const std::string& column) {
   return t.column(column) < 0 ? std::string() : t.at(row, column);
 }
@@ -31,14 +19,7 @@ std::string text(const CsvTable& t, size_t row, const std::string& column) {
 
 void write_gbench_json(const CsvTable& t, std::ostream& out) {
   using nlohmann::json;
-  for (const char* needed : {"schema_version", "point_id", "backend", "timing_mode", "status"})
-    if (t.column(needed) < 0)
-      throw InputError(t.path + ": not an attnbench report (no column '" + needed + "')");
-  for (size_t r = 0; r < t.rows.size(); ++r)
-    if (!readable_schema_version(t.at(r, "schema_version")))
-      throw InputError(t.path + ": schema version '" + t.at(r, "schema_version") +
-                       "', this attnbench reads versions 1 to " +
-                       std::to_string(kCsvSchemaVersion));
+  check_report(t, {});  // a report of a schema this attnbench reads, with its key columns
 
   // A family is one (point, backend); its instances are the timing modes; run --repetitions
   // gives each instance Google Benchmark's repetitions.
@@ -62,7 +43,7 @@ void write_gbench_json(const CsvTable& t, std::ostream& out) {
               {"repetitions", repetitions[name]},
               {"repetition_index", rep.empty() ? 0 : std::stoi(rep)},
               {"threads", 1}};
-    const auto median = number(t, r, "time_ms_median");
+    const auto median = t.number(r, "time_ms_median");
     if (t.at(r, "status") != "ok" || !median) {
       b["error_occurred"] = true;
       b["error_message"] = t.at(r, "status") + ": " + text(t, r, "reason");
@@ -73,9 +54,9 @@ void write_gbench_json(const CsvTable& t, std::ostream& out) {
       benchmarks.push_back(std::move(b));
       continue;
     }
-    const double samples = number(t, r, "samples").value_or(1);
-    const double calls = number(t, r, "calls_per_sample").value_or(1);
-    const auto host_us = number(t, r, "cpu_us_median");
+    const double samples = t.number(r, "samples").value_or(1);
+    const double calls = t.number(r, "calls_per_sample").value_or(1);
+    const auto host_us = t.number(r, "cpu_us_median");
     b["iterations"] = static_cast<int64_t>(samples * calls);
     b["real_time"] = *median;
     b["cpu_time"] = host_us ? *host_us / 1000 : *median;
@@ -86,7 +67,7 @@ void write_gbench_json(const CsvTable& t, std::ostream& out) {
                                           {"rel_err", "rel_err"},
                                           {"p10_ms", "time_ms_p10"},
                                           {"p90_ms", "time_ms_p90"}})
-      if (const auto v = number(t, r, column)) b[counter] = *v;
+      if (const auto v = t.number(r, column)) b[counter] = *v;
     benchmarks.push_back(std::move(b));
   }
 
