@@ -69,6 +69,50 @@ TEST_F(Cli, BrokenConfigIsLocatedExitsTwoAndWritesNothing) {
   EXPECT_FALSE(fs::exists(path("never.csv")));
 }
 
+TEST_F(Cli, PredictionsAreJudgedPerRowAndCheckMakesAMissExitOne) {
+  const std::string config = write("e.yaml", std::string(kTiny) + R"(expect:
+  naive:
+    aten_ops_per_call: 99
+  math:
+    aten_ops: [scaled_dot_product_attention]
+  inplace:
+    cpu_us_median: {more_than: math}
+)");
+  Result r = run("run " + config + " --backends inplace,math,naive -o " + path("e.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;  // a miss alone does not fail a run...
+  EXPECT_NE(r.output.find("row(s) missed a prediction"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("MISSED naive @ "), std::string::npos) << r.output;
+  CsvTable t = read_csv(path("e.csv"));
+  ASSERT_EQ(t.rows.size(), 3u);
+  for (size_t i = 0; i < t.rows.size(); ++i) {
+    const std::string& b = t.at(i, "backend");
+    const std::string& e = t.at(i, "expectation");
+    if (b == "naive")
+      EXPECT_EQ(e, "missed: aten_ops_per_call predicted 99, seen " +
+                       t.at(i, "aten_ops_per_call"));
+    if (b == "math") EXPECT_EQ(e, "met");
+    // inplace was measured first and waited for math's row: judged against it, never "no row".
+    if (b == "inplace")
+      EXPECT_TRUE(e == "met" || e.find("predicted > math's ") != std::string::npos)
+          << e;
+  }
+  r = run("run " + config + " --backends inplace,math,naive --check --force -o " +
+          path("e.csv"));
+  EXPECT_EQ(r.code, 1) << r.output;  // ...--check makes it one
+  EXPECT_EQ(read_csv(path("e.csv")).rows.size(), 3u) << "every row is still written";
+}
+
+TEST_F(Cli, PredictionForAnUnknownBackendIsLocated) {
+  const std::string config =
+      write("u.yaml", std::string(kTiny) + "expect:\n  flsh:\n    kernels_per_call: 1\n");
+  const Result r = run("run " + config + " -o " + path("never.csv"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find(config + ":17:3: key 'expect.flsh': no plugin provides backend 'flsh'"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(path("never.csv")));
+}
+
 TEST_F(Cli, UnknownBackendInTheConfigNamesItsLine) {
   const std::string config = write("b.yaml", std::string("backends: [naive, flsh]\n") + kTiny);
   const Result r = run("run " + config + " -o " + path("never.csv"));

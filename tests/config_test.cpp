@@ -367,7 +367,7 @@ TEST(Config, NoSuggestionWithoutANearMiss) {
     EXPECT_EQ(std::string(e.what()),
               "s.yaml:1:1: key 'ep': unknown key; allowed here: name, description, output, "
               "backends, measurement, "
-              "sweep, tolerance, peak_tflops, seed");
+              "sweep, tolerance, peak_tflops, seed, expect");
   }
 }
 

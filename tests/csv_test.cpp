@@ -161,7 +161,8 @@ TEST(Csv, SamplesFileHeader) {
   EXPECT_TRUE(readable_schema_version("3"));
   EXPECT_TRUE(readable_schema_version("4"));
   EXPECT_TRUE(readable_schema_version("5"));
-  for (const char* other : {"0", "6", "10", "", "3.0"})
+  EXPECT_TRUE(readable_schema_version("6"));
+  for (const char* other : {"0", "7", "10", "", "3.0"})
     EXPECT_FALSE(readable_schema_version(other)) << other;
 }
 
@@ -176,7 +177,7 @@ TEST(Csv, HeaderHasTheDocumentedColumns) {
                              "kernels_per_call", "memcpy_per_call", "memset_per_call",
                              "peak_mem_mib",     "rel_err",         "tflops",
                              "device_name",      "torch_version",   "git_sha",
-                             "started_at"})
+                             "started_at",       "occupancy_pct",   "expectation"})
     EXPECT_NE(std::find(header.begin(), header.end(), column), header.end()) << column;
   const auto kernels = kernel_row_header();
   for (const char* column :

@@ -2,12 +2,14 @@
 #include "cli/commands.hpp"
 #include "isolate/measurer.hpp"
 #include "measure/device/calibration.hpp"
+#include "records/expectations.hpp"
 #include "report/csv.hpp"
 #include "report/progress.hpp"
 #include "report/report_writer.hpp"
 #include "report/resume.hpp"
 #include "report/summary.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -51,6 +53,68 @@ std::unique_ptr<Measurer> measurer(const RunArgs& args) {
   return isolated_measurer(measure_executable(), args.plugin_dirs);
 }
 
+// Rows wait for the rows their predictions compare against (same point and repetition), then are
+// judged and written. With the referenced backends listed first, as in the shipped configs, none
+// waits; a waiting (point, backend) is written when its point ends.
+class JudgingWriter {
+ public:
+  JudgingWriter(ReportWriter& writer, const Expectations& expect,
+                const std::vector<std::string>& backends)
+      : writer_(writer), expect_(expect), backends_(backends) {}
+
+  void add(BackendRecords records) {
+    measured_.push_back(std::move(records));
+    written_.push_back(false);
+    for (size_t i = 0; i < measured_.size(); ++i)
+      if (!written_[i] && ready(measured_[i].backend)) write(i);
+  }
+
+  void end_point() {
+    for (size_t i = 0; i < measured_.size(); ++i)
+      if (!written_[i]) write(i);
+    measured_.clear();
+    written_.clear();
+  }
+
+  int failed_rows() const { return failed_rows_; }
+  int missed_rows() const { return missed_rows_; }
+
+ private:
+  bool ready(const std::string& backend) const {
+    for (const std::string& peer : peers_of(expect_, backend)) {
+      const bool in_run = std::find(backends_.begin(), backends_.end(), peer) != backends_.end();
+      const bool measured = std::any_of(measured_.begin(), measured_.end(),
+                                        [&](const BackendRecords& r) { return r.backend == peer; });
+      if (in_run && !measured) return false;
+    }
+    return true;
+  }
+
+  void write(size_t i) {
+    BackendRecords& records = measured_[i];
+    for (Row& row : records.rows) {
+      row.expectation = judge_row(row, expect_, [&](const std::string& backend) -> const Row* {
+        for (const BackendRecords& other : measured_)
+          if (other.backend == backend)
+            for (const Row& r : other.rows)
+              if (r.timing_mode == row.timing_mode) return &r;
+        return nullptr;
+      });
+      failed_rows_ += row.status != Status::ok && row.status != Status::unsupported;
+      missed_rows_ += is_missed(row.expectation);
+    }
+    writer_.write(records);
+    written_[i] = true;
+  }
+
+  ReportWriter& writer_;
+  const Expectations& expect_;
+  const std::vector<std::string>& backends_;
+  std::vector<BackendRecords> measured_;  // this point's, this repetition's
+  std::vector<bool> written_;
+  int failed_rows_ = 0, missed_rows_ = 0;
+};
+
 }  // namespace
 
 int cmd_run(const RunArgs& args) {
@@ -93,7 +157,7 @@ int cmd_run(const RunArgs& args) {
   const int repetitions = plan.config.measurement.repetitions;
   Progress progress(plan.points.size() * plan.backends.size() * static_cast<size_t>(repetitions),
                     std::cerr, stderr_is_terminal());
-  int failed_rows = 0;
+  JudgingWriter judged(writer, plan.config.expect, plan.backends);
   // The whole sweep once per repetition: drift between repetitions hits every backend alike.
   for (int rep = 0; rep < repetitions; ++rep) {
     for (const auto& point : plan.points) {
@@ -108,25 +172,31 @@ int cmd_run(const RunArgs& args) {
         records.repetition = rep;
         for (Row& row : records.rows) row.repetition = rep;
         for (KernelRow& k : records.kernels) k.repetition = rep;
-        writer.write(records);
-        for (const Row& row : records.rows)
-          failed_rows += row.status != Status::ok && row.status != Status::unsupported;
         if (!records.notes.empty())
           std::cerr << "\nattnbench: " << name << " @ " << point.id << ": " << records.notes
                     << '\n';
+        judged.add(std::move(records));
         progress.end();
       }
+      judged.end_point();
     }
   }
   progress.finish();
   std::cerr << "wrote " << writer.rows_path() << " and " << writer.kernels_path() << '\n';
   if (!args.no_summary) print_summary(read_csv(writer.rows_path()), std::cout);
-  if (failed_rows > 0) {
-    std::cerr << "attnbench: " << failed_rows
+  int exit_code = 0;
+  if (judged.failed_rows() > 0) {
+    std::cerr << "attnbench: " << judged.failed_rows()
               << " row(s) ended error, oom, wrong, crashed or timeout (see their reason)\n";
-    return 1;
+    exit_code = 1;
   }
-  return 0;
+  if (judged.missed_rows() > 0) {
+    std::cerr << "attnbench: " << judged.missed_rows()
+              << " row(s) missed a prediction (their expectation column says which)"
+              << (args.check ? "" : "; --check makes that exit 1") << '\n';
+    if (args.check) exit_code = 1;
+  }
+  return exit_code;
 }
 
 }  // namespace attnbench

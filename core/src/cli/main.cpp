@@ -88,6 +88,11 @@ int main(int argc, char** argv) {
   run->add_flag("--dry-run", run_args.dry_run,
                 "Print the expanded points and backends; write nothing");
   run->add_flag("--no-summary", run_args.no_summary, "Do not print the summary table");
+  run->add_flag("--check", run_args.check,
+                "Exit 1 when a row misses a prediction of the config's expect: block");
+  run->add_flag("--trace", run_args.trace,
+                "Write a Chrome trace (Perfetto, chrome://tracing) of a few calls per (point, "
+                "backend) to <output stem>.traces/");
 
   CompareArgs compare_args;
   auto* compare =

@@ -96,6 +96,15 @@ RunPlan plan_run(SweepConfig config, const RunOverrides& o,
     throw ConfigError(config.file, line, column, "backends", msg);
   }
   if (plan.backends.empty()) throw InputError("no backend plugins found");
+  // Names in `expect:` were checked against the file's backends; without a list, against the
+  // plugins found.
+  for (const BackendReference& ref : config.expect.references)
+    if (std::find(available.begin(), available.end(), ref.backend) == available.end() &&
+        std::find(config.backends.begin(), config.backends.end(), ref.backend) ==
+            config.backends.end())
+      throw ConfigError(config.file, ref.line, ref.column, ref.key,
+                        "no plugin provides backend '" + ref.backend + "' (found: " +
+                            joined(available) + ")");
   plan.config = std::move(config);
   return plan;
 }

@@ -246,7 +246,7 @@ SweepConfig parse_config_unguarded(const std::string& yaml_text, const std::stri
   if (!root || root.IsNull()) throw ConfigError(file_name, 1, 1, "", "the file is empty");
   r.check_keys(root, "",
                {"name", "description", "output", "backends", "measurement", "sweep", "tolerance",
-                "peak_tflops", "seed"});
+                "peak_tflops", "seed", "expect"});
   SweepConfig config;
   config.file = file_name;
   config.tolerance = default_tolerances();
@@ -281,6 +281,7 @@ SweepConfig parse_config_unguarded(const std::string& yaml_text, const std::stri
   if (!root["sweep"]) r.fail(root, "sweep", "the config needs a 'sweep' section");
   parse_sweep(r, root["sweep"], config);
   check_points(config);
+  if (root["expect"]) config.expect = parse_expectations(r, root["expect"], config.backends);
   return config;
 }
 }  // namespace

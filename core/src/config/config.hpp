@@ -3,6 +3,7 @@
 // good.
 #pragma once
 
+#include "config/expectations.hpp"
 #include "config/settings.hpp"
 
 #include <attnbench/backend.hpp>
@@ -47,6 +48,7 @@ struct SweepConfig {
   std::map<DType, double> tolerance;  // max relative error per row against the float64 reference
   std::optional<double> peak_tflops;  // overrides the calibration file
   uint64_t seed = 1234;
+  Expectations expect;  // predictions checked against the rows; not part of the fingerprint
 };
 
 // Parses and validates `path`; throws ConfigError (or InputError when the file cannot be read).

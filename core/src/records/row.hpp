@@ -43,6 +43,9 @@ struct Row {
   std::optional<int64_t>
       aten_copies_per_call;  // aten::copy_ of data (not of a wrapped scalar), any depth
   std::optional<double> kernels_per_call, memcpy_per_call, memset_per_call;
+  // Theoretical occupancy of the kernel that takes the most GPU time per call (flash keeps it low
+  // on purpose: few, large thread blocks).
+  std::optional<double> occupancy_pct;
   std::optional<double> peak_mem_mib;  // device memory above inputs and output
   std::optional<double> rel_err, tolerance;
   std::optional<double> gflop, tflops, pct_of_peak;
@@ -51,6 +54,7 @@ struct Row {
   std::optional<double> sm_clock_mhz_start, sm_clock_mhz_end, power_w, temperature_c;
   std::string
       flags;  // ';'-separated notes: noise_target_missed, kernel_set_varies, above_peak, ...
+  std::string expectation;  // the config's predictions: "", "met" or "missed: ..."
 
   RunInfo run;
 

@@ -55,6 +55,7 @@ const std::vector<Column<Row>>& row_schema() {
       {"kernels_per_call", [](const Row& r) { return num(r.kernels_per_call); }},
       {"memcpy_per_call", [](const Row& r) { return num(r.memcpy_per_call); }},
       {"memset_per_call", [](const Row& r) { return num(r.memset_per_call); }},
+      {"occupancy_pct", [](const Row& r) { return num(r.occupancy_pct); }},
       {"peak_mem_mib", [](const Row& r) { return num(r.peak_mem_mib); }},
       {"rel_err", [](const Row& r) { return num(r.rel_err); }},
       {"tolerance", [](const Row& r) { return num(r.tolerance); }},
@@ -66,6 +67,7 @@ const std::vector<Column<Row>>& row_schema() {
       {"power_w", [](const Row& r) { return num(r.power_w); }},
       {"temperature_c", [](const Row& r) { return num(r.temperature_c); }},
       {"flags", [](const Row& r) { return r.flags; }},
+      {"expectation", [](const Row& r) { return r.expectation; }},
       {"device_name", [](const Row& r) { return r.run.device_name; }},
       {"torch_version", [](const Row& r) { return r.run.torch_version; }},
       {"git_sha", [](const Row& r) { return r.run.git_sha; }},
@@ -120,7 +122,8 @@ std::vector<std::string> fields_of(const std::vector<Column<R>>& schema, const R
 }  // namespace
 
 bool readable_schema_version(const std::string& text) {
-  return text == "1" || text == "2" || text == "3" || text == "4" || text == "5";
+  return text == "1" || text == "2" || text == "3" || text == "4" || text == "5" ||
+         text == "6";
 }
 
 std::vector<std::string> row_header() { return header_of(row_schema()); }

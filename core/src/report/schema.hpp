@@ -15,7 +15,7 @@ namespace attnbench {
 // 2 row is a forward problem with kv_heads = heads and seq_len_kv = seq_len), 4 the GPU's clock,
 // power and temperature, 5 `repetition` (in all three files); readers read columns by name and
 // accept all five (a missing repetition is 0).
-inline constexpr int kCsvSchemaVersion = 5;
+inline constexpr int kCsvSchemaVersion = 6;
 bool readable_schema_version(const std::string& text);
 
 // <output>.csv: one row per (point, backend, timing mode).

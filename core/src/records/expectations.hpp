@@ -1,0 +1,32 @@
+// Predictions (config/expectations.hpp) checked against rows: each row's `expectation` column is
+// empty (nothing predicted for it), "met", or "missed: " and every miss as predicted vs seen.
+// Pure functions of rows, tested without LibTorch.
+#pragma once
+
+#include "config/expectations.hpp"
+#include "records/row.hpp"
+
+#include <functional>
+#include <set>
+#include <string>
+
+namespace attnbench {
+
+// The row another backend produced at the same point, timing mode and repetition; null when it has
+// none (not in this run, or not measured yet).
+using PeerRow = std::function<const Row*(const std::string& backend)>;
+
+// Whether `expectation` applies to `row` (its backend and its `where`).
+bool applies(const Expectation& expectation, const Row& row);
+
+// The expectation column for `row`.
+std::string judge_row(const Row& row, const Expectations& expectations, const PeerRow& peer);
+
+// The backends `backend`'s predictions compare against, at any point: their rows must be measured
+// before its own can be judged.
+std::set<std::string> peers_of(const Expectations& expectations, const std::string& backend);
+
+// True when an expectation column says a prediction was missed.
+bool is_missed(const std::string& expectation);
+
+}  // namespace attnbench
