@@ -102,6 +102,40 @@ TEST_F(Cli, PredictionsAreJudgedPerRowAndCheckMakesAMissExitOne) {
   EXPECT_EQ(read_csv(path("e.csv")).rows.size(), 3u) << "every row is still written";
 }
 
+TEST_F(Cli, TraceWritesAChromeTracePerMeasuredBackend) {
+  const std::string config = write("tiny.yaml", kTiny);
+  Result r = run("run " + config + " --backends naive,math,flash --no-summary -o " +
+                 path("t/r.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_FALSE(fs::exists(path("t/r.traces"))) << "only with --trace";
+  r = run("run " + config + " --backends naive,math,flash --trace --force --no-summary -o " +
+          path("t/r.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const CsvTable t = read_csv(path("t/r.csv"));
+  for (size_t i = 0; i < t.rows.size(); ++i) {
+    const std::string file =
+        path("t/r.traces/" + t.at(i, "point_id") + "__" + t.at(i, "backend") + ".json");
+    if (t.at(i, "status") != "ok") {  // flash on the CPU: refused, nothing to trace
+      EXPECT_FALSE(fs::exists(file)) << file;
+      continue;
+    }
+    std::ifstream in(file);
+    ASSERT_TRUE(in) << file;
+    const nlohmann::json doc = nlohmann::json::parse(in);  // throws if not JSON
+    EXPECT_EQ(doc.at("otherData").at("backend"), t.at(i, "backend"));
+    int calls = 0, ops = 0, nested = 0;
+    for (const auto& e : doc.at("traceEvents")) {
+      if (e.at("ph") != "X") continue;
+      calls += e.at("cat") == "call";
+      ops += e.at("cat") == "cpu_op";
+      nested += e.at("cat") == "cpu_op" && e.at("args").at("depth") != "0";
+    }
+    EXPECT_EQ(calls, 2) << file;  // kernel_pass_iterations
+    EXPECT_GT(ops, calls) << file;
+    EXPECT_GT(nested, 0) << file;
+  }
+}
+
 TEST_F(Cli, PredictionForAnUnknownBackendIsLocated) {
   const std::string config =
       write("u.yaml", std::string(kTiny) + "expect:\n  flsh:\n    kernels_per_call: 1\n");

@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <map>
@@ -225,6 +226,51 @@ TEST(Gpu, EveryBackendLaunchesExactlyItsKernelsCopiesAndMemsetsAtASeedPoint) {
     EXPECT_EQ(launches["kernel"], want.kernels) << want.backend;
     EXPECT_EQ(launches["memcpy"], want.memcpy) << want.backend;
     EXPECT_EQ(launches["memset"], want.memset) << want.backend;
+  }
+}
+
+TEST(Gpu, TraceLinksEveryGpuActivityToItsLaunchInsideAnOp) {
+  REQUIRE_CUDA();
+  if (!cupti_available()) GTEST_SKIP() << "skipped: built without CUPTI";
+  RunOptions options;
+  options.measurement = quick();
+  options.measurement.passes = {Pass::kernels};
+  options.measurement.trace = true;
+  options.measurement.kernel_pass_iterations = 3;
+  Runner runner(host(), options);
+  const Problem p = problem(4, 16, 1024, 64, DType::bf16, true, Device::cuda);
+  for (const char* name : kAll) {
+    const BackendRecords r =
+        runner.measure({p, "b4-h16-s1024-d64-bf16-causal-cuda"}, *test::plugins().find(name));
+    const Row& row = r.rows.at(0);
+    ASSERT_EQ(row.status, Status::ok) << name << ": " << row.reason;
+    ASSERT_TRUE(r.trace) << name;
+    std::map<uint32_t, const TraceEvent*> launches;
+    std::vector<const TraceEvent*> gpu, ops;
+    for (const TraceEvent& e : r.trace->events) {
+      if (e.category == "cuda_api") launches[e.flow] = &e;
+      if (e.lane == TraceLane::gpu) gpu.push_back(&e);
+      if (e.category == "cpu_op" && e.track == 0 && e.args.at(0).second == "0") ops.push_back(&e);
+    }
+    const double per_call = *row.kernels_per_call + *row.memcpy_per_call + *row.memset_per_call;
+    EXPECT_EQ(static_cast<double>(gpu.size()), 3 * per_call) << name;
+    double worst_lead_us = 0;
+    for (const TraceEvent* g : gpu) {
+      ASSERT_NE(g->flow, 0u) << name << ": " << g->name << " has no launch";
+      const TraceEvent* launch = launches.at(g->flow);
+      EXPECT_EQ(launch->track, 0u) << name << ": " << launch->name << " not on the calling thread";
+      worst_lead_us = std::max(worst_lead_us, launch->start_us - g->start_us);
+      const bool inside_an_op = std::any_of(ops.begin(), ops.end(), [&](const TraceEvent* op) {
+        return launch->start_us >= op->start_us &&
+               launch->start_us <= op->start_us + op->duration_us;
+      });
+      EXPECT_TRUE(inside_an_op) << name << ": " << launch->name << " at " << launch->start_us;
+    }
+    // Two clocks on one time line: a launch may not appear after what it launched began.
+    EXPECT_LT(worst_lead_us, 2.0) << name;
+    std::cout << "[ traced   ] " << name << ": " << r.trace->events.size() << " events, "
+              << gpu.size() << " on the GPU; a launch began at most " << worst_lead_us
+              << " us after its activity\n";
   }
 }
 

@@ -36,6 +36,12 @@ BackendRecords sample_records() {
   b.kernels = {k};
   b.samples = {{TimingMode::graph, {0.1, 0.2, 1e-300}}};
   b.notes = "kernel set differs";
+  b.rows[0].occupancy_pct = 12.5;
+  Trace trace;
+  trace.calls = 3;
+  trace.host_tracks = {{0, "calling thread"}, {1009, "CUDA API, thread 9"}};
+  trace.events = {{"flash_fwd", "kernel", TraceLane::gpu, 7, 1.5, 1.0 / 3.0, 42, {{"grid", "1,2,3"}}}};
+  b.trace = trace;
   return b;
 }
 
@@ -77,6 +83,18 @@ TEST(Protocol, RecordsSurviveTheTripExactly) {
   EXPECT_EQ(c.samples[0].mode, TimingMode::graph);
   EXPECT_EQ(c.samples[0].time_ms, (std::vector<double>{0.1, 0.2, 1e-300}));
   EXPECT_EQ(c.notes, "kernel set differs");
+  EXPECT_EQ(r.occupancy_pct, 12.5);
+  ASSERT_TRUE(c.trace);
+  EXPECT_EQ(c.trace->calls, 3);
+  EXPECT_EQ(c.trace->host_tracks, b.trace->host_tracks);
+  ASSERT_EQ(c.trace->events.size(), 1u);
+  const TraceEvent& e = c.trace->events[0];
+  EXPECT_EQ(e.lane, TraceLane::gpu);
+  EXPECT_EQ(e.track, 7u);
+  EXPECT_EQ(e.duration_us, 1.0 / 3.0);
+  EXPECT_EQ(e.flow, 42u);
+  EXPECT_EQ(e.args, b.trace->events[0].args);
+  EXPECT_FALSE(parse_message(records_message(BackendRecords{})).records.trace);
 }
 
 TEST(Protocol, SetupCarriesEveryOption) {
@@ -86,6 +104,7 @@ TEST(Protocol, SetupCarriesEveryOption) {
   o.measurement.passes = {Pass::kernels};
   o.measurement.timeout_s = 12.5;
   o.measurement.keep_samples = true;
+  o.measurement.trace = true;
   o.tolerance = {{DType::bf16, 0.03}};
   o.peak_tflops = 799.5;
   o.seed = 99;
@@ -97,6 +116,7 @@ TEST(Protocol, SetupCarriesEveryOption) {
   EXPECT_EQ(m.options.measurement.passes, o.measurement.passes);
   EXPECT_EQ(m.options.measurement.timeout_s, 12.5);
   EXPECT_TRUE(m.options.measurement.keep_samples);
+  EXPECT_TRUE(m.options.measurement.trace);
   EXPECT_EQ(m.options.tolerance, o.tolerance);
   EXPECT_EQ(m.options.peak_tflops, 799.5);
   EXPECT_EQ(m.options.seed, 99u);

@@ -83,6 +83,40 @@ TEST(Runner, CpuPointFillsWhatAppliesAndLeavesTheRestEmpty) {
   EXPECT_TRUE(r.kernels.empty());
 }
 
+TEST(Runner, TracePassRecordsEachCallsOpsNestedInside) {
+  RunOptions options;
+  options.measurement = quick();
+  options.measurement.passes = {Pass::ops};
+  options.measurement.trace = true;
+  options.measurement.kernel_pass_iterations = 2;
+  Runner runner(cpu_host(), options);
+  const BackendRecords r = runner.measure(
+      point(problem(1, 2, 64, 16, DType::f32, true, Device::cpu)), *test::plugins().find("naive"));
+  ASSERT_EQ(r.rows.at(0).status, Status::ok) << r.rows.at(0).reason;
+  ASSERT_TRUE(r.trace);
+  EXPECT_EQ(r.trace->calls, 2);
+  std::vector<const TraceEvent*> calls, top;
+  int nested = 0;
+  for (const TraceEvent& e : r.trace->events) {
+    EXPECT_EQ(e.lane, TraceLane::host);
+    if (e.category == "call") calls.push_back(&e);
+    if (e.category == "cpu_op" && e.args.at(0).second == "0") top.push_back(&e);
+    if (e.category == "cpu_op" && e.args.at(0).second != "0") ++nested;
+  }
+  ASSERT_EQ(calls.size(), 2u);
+  // The study's five ops and the transpose view, once per call, each inside its call.
+  std::string names;
+  for (size_t i = 0; i < top.size() / 2; ++i) names += (i ? " " : "") + top[i]->name;
+  EXPECT_EQ(names, "transpose matmul mul masked_fill softmax matmul");
+  ASSERT_EQ(top.size(), 12u);
+  for (size_t i = 0; i < top.size(); ++i) {
+    const TraceEvent& call = *calls[i / 6];
+    EXPECT_GE(top[i]->start_us, call.start_us) << top[i]->name;
+    EXPECT_LE(top[i]->start_us + top[i]->duration_us, call.start_us + call.duration_us);
+  }
+  EXPECT_GT(nested, 0) << "ops call ops (matmul -> mm)";
+}
+
 TEST(Runner, WrongOutputIsStatusWrongWithTheError) {
   RunOptions options;
   options.measurement = quick();

@@ -27,9 +27,11 @@ void print_dry_run(const RunPlan& plan) {
   std::cout << "\noutput: " << plan.output << " (not written: dry run)\n";
 }
 
-RunOptions run_options(const RunPlan& plan, const HostInfo& host, const std::string& calibration) {
+RunOptions run_options(const RunPlan& plan, const HostInfo& host, const std::string& calibration,
+                       bool trace) {
   RunOptions options;
   options.measurement = plan.config.measurement;
+  options.measurement.trace = trace;
   options.tolerance = plan.config.tolerance;
   options.seed = plan.config.seed;
   options.info = {host.device_name,  host.torch_version, git_sha(),
@@ -141,7 +143,7 @@ int cmd_run(const RunArgs& args) {
     return 0;
   }
 
-  const RunOptions options = run_options(plan, m->host(), args.calibration);
+  const RunOptions options = run_options(plan, m->host(), args.calibration, args.trace);
   std::set<RecordKey> done;
   if (args.resume && std::filesystem::exists(output)) {
     const Resumed resumed =

@@ -33,6 +33,7 @@ struct MeasureSettings {
   // them.
   int repetitions = 1;
   std::vector<Pass> passes = all_passes();
+  bool trace = false;  // run --trace: a trace pass last; not in the fingerprint (changes no number)
 
   bool wants(Pass pass) const;
 };

@@ -87,6 +87,7 @@ void to_json(json& j, const MeasureSettings& m) {
        {"keep_samples", m.keep_samples},
        {"timeout_s", m.timeout_s},
        {"repetitions", m.repetitions},
+       {"trace", m.trace},
        {"passes", passes}};
 }
 void from_json(const json& j, MeasureSettings& m) {
@@ -98,6 +99,7 @@ void from_json(const json& j, MeasureSettings& m) {
   m.cpu_pass_calls = j.at("cpu_pass_calls");
   m.keep_samples = j.at("keep_samples"), m.timeout_s = j.at("timeout_s");
   m.repetitions = j.value("repetitions", 1);
+  m.trace = j.value("trace", false);
   m.timing_modes = parse_timing_modes(j.at("timing_modes").get<std::vector<std::string>>());
   m.passes = parse_passes(j.at("passes").get<std::vector<std::string>>());
 }
@@ -122,6 +124,7 @@ void to_json(json& j, const Row& r) {
   put(j, "aten_copies_per_call", r.aten_copies_per_call);
   put(j, "kernels_per_call", r.kernels_per_call), put(j, "memcpy_per_call", r.memcpy_per_call);
   put(j, "memset_per_call", r.memset_per_call), put(j, "peak_mem_mib", r.peak_mem_mib);
+  put(j, "occupancy_pct", r.occupancy_pct);
   put(j, "rel_err", r.rel_err), put(j, "tolerance", r.tolerance), put(j, "gflop", r.gflop);
   put(j, "tflops", r.tflops), put(j, "pct_of_peak", r.pct_of_peak);
   j["repetition"] = r.repetition;
@@ -145,6 +148,7 @@ void from_json(const json& j, Row& r) {
   get(j, "aten_copies_per_call", r.aten_copies_per_call);
   get(j, "kernels_per_call", r.kernels_per_call), get(j, "memcpy_per_call", r.memcpy_per_call);
   get(j, "memset_per_call", r.memset_per_call), get(j, "peak_mem_mib", r.peak_mem_mib);
+  get(j, "occupancy_pct", r.occupancy_pct);
   get(j, "rel_err", r.rel_err), get(j, "tolerance", r.tolerance), get(j, "gflop", r.gflop);
   get(j, "tflops", r.tflops), get(j, "pct_of_peak", r.pct_of_peak);
   r.repetition = j.value("repetition", 0);
@@ -180,12 +184,35 @@ void from_json(const json& j, KernelRow& k) {
   get(j, "theoretical_occupancy_pct", k.theoretical_occupancy_pct), get(j, "bytes", k.bytes);
 }
 
+void to_json(json& j, const TraceEvent& e) {
+  j = {{"name", e.name},
+       {"category", e.category},
+       {"gpu", e.lane == TraceLane::gpu},
+       {"track", e.track},
+       {"start_us", e.start_us},
+       {"duration_us", e.duration_us},
+       {"flow", e.flow},
+       {"args", e.args}};
+}
+void from_json(const json& j, TraceEvent& e) {
+  e.name = j.at("name"), e.category = j.at("category");
+  e.lane = j.at("gpu").get<bool>() ? TraceLane::gpu : TraceLane::host;
+  e.track = j.at("track"), e.start_us = j.at("start_us"), e.duration_us = j.at("duration_us");
+  e.flow = j.at("flow");
+  e.args = j.at("args").get<std::vector<std::pair<std::string, std::string>>>();
+}
+
 void to_json(json& j, const BackendRecords& b) {
   json samples = json::array();
   for (const auto& s : b.samples)
     samples.push_back({{"mode", to_string(s.mode)}, {"time_ms", s.time_ms}});
   j = {{"point_id", b.point_id}, {"backend", b.backend}, {"rows", b.rows},
        {"kernels", b.kernels},   {"samples", samples},   {"notes", b.notes}};
+  if (b.trace) {
+    json tracks = json::object();
+    for (const auto& [track, name] : b.trace->host_tracks) tracks[std::to_string(track)] = name;
+    j["trace"] = {{"calls", b.trace->calls}, {"events", b.trace->events}, {"host_tracks", tracks}};
+  }
 }
 void from_json(const json& j, BackendRecords& b) {
   b.point_id = j.at("point_id"), b.backend = j.at("backend");
@@ -196,6 +223,16 @@ void from_json(const json& j, BackendRecords& b) {
     b.samples.push_back(
         {enum_at<TimingMode>(s, "mode"), s.at("time_ms").get<std::vector<double>>()});
   b.notes = j.at("notes");
+  b.trace.reset();
+  if (j.contains("trace")) {
+    const json& t = j.at("trace");
+    Trace trace;
+    trace.calls = t.at("calls");
+    trace.events = t.at("events").get<std::vector<TraceEvent>>();
+    for (const auto& [track, name] : t.at("host_tracks").items())
+      trace.host_tracks[std::stoull(track)] = name.get<std::string>();
+    b.trace = std::move(trace);
+  }
 }
 
 std::string hello_message(const Hello& h) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "base/enums.hpp"
+#include "measure/device/cupti_tracer.hpp"
 #include "measure/stats.hpp"
 #include "records/row.hpp"
 
@@ -71,6 +72,25 @@ struct OpCounts {
   int64_t copies = 0;                  // aten::copy_ of more than one element, at any depth
 };
 
+// One ATen op (or autograd node, or user scope) on the host, from RecordFunction.
+struct CpuSpan {
+  std::string name;
+  int64_t start_ns = 0, end_ns = 0;  // steady clock
+  uint64_t thread = 0;               // pthread_self of the thread it ran on
+  uint32_t os_thread = 0;            // its gettid, the id CUPTI may report for launches
+  int depth = 0;                     // 0: called by the backend itself
+};
+
+// A few calls after warm-up, as a timeline: host ops, and on CUDA the GPU's activities and the
+// API calls that launched them (cupti_tracer.hpp's GpuTrace, clocks converted by records/).
+struct TraceResult {
+  uint64_t thread = 0;     // the calling thread, as CpuSpan::thread
+  uint32_t os_thread = 0;  // and as CpuSpan::os_thread
+  std::vector<std::pair<int64_t, int64_t>> calls;  // steady-clock start and end of each call
+  std::vector<CpuSpan> cpu;
+  std::optional<GpuTrace> gpu;
+};
+
 struct KernelsResult {
   double kernels_per_call = 0, memcpy_per_call = 0, memset_per_call = 0;
   std::vector<KernelRow> kernels;  // point_id, backend and run left to the row assembly
@@ -88,6 +108,7 @@ struct PassResults {
   std::optional<MemoryResult> memory;
   std::optional<OpCounts> ops;
   std::optional<KernelsResult> kernels;
+  std::optional<TraceResult> trace;
   std::optional<PassFailure> failure;  // the pass that stopped the ones after it
 };
 

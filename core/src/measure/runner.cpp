@@ -101,6 +101,7 @@ void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResu
   pass(m.wants(Pass::ops), "ops", [&] { r.ops = ops_pass(ctx); });
   pass(m.wants(Pass::kernels) && ctx.on_cuda() && cupti_available(), "kernels",
        [&] { r.kernels = kernels_pass(ctx); });
+  pass(m.trace, "trace", [&] { r.trace = trace_pass(ctx); });
 }
 
 }  // namespace

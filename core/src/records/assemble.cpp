@@ -2,6 +2,7 @@
 
 #include "base/names.hpp"
 #include "base/problem.hpp"
+#include "records/trace.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -127,6 +128,7 @@ BackendRecords assemble_records(const RowSetup& setup, const PassResults& r) {
       out.kernels.push_back(std::move(k));
     }
   }
+  if (r.trace) out.trace = trace_records(*r.trace);
   if (r.failure) {
     base.status = r.failure->status;
     base.reason = r.failure->reason;

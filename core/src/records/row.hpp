@@ -7,8 +7,10 @@
 #include <attnbench/backend.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnbench {
@@ -78,6 +80,26 @@ struct KernelRow {
   RunInfo run;
 };
 
+// A trace of a few calls of one (point, backend), as the writers read it: events on a host lane and
+// a GPU lane in microseconds from the first call, launches linked to their GPU activity.
+enum class TraceLane { host, gpu };
+
+struct TraceEvent {
+  std::string name;
+  std::string category;  // call, cpu_op, cuda_api, kernel, memcpy, memset
+  TraceLane lane = TraceLane::host;
+  uint64_t track = 0;  // host: thread number (0 = the calling thread); GPU: stream id
+  double start_us = 0, duration_us = 0;
+  uint32_t flow = 0;  // correlation id shared by a launch and what it launched; 0: none
+  std::vector<std::pair<std::string, std::string>> args;
+};
+
+struct Trace {
+  int calls = 0;
+  std::vector<TraceEvent> events;              // in start order
+  std::map<uint64_t, std::string> host_tracks;  // track -> name
+};
+
 // The raw samples of one timing pass, for <output>.samples.csv.
 struct SampleSeries {
   TimingMode mode = TimingMode::wall;
@@ -92,6 +114,7 @@ struct BackendRecords {
   std::vector<Row> rows;  // one per timing mode
   std::vector<KernelRow> kernels;
   std::vector<SampleSeries> samples;  // when keep_samples
+  std::optional<Trace> trace;         // run --trace
   std::string notes;                  // for the log: e.g. how the kernel set differed between calls
 };
 

@@ -1,8 +1,11 @@
 #include "report/report_writer.hpp"
 
 #include "report/schema.hpp"
+#include "report/trace_json.hpp"
 
 #include <filesystem>
+#include <fstream>
+#include <stdexcept>
 
 namespace attnbench {
 
@@ -28,6 +31,14 @@ ReportWriter::ReportWriter(const std::string& output_csv, bool keep_samples, boo
 }
 
 void ReportWriter::write(const BackendRecords& records) {
+  if (records.trace) {
+    const std::string path = trace_path(rows_.path(), records.point_id, records.backend,
+                                        records.repetition);
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    std::ofstream out(path);
+    out << chrome_trace_json(records) << '\n';
+    if (!out.flush()) throw std::runtime_error(path + ": cannot write the trace");
+  }
   for (const KernelRow& k : records.kernels) kernels_.write(kernel_row_fields(k));
   if (samples_)
     for (const SampleSeries& series : records.samples)

@@ -11,7 +11,10 @@
 #include "measure/device/cuda_check.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cctype>
 #include <cmath>
+#include <set>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -23,7 +26,7 @@ namespace attnbench {
 
 bool cupti_attached() { return false; }
 bool cupti_available() { return false; }
-GpuTrace trace_gpu_activity(const std::function<void()>&, int) {
+GpuTrace trace_gpu_activity(const std::function<void()>&, int, bool) {
   throw std::runtime_error("this attnbench was built without CUPTI");
 }
 std::optional<double> theoretical_occupancy_pct(const GpuActivity&, int) { return std::nullopt; }
@@ -41,6 +44,7 @@ void check(CUptiResult result, const char* what) {
 
 std::mutex g_mutex;
 std::vector<GpuActivity> g_records;
+std::vector<ApiCall> g_api_calls;
 bool g_attached = false;
 
 std::string demangle(const char* name) {
@@ -64,6 +68,17 @@ const char* copy_kind(uint8_t kind) {
   }
 }
 
+// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel".
+std::string api_name(CUpti_CallbackDomain domain, uint32_t cbid) {
+  const char* name = nullptr;
+  if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name) return "?";
+  std::string s(name);
+  if (const auto v = s.rfind("_v"); v != std::string::npos && v + 2 < s.size() &&
+                                    std::all_of(s.begin() + v + 2, s.end(), ::isdigit))
+    s.erase(v);
+  return s;
+}
+
 constexpr size_t kBufferBytes = 8 << 20;
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -74,9 +89,19 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
 
 void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
   std::vector<GpuActivity> parsed;
+  std::vector<ApiCall> calls;
   CUpti_Activity* record = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
     GpuActivity a;
+    if (record->kind == CUPTI_ACTIVITY_KIND_RUNTIME || record->kind == CUPTI_ACTIVITY_KIND_DRIVER) {
+      const auto* c = reinterpret_cast<const CUpti_ActivityAPI*>(record);
+      calls.push_back({api_name(record->kind == CUPTI_ACTIVITY_KIND_RUNTIME
+                                    ? CUPTI_CB_DOMAIN_RUNTIME_API
+                                    : CUPTI_CB_DOMAIN_DRIVER_API,
+                                c->cbid),
+                       c->start, c->end, c->threadId, c->correlationId});
+      continue;
+    }
     if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
         record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
@@ -90,6 +115,8 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
       a.static_smem_bytes = k->staticSharedMemory;
       a.dynamic_smem_bytes = k->dynamicSharedMemory;
       a.smem_config_bytes = k->sharedMemoryExecuted;
+      a.correlation_id = k->correlationId;
+      a.stream_id = k->streamId;
     } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
       a.kind = ActivityKind::memcpy;
@@ -97,6 +124,8 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
       a.start_ns = m->start;
       a.end_ns = m->end;
       a.bytes = m->bytes;
+      a.correlation_id = m->correlationId;
+      a.stream_id = m->streamId;
     } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
       a.kind = ActivityKind::memset;
@@ -104,6 +133,8 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
       a.start_ns = m->start;
       a.end_ns = m->end;
       a.bytes = m->bytes;
+      a.correlation_id = m->correlationId;
+      a.stream_id = m->streamId;
     } else {
       continue;
     }
@@ -112,24 +143,31 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   std::free(buffer);
   std::lock_guard<std::mutex> lock(g_mutex);
   for (auto& a : parsed) g_records.push_back(std::move(a));
+  for (auto& c : calls) g_api_calls.push_back(std::move(c));
 }
 
 constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                          CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
+constexpr CUpti_ActivityKind kApiKinds[] = {CUPTI_ACTIVITY_KIND_RUNTIME,
+                                            CUPTI_ACTIVITY_KIND_DRIVER};
 
-void attach() {
+void attach(bool with_launches) {
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_records.clear();
+    g_api_calls.clear();
   }
   check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "register buffers");
   for (auto kind : kKinds) check(cuptiActivityEnable(kind), "enable activity");
+  if (with_launches)
+    for (auto kind : kApiKinds) check(cuptiActivityEnable(kind), "enable API activity");
   g_attached = true;
 }
 
 void detach() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   for (auto kind : kKinds) cuptiActivityDisable(kind);
+  for (auto kind : kApiKinds) cuptiActivityDisable(kind);
   // Finalize so that no CUPTI callback stays installed: later passes run with no profiler attached.
   check(cuptiFinalize(), "finalize");
   g_attached = false;
@@ -147,19 +185,29 @@ std::string multiset_text(const std::map<std::string, int>& m) {
 bool cupti_attached() { return g_attached; }
 bool cupti_available() { return true; }
 
-GpuTrace trace_gpu_activity(const std::function<void()>& call, int iterations) {
+GpuTrace trace_gpu_activity(const std::function<void()>& call, int iterations,
+                            bool with_launches) {
   cuda_check(cudaDeviceSynchronize(), "synchronize before tracing");
-  attach();
+  attach(with_launches);
+  GpuTrace trace;
+  trace.iterations = iterations;
   std::vector<uint64_t> bounds;
+  auto now = [&] {
+    ClockPair p;
+    check(cuptiGetTimestamp(&p.cupti_ns), "timestamp");
+    p.steady_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count();
+    return p;
+  };
   try {
-    uint64_t t = 0;
-    check(cuptiGetTimestamp(&t), "timestamp");
-    bounds.push_back(t);
+    trace.first = now();
+    bounds.push_back(trace.first.cupti_ns);
     for (int i = 0; i < iterations; ++i) {
       call();
       cuda_check(cudaDeviceSynchronize(), "synchronize after a traced call");
-      check(cuptiGetTimestamp(&t), "timestamp");
-      bounds.push_back(t);
+      trace.last = now();
+      bounds.push_back(trace.last.cupti_ns);
     }
   } catch (...) {
     detach();
@@ -167,16 +215,24 @@ GpuTrace trace_gpu_activity(const std::function<void()>& call, int iterations) {
   }
   detach();
 
-  GpuTrace trace;
-  trace.iterations = iterations;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
+    std::set<uint32_t> launched;
     for (auto& a : g_records) {
       for (int i = 0; i < iterations; ++i)
         if (a.start_ns >= bounds[i] && a.start_ns < bounds[i + 1]) a.iteration = i;
-      if (a.iteration >= 0) trace.activities.push_back(std::move(a));
+      if (a.iteration < 0) continue;
+      launched.insert(a.correlation_id);
+      trace.activities.push_back(std::move(a));
     }
+    // Only the calls that launched something: the others (cudaGetDevice, event queries, ...) are
+    // host bookkeeping, and the CPU lane's ops already cover their time.
+    std::set<uint32_t> kept;
+    for (auto& c : g_api_calls)
+      if (launched.count(c.correlation_id) && kept.insert(c.correlation_id).second)
+        trace.launches.push_back(std::move(c));
     g_records.clear();
+    g_api_calls.clear();
   }
   std::sort(trace.activities.begin(), trace.activities.end(),
             [](const GpuActivity& x, const GpuActivity& y) { return x.start_ns < y.start_ns; });

@@ -73,5 +73,8 @@ MemoryResult memory_pass(PassContext& ctx);
 OpCounts ops_pass(PassContext& ctx);
 // Kernels, copies and memsets per call through CUPTI, attached for this pass only (CUDA points).
 KernelsResult kernels_pass(PassContext& ctx);
+// A timeline of a few calls (host ops; on CUDA, launches and GPU activities through CUPTI), after
+// every measurement: tracing slows the host, so it never overlaps timing.
+TraceResult trace_pass(PassContext& ctx);
 
 }  // namespace attnbench
