@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -134,6 +135,54 @@ TEST_F(Cli, TraceWritesAChromeTracePerMeasuredBackend) {
     EXPECT_GT(ops, calls) << file;
     EXPECT_GT(nested, 0) << file;
   }
+}
+
+bool has_matplotlib() { return std::system("python3 -c 'import matplotlib' 2>/dev/null") == 0; }
+
+std::string first_bytes(const std::string& file, size_t n) {
+  std::ifstream in(file, std::ios::binary);
+  std::string bytes(n, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(n));
+  return bytes.substr(0, static_cast<size_t>(in.gcount()));
+}
+
+TEST_F(Cli, PlotDrawsEachFamilyTheCountsAndComparisons) {
+  if (!has_matplotlib()) GTEST_SKIP() << "skipped: python3 has no matplotlib (tools/setup.sh installs it)";
+  const std::string config = write("tiny.yaml", kTiny);
+  ASSERT_EQ(run("run " + config + " --no-summary -o " + path("p/r.csv")).code, 0);
+  Result r = run("plot " + path("p/r.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  // Default folder beside the report; one family (h2-d32-fp32-causal-<device>) and the counts.
+  const std::string device = read_csv(path("p/r.csv")).at(0, "device");
+  const std::string family = path("p/r.plots/r.h2-d32-fp32-causal-" + device + ".png");
+  for (const std::string& png : {family, path("p/r.plots/r.counts.png")}) {
+    EXPECT_EQ(first_bytes(png, 8), "\x89PNG\r\n\x1a\n") << png;
+    EXPECT_NE(r.output.find(png), std::string::npos) << r.output;
+  }
+  r = run("plot " + path("p/r.csv") + " --format svg -o " + path("svg"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(first_bytes(path("svg/r.counts.svg"), 5), "<?xml");
+  // A comparison: the ratios with their intervals, and the JSON they came from.
+  r = run("plot " + path("p/r.csv") + " --baseline naive -o " + path("cmp"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(first_bytes(path("cmp/compare.time_ms_median.png"), 4), "\x89PNG");
+  EXPECT_TRUE(fs::exists(path("cmp/compare.json")));
+  ASSERT_EQ(run("run " + config + " --no-summary -o " + path("p/r2.csv")).code, 0);
+  r = run("plot " + path("p/r.csv") + " " + path("p/r2.csv") + " -o " + path("cmp2"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(path("cmp2/compare.time_ms_median.png")));
+}
+
+TEST_F(Cli, PlotRefusesWhatIsNotAReport) {
+  Result r = run("plot " + path("missing.csv"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("missing.csv"), std::string::npos) << r.output;
+  r = run("plot " + write("plain.csv", "a,b\n1,2\n"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("not an attnbench report"), std::string::npos) << r.output;
+  r = run("plot " + path("x.csv") + " --format jpg");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_FALSE(fs::exists(path("plain.plots"))) << "nothing drawn for bad input";
 }
 
 TEST_F(Cli, PredictionForAnUnknownBackendIsLocated) {

@@ -45,4 +45,7 @@ say "the example's check sweep with the installed attnbench (and README's plugin
 "$work/prefix/bin/attnbench" run examples/custom-cuda-attention/check.yaml --force \
   --backends wmma,flash,mine -o "$work/check.csv" --no-summary
 "$work/prefix/bin/attnbench" summary "$work/check.csv" | sed -n 1,8p
+say "the installed plot command (share/attnbench/plots.py)"
+"$work/prefix/bin/attnbench" plot "$work/check.csv" -o "$work/plots"
+ls "$work/plots"/check.counts.png >/dev/null
 say "ok"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds attnbench on the GPU machine and runs the named steps, copying results to $OUT.
 # Usage (from the repository root there): tools/device_run.sh STEP... with steps among
-#   build tests seed seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults isolation
+#   build tests seed study seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults isolation
 # tests writes results/h200/tests.txt (ctest) and results/h200/gpu-tests.txt (the GPU tests' own output).
 # The device machine has no .git: pass the commit as ATTNBENCH_GIT_SHA.
 set -uo pipefail
@@ -34,6 +34,17 @@ for step in "$@"; do
       log seed
       /usr/bin/time -v "$build/attnbench" run configs/seed.yaml --force -o results/h200/seed.csv 2>"$out/seed.stderr" | tee "$out/seed.summary"
       grep -E "Elapsed|Maximum resident" "$out/seed.stderr"; grep -v "^\[" "$out/seed.stderr" | grep -v "Elapsed\|Command\|time\|size\|faults\|switches\|File system\|Socket\|Signals\|Swaps\|Exit\|Percent\|Page\|Average" | head
+      ;;
+    study)
+      log study
+      # The study's loop on the seed sweep: its predictions judged (--check: exit 1 on a miss), a
+      # trace per (point, backend), and the pictures of the report and of backends against flash.
+      "$build/attnbench" run configs/seed.yaml --force --trace --check -o results/h200/seed.csv 2>"$out/study.stderr" \
+        | tee results/h200/seed.summary.txt | head -40
+      echo "exit code ${PIPESTATUS[0]} (1: a prediction missed)" | tee -a results/h200/seed.summary.txt
+      "$build/attnbench" plot results/h200/seed.csv
+      "$build/attnbench" plot results/h200/seed.csv --baseline flash -o results/h200/seed.plots/against-flash
+      du -sh results/h200/seed.traces
       ;;
     seqlen)
       log seqlen

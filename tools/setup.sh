@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One entry point for a fresh machine: installs what is missing (idempotent, quick when present),
 # configures and builds in build/, then
-#   tools/setup.sh run [CONFIG]   runs a sweep (default configs/seed.yaml) and prints its summary
+#   tools/setup.sh run [CONFIG]   runs a sweep (default configs/seed.yaml), prints its summary and
+#                                 draws its plots (results/<config>.plots/)
 #   tools/setup.sh test           runs the whole test suite (GPU tests skip themselves without CUDA)
 #   tools/setup.sh build          only builds
 set -euo pipefail
@@ -27,6 +28,10 @@ if ! python3 -c 'import torch, sys; sys.exit(0 if torch.__version__.startswith("
   python3 -m pip install -q torch==2.11.0
 fi
 torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null)
+if ! python3 -c 'import matplotlib' 2>/dev/null; then
+  say "installing matplotlib (attnbench plot draws with it)"
+  python3 -m pip install -q matplotlib
+fi
 
 if [ ! -f "$build/build.ninja" ]; then
   say "configuring $build/"
@@ -38,7 +43,12 @@ ninja -C "$build" -j"$(nproc)" >"$build.build.log" 2>&1 || { grep -E "error|FAIL
 
 case $action in
   build) ;;
-  run) "$build/attnbench" run "${2:-configs/seed.yaml}" --force ;;
+  run)
+    config=${2:-configs/seed.yaml}
+    output=results/$(basename "$config" .yaml).csv
+    "$build/attnbench" run "$config" --force -o "$output" && status=0 || status=$?
+    "$build/attnbench" plot "$output"  # the pictures, beside the report in <stem>.plots/
+    exit $status ;;
   test)
     ctest --test-dir "$build" --output-on-failure -j"$(nproc)"
     tools/check_install.sh "$build"  # install, build the out-of-tree example against it, run it

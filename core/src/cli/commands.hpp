@@ -33,10 +33,20 @@ struct CompareArgs {
   double threshold_pct = -1;    // -1: each metric's own
 };
 
+struct PlotArgs {
+  std::vector<std::string> files;  // one report, or base and new
+  std::string baseline;            // one report: compare its backends against this one
+  std::string output;              // folder; default <stem>.plots beside the first report
+  std::string format = "png";      // png | svg
+  std::string timing_mode;         // which CUDA mode to draw; default cold, else the first present
+};
+
 int cmd_list(const std::vector<std::string>& plugin_dirs);
 // 0 when every row ran; 1 when a row ended error, oom, wrong, crashed or timeout (every row is
 // still written).
 int cmd_run(const RunArgs& args);
+// 0 when every picture was drawn; 1 when Python, matplotlib or plots.py failed.
+int cmd_plot(const PlotArgs& args);
 // Measures what `run` sends it (isolate/protocol.hpp) and answers on `protocol_fd`.
 int cmd_worker(const std::vector<std::string>& plugin_dirs, int protocol_fd);
 // 0, or 1 when --fail-on-regression found a regression.

@@ -135,6 +135,21 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"gbench"}));
   exporter->add_option("-o,--output", export_output, "Output file (default: standard output)");
 
+  PlotArgs plot_args;
+  auto* plot = app.add_subcommand(
+      "plot", "Draw a report (TFLOP/s and time against seq_len, kernels and copies per backend) "
+              "or a comparison (ratios with intervals) with matplotlib");
+  plot->add_option("reports", plot_args.files, "report.csv, or base.csv new.csv")->required();
+  plot->add_option("--baseline", plot_args.baseline,
+                   "Plot one report's backends against this one");
+  plot->add_option("-o,--output", plot_args.output,
+                   "Folder for the pictures (default: <report stem>.plots beside it)");
+  plot->add_option("--format", plot_args.format, "png (default) or svg")
+      ->check(CLI::IsMember({"png", "svg"}));
+  plot->add_option("--timing-mode", plot_args.timing_mode,
+                   "CUDA timing mode to draw (default: cold, else the first in the report)")
+      ->check(CLI::IsMember({"cold", "batch", "graph", "wall"}));
+
   std::string summary_file;
   auto* summary = app.add_subcommand("summary", "Print the summary table of a report");
   summary->add_option("report", summary_file, "Report CSV")->required();
@@ -172,6 +187,7 @@ int main(int argc, char** argv) {
     if (*compare) return cmd_compare(compare_args);
     if (*exporter) return cmd_export(export_file, export_format, export_output);
     if (*summary) return cmd_summary(summary_file);
+    if (*plot) return cmd_plot(plot_args);
   } catch (const InputError& e) {
     std::cerr << "attnbench: " << e.what() << '\n';
     return 2;

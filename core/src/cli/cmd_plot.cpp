@@ -1,0 +1,109 @@
+// `attnbench plot`: pictures of a report, or of a comparison, drawn by plots.py with matplotlib
+// (the field's plotting library) in a Python process of its own.
+#include "cli/commands.hpp"
+#include "report/compare.hpp"
+#include "report/csv.hpp"
+
+#define BOOST_PROCESS_USE_STD_FS
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/process/args.hpp>
+#include <boost/process/child.hpp>
+#include <boost/process/exe.hpp>
+#include <boost/process/io.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+namespace attnbench {
+
+namespace {
+
+namespace bp = boost::process;
+namespace fs = std::filesystem;
+
+// Beside the binary in a build tree, in ../share/attnbench when installed.
+fs::path plots_script() {
+  if (const char* env = std::getenv("ATTNBENCH_PLOTS_SCRIPT"); env && *env) return env;
+  const fs::path exe_dir = boost::dll::program_location().parent_path();
+  if (fs::exists(exe_dir / "plots.py")) return exe_dir / "plots.py";
+  return (exe_dir / ".." / "share" / "attnbench" / "plots.py").lexically_normal();
+}
+
+// Boost.Process 1.74's search_path needs Boost.Filesystem's library: PATH is walked here instead.
+fs::path python() {
+  if (const char* env = std::getenv("ATTNBENCH_PYTHON"); env && *env) return env;
+  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  for (size_t start = 0; start <= path.size();) {
+    const size_t end = std::min(path.find(':', start), path.size());
+    const fs::path candidate = fs::path(path.substr(start, end - start)) / "python3";
+    if (end > start && access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  throw InputError("plot: no python3 on PATH (or set ATTNBENCH_PYTHON)");
+}
+
+int run_python(const std::vector<std::string>& args) {
+  bp::child child(bp::exe = python().string(), bp::args = args);
+  child.wait();
+  return child.exit_code();
+}
+
+}  // namespace
+
+int cmd_plot(const PlotArgs& args) {
+  if (args.files.empty() || args.files.size() > 2)
+    throw InputError("plot: give one report, or two to plot their comparison");
+  const bool comparison = args.files.size() == 2 || !args.baseline.empty();
+  if (args.files.size() == 2 && !args.baseline.empty())
+    throw InputError("plot: --baseline compares backends inside one report; give one file");
+  const fs::path first(args.files.front());
+  const std::string out_dir = args.output.empty()
+                                  ? (first.parent_path() / (first.stem().string() + ".plots")).string()
+                                  : args.output;
+
+  // Bad input is found here, with the messages compare gives, before Python starts.
+  std::vector<CsvTable> reports;
+  for (const auto& file : args.files) {
+    reports.push_back(read_csv(file));
+    check_report(reports.back(), {"time_ms_median"});
+  }
+
+  const fs::path script = plots_script();
+  if (!fs::exists(script)) throw InputError("plot: cannot find plots.py at " + script.string());
+  if (run_python({"-c", "import matplotlib"}) != 0) {
+    std::cerr << "attnbench: plot needs Python 3 with matplotlib (python3 -m pip install "
+                 "matplotlib; tools/setup.sh installs it)\n";
+    return 1;
+  }
+  fs::create_directories(out_dir);
+  std::vector<std::string> command = {script.string()};
+  if (comparison) {
+    CompareOptions options;
+    Comparison c;
+    if (args.files.size() == 2) {
+      c = compare_reports(reports[0], reports[1], options, read_samples(args.files[0]),
+                          read_samples(args.files[1]));
+    } else {
+      options.baseline_backend = args.baseline;
+      c = compare_backends(reports[0], options, read_samples(args.files[0]));
+    }
+    const std::string json = (fs::path(out_dir) / "compare.json").string();
+    std::ofstream out(json);
+    print_comparison(c, out, CompareFormat::json);
+    if (!out.flush()) throw std::runtime_error(json + ": cannot write");
+    command.insert(command.end(), {"compare", json, out_dir, args.format});
+  } else {
+    command.insert(command.end(), {"report", args.files.front(), out_dir, args.format});
+    if (!args.timing_mode.empty()) command.push_back(args.timing_mode);
+  }
+  const int code = run_python(command);
+  if (code != 0) std::cerr << "attnbench: plots.py exited with " << code << '\n';
+  return code == 0 ? 0 : 1;
+}
+
+}  // namespace attnbench
