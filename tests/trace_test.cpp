@@ -27,6 +27,7 @@ TraceResult sample_result() {
   g.first = {1'010'000, 10'000};
   g.last = {1'040'000, 40'000};
   g.launches = {{"cudaLaunchKernel", 1'012'500, 1'012'900, 70, 5},
+               {"cudaMemsetAsync", 1'012'000, 1'012'100, 8, 7},  // low half of thread 8's pthread id
                 {"cuLaunchKernelEx", 1'032'000, 1'032'400, 99, 6}};
   GpuActivity k;
   k.kind = ActivityKind::kernel, k.name = "flash_fwd", k.start_ns = 1'013'000;
@@ -83,6 +84,7 @@ TEST(Trace, GpuActivitiesAreOnTheHostTimeLineAndLinkedToTheirLaunch) {
   EXPECT_EQ(launch->flow, 5u);
   EXPECT_EQ(launch->track, 0u);  // CUPTI named the calling thread by its OS id
   EXPECT_NEAR(launch->start_us, 2.5, 1e-9);
+  EXPECT_EQ(find(t, "cudaMemsetAsync")->track, 1u);
   const TraceEvent* driver = find(t, "cuLaunchKernelEx");
   EXPECT_EQ(t.host_tracks.at(driver->track), "CUDA API, thread 99");
   int memsets = 0;
@@ -120,7 +122,7 @@ TEST(Trace, ChromeJsonHasLanesCompleteEventsAndMatchedFlows) {
     }
   }
   EXPECT_EQ(processes, (std::set<std::string>{"host", "GPU: NVIDIA H200"}));
-  EXPECT_EQ(phases["X"], 2 + 3 + 2 + 3);  // calls, closed host ops, launches, GPU activities
+  EXPECT_EQ(phases["X"], 2 + 3 + 3 + 3);  // calls, closed host ops, launches, GPU activities
   EXPECT_EQ(flow_start, (std::map<uint64_t, std::string>{{5, "ac2g"}, {6, "ac2g"}}));
   EXPECT_EQ(flow_end, flow_start);
 }

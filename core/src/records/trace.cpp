@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 namespace attnbench {
 
@@ -22,21 +23,23 @@ Trace trace_records(const TraceResult& r) {
   const int64_t origin = r.calls.front().first;
   auto us = [&](int64_t steady_ns) { return static_cast<double>(steady_ns - origin) / 1e3; };
 
-  // Host tracks: the calling thread first, then others (autograd's) as they appear.
-  std::map<uint64_t, uint64_t> track_of;  // pthread id -> track
-  std::map<uint32_t, uint64_t> track_of_os;  // gettid -> track
-  auto track = [&](const CpuSpan& s) {
-    auto [it, fresh] = track_of.emplace(s.thread, track_of.size());
+  // Host tracks: the calling thread first, then others (autograd's) as they appear. CUPTI names a
+  // launch's thread by a 32-bit id: the low half of pthread_self on the H200's CUDA 13, the OS id
+  // elsewhere; both are kept.
+  std::map<uint64_t, uint64_t> track_of;     // pthread id -> track
+  std::map<uint32_t, uint64_t> cupti_track;  // either 32-bit id -> track
+  auto add_track = [&](uint64_t thread, uint32_t os_thread) {
+    auto [it, fresh] = track_of.emplace(thread, track_of.size());
     if (fresh) {
       trace.host_tracks[it->second] =
-          it->second == 0 ? "calling thread" : "thread " + std::to_string(s.os_thread);
-      track_of_os[s.os_thread] = it->second;
+          it->second == 0 ? "calling thread" : "thread " + std::to_string(os_thread);
+      cupti_track[os_thread] = it->second;
+      cupti_track[static_cast<uint32_t>(thread)] = it->second;
     }
     return it->second;
   };
-  track_of.emplace(r.thread, 0);
-  trace.host_tracks[0] = "calling thread";
-  track_of_os[r.os_thread] = 0;
+  add_track(r.thread, r.os_thread);
+  auto track = [&](const CpuSpan& s) { return add_track(s.thread, s.os_thread); };
 
   for (size_t i = 0; i < r.calls.size(); ++i)
     trace.events.push_back({"call " + std::to_string(i + 1), "call", TraceLane::host, 0,
@@ -60,19 +63,23 @@ Trace trace_records(const TraceResult& r) {
                                 scale;
       return (steady - static_cast<double>(origin)) / 1e3;
     };
-    std::map<uint32_t, bool> launched;
+    // An arrow needs both ends: a launch and an activity with the same correlation id.
+    std::set<uint32_t> on_gpu, launched;
+    for (const GpuActivity& a : g.activities) on_gpu.insert(a.correlation_id);
+    for (const ApiCall& c : g.launches)
+      if (on_gpu.count(c.correlation_id)) launched.insert(c.correlation_id);
     for (const ApiCall& c : g.launches) {
-      // CUPTI names the thread by its OS id; one we did not see ops on gets its own track.
+      // A thread we saw no op on gets a track of its own.
       uint64_t t;
-      if (auto it = track_of_os.find(c.thread_id); it != track_of_os.end()) {
+      if (auto it = cupti_track.find(c.thread_id); it != cupti_track.end()) {
         t = it->second;
       } else {
         t = 1000 + c.thread_id;
         trace.host_tracks[t] = "CUDA API, thread " + std::to_string(c.thread_id);
       }
-      launched[c.correlation_id] = true;
       trace.events.push_back({c.name, "cuda_api", TraceLane::host, t, gpu_us(c.start_ns),
-                              gpu_us(c.end_ns) - gpu_us(c.start_ns), c.correlation_id,
+                              gpu_us(c.end_ns) - gpu_us(c.start_ns),
+                              launched.count(c.correlation_id) ? c.correlation_id : 0u,
                               {{"correlation", std::to_string(c.correlation_id)}}});
     }
     for (const GpuActivity& a : g.activities) {
