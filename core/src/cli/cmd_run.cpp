@@ -1,8 +1,8 @@
 #include "base/time.hpp"
 #include "cli/commands.hpp"
+#include "cli/judging_writer.hpp"
 #include "isolate/measurer.hpp"
 #include "measure/device/calibration.hpp"
-#include "records/expectations.hpp"
 #include "report/csv.hpp"
 #include "report/progress.hpp"
 #include "report/report_writer.hpp"
@@ -10,8 +10,13 @@
 #include "report/summary.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
 
 namespace attnbench {
 
@@ -55,66 +60,32 @@ std::unique_ptr<Measurer> measurer(const RunArgs& args) {
   return isolated_measurer(measure_executable(), args.plugin_dirs);
 }
 
-// Rows wait for the rows their predictions compare against (same point and repetition), then are
-// judged and written. With the referenced backends listed first, as in the shipped configs, none
-// waits; a waiting (point, backend) is written when its point ends.
-class JudgingWriter {
- public:
-  JudgingWriter(ReportWriter& writer, const Expectations& expect,
-                const std::vector<std::string>& backends)
-      : writer_(writer), expect_(expect), backends_(backends) {}
-
-  void add(BackendRecords records) {
-    measured_.push_back(std::move(records));
-    written_.push_back(false);
-    for (size_t i = 0; i < measured_.size(); ++i)
-      if (!written_[i] && ready(measured_[i].backend)) write(i);
+// --devices "0,2" or "all" (every GPU the first worker sees).
+std::vector<std::string> device_list(const std::string& text, const HostInfo& host) {
+  std::vector<std::string> out;
+  if (text == "all") {
+    if (host.cuda_device_count < 1) throw InputError("--devices all: this machine has no GPU");
+    for (int i = 0; i < host.cuda_device_count; ++i) out.push_back(std::to_string(i));
+    return out;
   }
-
-  void end_point() {
-    for (size_t i = 0; i < measured_.size(); ++i)
-      if (!written_[i]) write(i);
-    measured_.clear();
-    written_.clear();
+  for (size_t start = 0; start <= text.size();) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, end - start);
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos)
+      throw InputError("--devices: expected GPU numbers like 0,1 or 'all', got '" + text + "'");
+    if (std::find(out.begin(), out.end(), item) != out.end())
+      throw InputError("--devices: GPU " + item + " is listed twice");
+    out.push_back(item);
+    start = end + 1;
   }
+  return out;
+}
 
-  int failed_rows() const { return failed_rows_; }
-  int missed_rows() const { return missed_rows_; }
-
- private:
-  bool ready(const std::string& backend) const {
-    for (const std::string& peer : peers_of(expect_, backend)) {
-      const bool in_run = std::find(backends_.begin(), backends_.end(), peer) != backends_.end();
-      const bool measured = std::any_of(measured_.begin(), measured_.end(),
-                                        [&](const BackendRecords& r) { return r.backend == peer; });
-      if (in_run && !measured) return false;
-    }
-    return true;
-  }
-
-  void write(size_t i) {
-    BackendRecords& records = measured_[i];
-    for (Row& row : records.rows) {
-      row.expectation = judge_row(row, expect_, [&](const std::string& backend) -> const Row* {
-        for (const BackendRecords& other : measured_)
-          if (other.backend == backend)
-            for (const Row& r : other.rows)
-              if (r.timing_mode == row.timing_mode) return &r;
-        return nullptr;
-      });
-      failed_rows_ += row.status != Status::ok && row.status != Status::unsupported;
-      missed_rows_ += is_missed(row.expectation);
-    }
-    writer_.write(records);
-    written_[i] = true;
-  }
-
-  ReportWriter& writer_;
-  const Expectations& expect_;
-  const std::vector<std::string>& backends_;
-  std::vector<BackendRecords> measured_;  // this point's, this repetition's
-  std::vector<bool> written_;
-  int failed_rows_ = 0, missed_rows_ = 0;
+// One repetition's task, in the order a run takes them: the whole sweep once per repetition, so
+// drift between repetitions hits every backend alike.
+struct Job {
+  int repetition;
+  const Task* task;
 };
 
 }  // namespace
@@ -128,22 +99,33 @@ int cmd_run(const RunArgs& args) {
                      "overwrites it");
 
   // Workers start before this process could touch CUDA; their hello says what the host has.
-  const std::unique_ptr<Measurer> m = measurer(args);
-  for (const auto& f : m->failures()) {
+  std::vector<std::unique_ptr<Measurer>> measurers;
+  measurers.push_back(measurer(args));
+  const Measurer& first = *measurers.front();
+  for (const auto& f : first.failures()) {
     if (f.duplicate) throw InputError(f.reason);  // which of the two would be measured?
     std::cerr << "attnbench: plugin " << f.file << " not loaded: " << f.reason << '\n';
   }
-  if (m->backend_names().empty())
+  if (first.backend_names().empty())
     throw InputError("no backend plugins found in " +
                      folder_list(plugin_search_path(args.plugin_dirs)));
-  const RunPlan plan =
-      plan_run(std::move(config), args.overrides, m->backend_names(), m->host().cuda_available);
+  const RunPlan plan = plan_run(std::move(config), args.overrides, first.backend_names(),
+                                first.host().cuda_available);
   if (args.dry_run) {
     print_dry_run(plan);
     return 0;
   }
+  std::vector<std::string> devices;
+  if (!args.devices.empty()) {
+    if (args.isolation == "none") throw InputError("--devices needs workers (not --isolation none)");
+    devices = device_list(args.devices, first.host());
+    measurers.clear();  // one worker per GPU, each seeing only its own
+    for (const auto& d : devices)
+      measurers.push_back(isolated_measurer(measure_executable(), args.plugin_dirs, d));
+  }
 
-  const RunOptions options = run_options(plan, m->host(), args.calibration, args.trace);
+  RunOptions options = run_options(plan, measurers.front()->host(), args.calibration, args.trace);
+  if (plan.shard) options.info.shard = plan.shard->text();
   std::set<RecordKey> done;
   if (args.resume && std::filesystem::exists(output)) {
     const Resumed resumed =
@@ -155,33 +137,73 @@ int cmd_run(const RunArgs& args) {
               << " (point, backend) done, measuring the rest\n";
   }
   ReportWriter writer(output, plan.config.measurement.keep_samples, args.resume);
-  m->setup(options);
+  for (auto& m : measurers) m->setup(options);
+
   const int repetitions = plan.config.measurement.repetitions;
-  Progress progress(plan.points.size() * plan.backends.size() * static_cast<size_t>(repetitions),
-                    std::cerr, stderr_is_terminal());
-  JudgingWriter judged(writer, plan.config.expect, plan.backends);
-  // The whole sweep once per repetition: drift between repetitions hits every backend alike.
-  for (int rep = 0; rep < repetitions; ++rep) {
-    for (const auto& point : plan.points) {
-      for (const auto& name : plan.backends) {
-        if (done.count({point.id, name, rep})) {
-          progress.end();
-          continue;
-        }
-        progress.begin(point.id + " " + name +
-                       (repetitions > 1 ? " (repetition " + std::to_string(rep + 1) + ")" : ""));
-        BackendRecords records = m->measure(point, name);
-        records.repetition = rep;
-        for (Row& row : records.rows) row.repetition = rep;
-        for (KernelRow& k : records.kernels) k.repetition = rep;
-        if (!records.notes.empty())
-          std::cerr << "\nattnbench: " << name << " @ " << point.id << ": " << records.notes
-                    << '\n';
-        judged.add(std::move(records));
-        progress.end();
-      }
-      judged.end_point();
+  std::vector<Job> jobs;
+  std::map<std::pair<int, std::string>, std::set<std::string>> expected;
+  for (int rep = 0; rep < repetitions; ++rep)
+    for (const Task& task : plan.tasks) {
+      const std::string& point_id = plan.points[task.point].id;
+      if (done.count({point_id, task.backend, rep})) continue;
+      jobs.push_back({rep, &task});
+      expected[{rep, point_id}].insert(task.backend);
     }
+  Progress progress(plan.tasks.size() * static_cast<size_t>(repetitions), std::cerr,
+                    stderr_is_terminal());
+  for (size_t i = jobs.size(); i < plan.tasks.size() * static_cast<size_t>(repetitions); ++i)
+    progress.end();  // resumed
+  JudgingWriter judged(writer, plan.config.expect, std::move(expected));
+
+  // Each measurer (one per GPU with --devices) takes the next job from one queue.
+  std::mutex queue_mutex;
+  size_t next = 0;
+  auto drain = [&](Measurer& m, const std::string& device) {
+    while (true) {
+      Job job;
+      {
+        const std::lock_guard<std::mutex> lock(queue_mutex);
+        if (next == jobs.size()) return;
+        job = jobs[next++];
+        const Point& point = plan.points[job.task->point];
+        progress.begin(point.id + " " + job.task->backend +
+                       (repetitions > 1 ? " (repetition " + std::to_string(job.repetition + 1) + ")"
+                                        : "") +
+                       (device.empty() ? "" : " on GPU " + device));
+      }
+      const Point& point = plan.points[job.task->point];
+      BackendRecords records = m.measure(point, job.task->backend);
+      records.repetition = job.repetition;
+      for (Row& row : records.rows) row.repetition = job.repetition, row.device_index = device;
+      for (KernelRow& k : records.kernels) k.repetition = job.repetition;
+      if (!records.notes.empty()) {
+        const std::lock_guard<std::mutex> lock(queue_mutex);
+        std::cerr << "\nattnbench: " << job.task->backend << " @ " << point.id << ": "
+                  << records.notes << '\n';
+      }
+      judged.add(std::move(records));
+      const std::lock_guard<std::mutex> lock(queue_mutex);
+      progress.end();
+    }
+  };
+  if (measurers.size() == 1) {
+    drain(*measurers.front(), devices.empty() ? "" : devices.front());
+  } else {
+    std::vector<std::exception_ptr> errors(measurers.size());
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < measurers.size(); ++i)
+      threads.emplace_back([&, i] {
+        try {
+          drain(*measurers[i], devices[i]);
+        } catch (...) {
+          errors[i] = std::current_exception();
+          const std::lock_guard<std::mutex> lock(queue_mutex);
+          next = jobs.size();  // the others stop after their current job
+        }
+      });
+    for (auto& t : threads) t.join();
+    for (auto& e : errors)
+      if (e) std::rethrow_exception(e);
   }
   progress.finish();
   std::cerr << "wrote " << writer.rows_path() << " and " << writer.kernels_path() << '\n';

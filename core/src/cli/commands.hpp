@@ -21,6 +21,7 @@ struct RunArgs {
   bool no_summary = false;
   bool check = false;  // exit 1 when a row misses a prediction of the config's `expect:`
   bool trace = false;  // write a Chrome trace per (point, backend) beside the report
+  std::string devices;  // --devices 0,1 | all: one worker per GPU, one queue, one report
 };
 
 struct CompareArgs {
@@ -41,10 +42,19 @@ struct PlotArgs {
   std::string timing_mode;         // which CUDA mode to draw; default cold, else the first present
 };
 
+struct MergeArgs {
+  std::vector<std::string> files;  // the shards' main CSVs
+  std::string output;
+  std::string config;  // the sweep's config: names every missing (point, backend)
+  bool force = false;
+};
+
 int cmd_list(const std::vector<std::string>& plugin_dirs);
 // 0 when every row ran; 1 when a row ended error, oom, wrong, crashed or timeout (every row is
 // still written).
 int cmd_run(const RunArgs& args);
+// 0 when the merged report is complete; 1 when it has gaps (still written); 2 bad input.
+int cmd_merge(const MergeArgs& args);
 // 0 when every picture was drawn; 1 when Python, matplotlib or plots.py failed.
 int cmd_plot(const PlotArgs& args);
 // Measures what `run` sends it (isolate/protocol.hpp) and answers on `protocol_fd`.

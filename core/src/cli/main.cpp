@@ -1,4 +1,5 @@
-// attnbench command line: list, run, compare, summary, calibrate (and worker, started by run).
+// attnbench command line: list, run, merge, compare, summary, export, plot, calibrate (and worker,
+// started by run).
 // Exit codes: 0 done; 1 a row ended error, oom, wrong, crashed or timeout, a failure stopped the
 // run, or compare found a regression; 2 bad input (config, command line, CSV), and nothing is
 // written.
@@ -88,6 +89,12 @@ int main(int argc, char** argv) {
   run->add_flag("--dry-run", run_args.dry_run,
                 "Print the expanded points and backends; write nothing");
   run->add_flag("--no-summary", run_args.no_summary, "Do not print the summary table");
+  run->add_option("--shard", overrides.shard,
+                  "Run part K of N (K/N) of the sweep's (point, backend)s, split by estimated cost; "
+                  "`attnbench merge` joins the parts (default output <stem>.shard-K-of-N.csv)");
+  run->add_option("--devices", run_args.devices,
+                  "GPUs to measure on at once, one worker each, from one queue into one report: "
+                  "0,1,... or all");
   run->add_flag("--check", run_args.check,
                 "Exit 1 when a row misses a prediction of the config's expect: block");
   run->add_flag("--trace", run_args.trace,
@@ -134,6 +141,16 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::IsMember({"gbench"}));
   exporter->add_option("-o,--output", export_output, "Output file (default: standard output)");
+
+  MergeArgs merge_args;
+  auto* merge = app.add_subcommand(
+      "merge", "Join shard reports (run --shard K/N) into one: main, kernel and sample CSVs");
+  merge->add_option("reports", merge_args.files, "The shards' reports (CSV)")->required();
+  merge->add_option("-o,--output", merge_args.output, "The merged report (CSV)")->required();
+  merge->add_option("--config", merge_args.config,
+                    "The sweep's config, to name every missing (point, backend) (default: the "
+                    "one the rows name, if it is there)");
+  merge->add_flag("--force", merge_args.force, "Overwrite an existing output");
 
   PlotArgs plot_args;
   auto* plot = app.add_subcommand(
@@ -188,6 +205,7 @@ int main(int argc, char** argv) {
     if (*exporter) return cmd_export(export_file, export_format, export_output);
     if (*summary) return cmd_summary(summary_file);
     if (*plot) return cmd_plot(plot_args);
+    if (*merge) return cmd_merge(merge_args);
   } catch (const InputError& e) {
     std::cerr << "attnbench: " << e.what() << '\n';
     return 2;

@@ -2,6 +2,7 @@
 
 #include "base/hash.hpp"
 #include "base/names.hpp"
+#include "base/problem.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -29,10 +30,56 @@ std::string joined(const std::vector<std::string>& names) {
 
 }  // namespace
 
+Shard parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  Shard s;
+  try {
+    size_t used = 0;
+    if (slash == std::string::npos) throw std::invalid_argument(text);
+    s.index = std::stoi(text.substr(0, slash), &used);
+    if (used != slash) throw std::invalid_argument(text);
+    s.count = std::stoi(text.substr(slash + 1), &used);
+    if (used != text.size() - slash - 1) throw std::invalid_argument(text);
+  } catch (const std::exception&) {
+    throw InputError("--shard: expected K/N (e.g. 2/4), got '" + text + "'");
+  }
+  if (s.count < 1 || s.index < 1 || s.index > s.count)
+    throw InputError("--shard " + text + ": K must be between 1 and N");
+  return s;
+}
+
+std::vector<Task> shard_tasks(const std::vector<Task>& tasks, const Shard& shard) {
+  std::vector<size_t> order(tasks.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return tasks[a].cost > tasks[b].cost; });
+  std::vector<double> load(static_cast<size_t>(shard.count), 0.0);
+  std::vector<int> part(tasks.size(), 0);
+  for (size_t i : order) {
+    const size_t lightest =
+        static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[lightest] += tasks[i].cost;
+    part[i] = static_cast<int>(lightest) + 1;
+  }
+  std::vector<Task> mine;
+  for (size_t i = 0; i < tasks.size(); ++i)
+    if (part[i] == shard.index) mine.push_back(tasks[i]);
+  return mine;
+}
+
 std::string output_path(const SweepConfig& config, const RunOverrides& o) {
   if (!o.output.empty()) return o.output;
-  if (!config.output.empty()) return config.output;
-  return "results/" + std::filesystem::path(config.file).stem().string() + ".csv";
+  std::string path = !config.output.empty()
+                         ? config.output
+                         : "results/" + std::filesystem::path(config.file).stem().string() + ".csv";
+  if (!o.shard.empty()) {  // each shard its own file: results/seed.shard-2-of-4.csv
+    const Shard s = parse_shard(o.shard);
+    const std::filesystem::path p(path);
+    path = (p.parent_path() / (p.stem().string() + ".shard-" + std::to_string(s.index) + "-of-" +
+                               std::to_string(s.count) + p.extension().string()))
+               .string();
+  }
+  return path;
 }
 
 std::string config_fingerprint(const SweepConfig& config, const std::vector<Point>& all_points) {
@@ -96,6 +143,16 @@ RunPlan plan_run(SweepConfig config, const RunOverrides& o,
     throw ConfigError(config.file, line, column, "backends", msg);
   }
   if (plan.backends.empty()) throw InputError("no backend plugins found");
+  double total_flop = 0;
+  for (const Point& p : plan.points) total_flop += attention_flop(p.problem);
+  const double fixed = plan.points.empty() ? 0 : total_flop / static_cast<double>(plan.points.size());
+  for (size_t i = 0; i < plan.points.size(); ++i)
+    for (const auto& b : plan.backends)
+      plan.tasks.push_back({i, b, attention_flop(plan.points[i].problem) + fixed});
+  if (!o.shard.empty()) {
+    plan.shard = parse_shard(o.shard);
+    plan.tasks = shard_tasks(plan.tasks, *plan.shard);
+  }
   // Names in `expect:` were checked against the file's backends; without a list, against the
   // plugins found.
   for (const BackendReference& ref : config.expect.references)

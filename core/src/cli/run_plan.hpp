@@ -6,6 +6,7 @@
 #include "config/config.hpp"
 #include "config/sweep.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,20 @@ struct RunOverrides {
   std::vector<std::string> backends, passes, timing_modes, points;
   double timeout_s = 0;  // 0: the config's measurement.timeout_s
   int repetitions = 0;   // 0: the config's measurement.repetitions
+  std::string shard;     // --shard K/N: run part K of N; empty: all of it
+};
+
+// One measurement a run makes (in every repetition): a point of the plan and a backend.
+struct Task {
+  size_t point = 0;  // index into RunPlan::points
+  std::string backend;
+  double cost = 0;  // estimated, for --shard: FLOPs plus the sweep's mean (the fixed part)
+};
+
+// --shard K/N, parsed: 1 <= index <= count.
+struct Shard {
+  int index = 1, count = 1;
+  std::string text() const { return std::to_string(index) + "/" + std::to_string(count); }
 };
 
 struct RunPlan {
@@ -25,9 +40,20 @@ struct RunPlan {
   std::vector<Point> points;          // in sweep order, or in --points order
   std::vector<std::string> backends;  // in config order, or every available one
   std::string fingerprint;            // what is measured and how: config_fingerprint in every row
+  std::vector<Task> tasks;            // point by point, backends in order; only this shard's
+  std::optional<Shard> shard;
 };
 
-// The main CSV: --output, else the config's output, else results/<config name>.csv.
+// "K/N" -> Shard; throws InputError for anything else (K outside 1..N, N < 1).
+Shard parse_shard(const std::string& text);
+
+// Splits `tasks` into `count` parts of nearly equal estimated cost, the same way every time
+// (largest first, each to the part with the least so far; ties by plan order and part number), and
+// returns part `index` (1-based) in plan order. The parts are disjoint and together are `tasks`.
+std::vector<Task> shard_tasks(const std::vector<Task>& tasks, const Shard& shard);
+
+// The main CSV: --output, else the config's output, else results/<config name>.csv; with --shard
+// K/N and no --output, <stem>.shard-K-of-N.csv.
 std::string output_path(const SweepConfig& config, const RunOverrides& overrides);
 
 // Hex digest of what decides the numbers: the sweep's points (all of them, whatever --points

@@ -12,9 +12,11 @@ constexpr double kStartTimeoutS = 300;  // LibTorch, CUDA and every plugin loade
 
 class IsolatedMeasurer final : public Measurer {
  public:
-  IsolatedMeasurer(const std::string& exe, const std::vector<std::string>& plugin_dirs)
-      : client_(exe, plugin_dirs, kStartTimeoutS) {
-    std::cerr << "attnbench: worker ready in " << client_.start_seconds() << " s\n";
+  IsolatedMeasurer(const std::string& exe, const std::vector<std::string>& plugin_dirs,
+                   std::optional<std::string> visible_device)
+      : client_(exe, plugin_dirs, kStartTimeoutS, visible_device) {
+    std::cerr << "attnbench: worker" << (visible_device ? " for GPU " + *visible_device : "")
+              << " ready in " << client_.start_seconds() << " s\n";
   }
   const HostInfo& host() const override { return client_.hello().host; }
   std::vector<std::string> backend_names() const override {
@@ -43,8 +45,9 @@ class IsolatedMeasurer final : public Measurer {
 }  // namespace
 
 std::unique_ptr<Measurer> isolated_measurer(const std::string& exe,
-                                            const std::vector<std::string>& plugin_dirs) {
-  return std::make_unique<IsolatedMeasurer>(exe, plugin_dirs);
+                                            const std::vector<std::string>& plugin_dirs,
+                                            std::optional<std::string> visible_device) {
+  return std::make_unique<IsolatedMeasurer>(exe, plugin_dirs, std::move(visible_device));
 }
 
 }  // namespace attnbench

@@ -9,6 +9,7 @@
 #include "records/row.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,10 @@ class Measurer {
 
 // Workers are `exe worker`; one is started now (its hello says the host and the plugins).
 // `plugin_dirs`: the --plugin-dir folders, in order (none: the default folder).
-std::unique_ptr<Measurer> isolated_measurer(const std::string& exe,
-                                            const std::vector<std::string>& plugin_dirs);
+// `visible_device`: set, its workers see only that GPU (run --devices: one measurer per GPU).
+std::unique_ptr<Measurer> isolated_measurer(
+    const std::string& exe, const std::vector<std::string>& plugin_dirs,
+    std::optional<std::string> visible_device = std::nullopt);
 // Loads the plugins into this process (isolate/in_process.cpp, with LibTorch).
 std::unique_ptr<Measurer> in_process_measurer(const std::vector<std::string>& plugin_dirs);
 

@@ -61,13 +61,15 @@ void from_json(const json& j, Problem& p) {
 void to_json(json& j, const RunInfo& r) {
   j = {{"device_name", r.device_name}, {"torch_version", r.torch_version},
        {"git_sha", r.git_sha},         {"started_at", r.started_at},
-       {"config_file", r.config_file}, {"config_fingerprint", r.config_fingerprint}};
+       {"config_file", r.config_file}, {"config_fingerprint", r.config_fingerprint},
+       {"shard", r.shard}};
 }
 void from_json(const json& j, RunInfo& r) {
   r.device_name = j.at("device_name"), r.torch_version = j.at("torch_version");
   r.git_sha = j.at("git_sha"), r.started_at = j.at("started_at"),
   r.config_file = j.at("config_file");
   r.config_fingerprint = j.at("config_fingerprint");
+  r.shard = j.value("shard", "");
 }
 
 void to_json(json& j, const MeasureSettings& m) {
@@ -245,6 +247,7 @@ std::string hello_message(const Hello& h) {
                    {"host",
                     {{"cuda_available", h.host.cuda_available},
                      {"cuda_device", h.host.cuda_device},
+                     {"cuda_device_count", h.host.cuda_device_count},
                      {"device_name", h.host.device_name},
                      {"torch_version", h.host.torch_version},
                      {"l2_cache_bytes", h.host.l2_cache_bytes}}},
@@ -287,6 +290,7 @@ Message parse_message(const std::string& line) {
       const json& h = j.at("host");
       m.hello.host.cuda_available = h.at("cuda_available"),
       m.hello.host.cuda_device = h.at("cuda_device");
+      m.hello.host.cuda_device_count = h.value("cuda_device_count", 0);
       m.hello.host.device_name = h.at("device_name"),
       m.hello.host.torch_version = h.at("torch_version");
       m.hello.host.l2_cache_bytes = h.at("l2_cache_bytes");

@@ -4,6 +4,8 @@
                                   // used here
 #include <boost/process/args.hpp>
 #include <boost/process/child.hpp>
+#include <boost/process/env.hpp>
+#include <boost/process/environment.hpp>
 #include <boost/process/exe.hpp>
 #include <boost/process/posix.hpp>
 
@@ -98,10 +100,11 @@ void pipe_pair(int fds[2]) {
 }  // namespace
 
 WorkerClient::WorkerClient(std::string exe, std::vector<std::string> plugin_dirs,
-                           double start_timeout_s)
+                           double start_timeout_s, std::optional<std::string> visible_device)
     : exe_(std::move(exe)),
       plugin_dirs_(std::move(plugin_dirs)),
-      start_timeout_s_(start_timeout_s) {
+      start_timeout_s_(start_timeout_s),
+      visible_device_(std::move(visible_device)) {
   // A worker that dies mid-request is an answer, not the end of the parent.
   std::signal(SIGPIPE, SIG_IGN);
   start();
@@ -122,7 +125,9 @@ void WorkerClient::start() {
   for (const auto& dir : plugin_dirs_) args.insert(args.end(), {"--plugin-dir", dir});
   // The worker reads requests on stdin and answers on fd 3; its stdout and stderr stay the
   // parent's, so whatever a plugin prints cannot corrupt the protocol.
-  p->child = bp::child(bp::exe = exe_, bp::args = args, bp::posix::fd.bind(0, in[0]),
+  bp::environment env = boost::this_process::environment();
+  if (visible_device_) env["CUDA_VISIBLE_DEVICES"] = *visible_device_;
+  p->child = bp::child(bp::exe = exe_, bp::args = args, env, bp::posix::fd.bind(0, in[0]),
                        bp::posix::fd.bind(3, out[1]));
   ::close(in[0]);
   ::close(out[1]);

@@ -22,7 +22,9 @@ struct WorkerAnswer {
 class WorkerClient {
  public:
   // Starts the first worker and waits for its hello (throws std::runtime_error if it never comes).
-  WorkerClient(std::string exe, std::vector<std::string> plugin_dirs, double start_timeout_s);
+  // `visible_device`: set, every worker sees only that GPU (CUDA_VISIBLE_DEVICES).
+  WorkerClient(std::string exe, std::vector<std::string> plugin_dirs, double start_timeout_s,
+               std::optional<std::string> visible_device = std::nullopt);
   ~WorkerClient();
   WorkerClient(const WorkerClient&) = delete;
   WorkerClient& operator=(const WorkerClient&) = delete;
@@ -49,6 +51,7 @@ class WorkerClient {
   std::string exe_;
   std::vector<std::string> plugin_dirs_;
   double start_timeout_s_;
+  std::optional<std::string> visible_device_;
   std::optional<std::string> setup_line_;
   std::unique_ptr<Process> process_;
   Hello hello_;

@@ -23,6 +23,7 @@ struct RunInfo {
   std::string started_at;  // ISO 8601 UTC, one value per run
   std::string config_file;
   std::string config_fingerprint;  // what was measured and how; --resume keeps only rows that match
+  std::string shard;               // "K/N" for run --shard K/N; empty: the whole sweep
 };
 
 // One row per (point, backend, timing mode).
@@ -32,6 +33,7 @@ struct Row {
   Problem problem;
   TimingMode timing_mode = TimingMode::wall;
   int repetition = 0;  // 0-based; see BackendRecords
+  std::string device_index;  // the GPU a run --devices worker was given; empty: the default one
   Status status = Status::ok;
   std::string reason;
 

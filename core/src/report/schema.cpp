@@ -36,6 +36,7 @@ const std::vector<Column<Row>>& row_schema() {
       {"direction", [](const Row& r) { return to_string(r.problem.direction); }},
       {"timing_mode", [](const Row& r) { return to_string(r.timing_mode); }},
       {"repetition", [](const Row& r) { return std::to_string(r.repetition); }},
+      {"device_index", [](const Row& r) { return r.device_index; }},
       {"status", [](const Row& r) { return to_string(r.status); }},
       {"reason", [](const Row& r) { return r.reason; }},
       {"time_ms_median", [](const Row& r) { return num(r.time_ms_median); }},
@@ -74,6 +75,7 @@ const std::vector<Column<Row>>& row_schema() {
       {"started_at", [](const Row& r) { return r.run.started_at; }},
       {"config", [](const Row& r) { return r.run.config_file; }},
       {"config_fingerprint", [](const Row& r) { return r.run.config_fingerprint; }},
+      {"shard", [](const Row& r) { return r.run.shard; }},
   };
   return columns;
 }

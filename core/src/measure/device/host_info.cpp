@@ -20,6 +20,7 @@ HostInfo query_host() {
   info.cuda_available =
       at::globalContext().hasCUDA() && at::detail::getCUDAHooks().getNumGPUs() > 0;
   if (info.cuda_available) {
+    info.cuda_device_count = at::detail::getCUDAHooks().getNumGPUs();
     cuda_check(cudaGetDevice(&info.cuda_device), "cudaGetDevice");
     cudaDeviceProp prop{};
     cuda_check(cudaGetDeviceProperties(&prop, info.cuda_device), "cudaGetDeviceProperties");

@@ -1,0 +1,93 @@
+// `attnbench merge`: shard reports into one. The sweep's config (--config, else the one the rows
+// name, when it is there and is the sweep they measured) says what a complete report holds.
+#include "cli/commands.hpp"
+#include "cli/run_plan.hpp"
+#include "config/sweep.hpp"
+#include "report/csv.hpp"
+#include "report/merge.hpp"
+#include "report/resume.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+namespace attnbench {
+
+namespace {
+
+// Every (point, backend, repetition) of the sweep whose fingerprint the reports carry; nullopt
+// when `config_path` is not that sweep (or cannot be read, and was not asked for by name).
+// Repetitions: as many as any report has (run --repetitions is not in the fingerprint).
+std::optional<std::vector<RecordKey>> expected_measurements(const std::string& config_path,
+                                                            bool named,
+                                                            const std::vector<CsvTable>& reports) {
+  const std::string fingerprint = reports.front().at(0, "config_fingerprint");
+  SweepConfig config;
+  try {
+    config = load_config(config_path);
+  } catch (const InputError&) {
+    if (named) throw;
+    return std::nullopt;
+  }
+  std::set<std::string> seen;
+  int repetitions = 1;
+  for (const CsvTable& t : reports)
+    for (size_t r = 0; r < t.rows.size(); ++r) {
+      seen.insert(t.at(r, "backend"));
+      if (t.column("repetition") >= 0 && !t.at(r, "repetition").empty())
+        repetitions = std::max(repetitions, std::stoi(t.at(r, "repetition")) + 1);
+    }
+  // The config's backends; a config that names none ran every plugin found: those any report has.
+  std::vector<std::string> backends = config.backends;
+  if (backends.empty()) backends.assign(seen.begin(), seen.end());
+  for (bool cuda : {true, false}) {  // device "auto" depends on the machine that ran it
+    const std::vector<Point> points = expand_sweep(config, cuda);
+    if (config_fingerprint(config, points) != fingerprint) continue;
+    std::vector<RecordKey> out;
+    for (int rep = 0; rep < repetitions; ++rep)
+      for (const Point& p : points)
+        for (const auto& b : backends) out.emplace_back(p.id, b, rep);
+    return out;
+  }
+  if (named)
+    throw InputError("merge: " + config_path + " is not the sweep these reports measured (config "
+                     "fingerprint " + fingerprint + ")");
+  return std::nullopt;
+}
+
+}  // namespace
+
+int cmd_merge(const MergeArgs& args) {
+  if (!args.force && std::filesystem::exists(args.output))
+    throw InputError(args.output + " exists: --force overwrites it");
+  std::vector<MergeInput> inputs;
+  for (const auto& file : args.files) {
+    if (!std::filesystem::exists(file)) throw InputError(file + ": cannot read the report");
+    inputs.push_back({file, read_report_texts(file)});
+  }
+  std::vector<CsvTable> reports;
+  for (const MergeInput& in : inputs)
+    reports.push_back(parse_csv(complete_records(in.texts.rows), in.path));
+  std::optional<std::vector<RecordKey>> expected;
+  const CsvTable& first = reports.front();
+  const bool has_rows = !first.rows.empty() && first.column("config_fingerprint") >= 0;
+  if (!args.config.empty() && has_rows)
+    expected = expected_measurements(args.config, true, reports);
+  else if (has_rows && first.column("config") >= 0)
+    expected = expected_measurements(first.at(0, "config"), false, reports);
+
+  const Merged merged = merge_reports(inputs, expected);
+  write_report_texts(args.output, merged.texts);
+  std::cerr << "attnbench: merged " << inputs.size() << " report(s), " << merged.measurements
+            << " measurement(s), into " << args.output << '\n';
+  if (!expected)
+    std::cerr << "attnbench: without the sweep's config (--config) only whole missing shards are "
+                 "found\n";
+  if (merged.gaps.empty()) return 0;
+  std::cerr << "attnbench: " << merged.gaps.size() << " gap(s):\n";
+  for (const auto& gap : merged.gaps) std::cerr << "  " << gap << '\n';
+  return 1;
+}
+
+}  // namespace attnbench
