@@ -39,12 +39,12 @@ for step in "$@"; do
       log study
       # The study's loop on the seed sweep: its predictions judged (--check: exit 1 on a miss), a
       # trace per (point, backend), and the pictures of the report and of backends against flash.
-      "$build/attnbench" run configs/seed.yaml --force --trace --check -o results/h200/seed.csv 2>"$out/study.stderr" \
-        | tee results/h200/seed.summary.txt | head -40
-      echo "exit code ${PIPESTATUS[0]} (1: a prediction missed)" | tee -a results/h200/seed.summary.txt
-      "$build/attnbench" plot results/h200/seed.csv
-      "$build/attnbench" plot results/h200/seed.csv --baseline flash -o results/h200/seed.plots/against-flash
-      du -sh results/h200/seed.traces
+      "$build/attnbench" run configs/seed.yaml --force --trace --check -o results/h200/study/seed.csv 2>"$out/study.stderr" \
+        | tee results/h200/study/seed.summary.txt | head -40
+      echo "exit code ${PIPESTATUS[0]} (1: a prediction missed)" | tee -a results/h200/study/seed.summary.txt
+      "$build/attnbench" plot results/h200/study/seed.csv
+      "$build/attnbench" plot results/h200/study/seed.csv --baseline flash -o results/h200/study/seed.plots/against-flash
+      du -sh results/h200/study/seed.traces
       ;;
     seqlen)
       log seqlen
