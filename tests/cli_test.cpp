@@ -185,6 +185,79 @@ TEST_F(Cli, PlotRefusesWhatIsNotAReport) {
   EXPECT_FALSE(fs::exists(path("plain.plots"))) << "nothing drawn for bad input";
 }
 
+std::set<std::string> measurement_keys(const CsvTable& t) {
+  std::set<std::string> out;
+  for (size_t i = 0; i < t.rows.size(); ++i)
+    out.insert(t.at(i, "point_id") + " " + t.at(i, "backend") + " " + t.at(i, "timing_mode"));
+  return out;
+}
+
+TEST_F(Cli, ShardsMergeIntoTheWholeSweep) {
+  const std::string config = write(
+      "s.yaml", "backends: [naive, inplace, math]\n" + std::string(kTiny) +
+                    "  causal: [true, false]\n");
+  ASSERT_EQ(run("run " + config + " --no-summary -o " + path("whole.csv")).code, 0);
+  std::string shards;
+  for (int k = 1; k <= 3; ++k) {
+    const Result r = run("run " + config + " --no-summary --shard " + std::to_string(k) +
+                         "/3 -o " + path("s" + std::to_string(k) + ".csv"));
+    ASSERT_EQ(r.code, 0) << r.output;
+    const CsvTable part = read_csv(path("s" + std::to_string(k) + ".csv"));
+    EXPECT_EQ(part.rows.size(), 2u) << "6 measurements in 3 parts of equal cost";
+    EXPECT_EQ(part.at(0, "shard"), std::to_string(k) + "/3");
+    shards += " " + path("s" + std::to_string(k) + ".csv");
+  }
+  // Incomplete: the missing shard and its measurements are named, the merge is still written.
+  Result r = run("merge " + path("s1.csv") + " " + path("s3.csv") + " -o " + path("m.csv"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("shard 2/3: no report given"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(": not measured"), std::string::npos) << r.output;
+  EXPECT_EQ(read_csv(path("m.csv")).rows.size(), 4u);
+  // Complete: every measurement of the unsharded run, once, with its kernel rows.
+  r = run("merge" + shards + " --force -o " + path("m.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const CsvTable merged = read_csv(path("m.csv"));
+  const CsvTable whole = read_csv(path("whole.csv"));
+  EXPECT_EQ(measurement_keys(merged), measurement_keys(whole));
+  EXPECT_EQ(merged.rows.size(), whole.rows.size());
+  EXPECT_TRUE(fs::exists(path("m.kernels.csv")));
+  EXPECT_EQ(read_csv(path("m.samples.csv")).rows.empty(), false);
+  // The merged report is a report: compare reads it against the unsharded run.
+  EXPECT_EQ(run("compare " + path("whole.csv") + " " + path("m.csv")).code, 0);
+  // A shard given twice, or a report of another sweep: refused, nothing written.
+  r = run("merge" + shards + " " + path("s2.csv") + " -o " + path("twice.csv"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("is in both"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(path("twice.csv")));
+  ASSERT_EQ(run("run " + write("other.yaml", kTiny) + " --no-summary -o " + path("o.csv")).code, 0);
+  r = run("merge " + path("s1.csv") + " " + path("o.csv") + " -o " + path("mixed.csv"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("is of another sweep"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, DevicesRunOneWorkerEachFromOneQueueIntoOneReport) {
+  // No GPU is needed to check the queue: CPU points run on workers that were each given a GPU.
+  const std::string config =
+      write("d.yaml", "backends: [naive, inplace, math]\n" + std::string(kTiny) +
+                          "  causal: [true, false]\n");
+  const Result r = run("run " + config + " --no-summary --devices 0,1 -o " + path("d.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("worker for GPU 0 ready"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("worker for GPU 1 ready"), std::string::npos) << r.output;
+  const CsvTable t = read_csv(path("d.csv"));
+  EXPECT_EQ(t.rows.size(), 6u);
+  EXPECT_EQ(measurement_keys(t).size(), 6u) << "each measurement once";
+  std::set<std::string> devices;
+  for (size_t i = 0; i < t.rows.size(); ++i) {
+    devices.insert(t.at(i, "device_index"));
+    EXPECT_EQ(t.at(i, "status"), "ok") << t.at(i, "reason");
+  }
+  EXPECT_TRUE(devices.count("0") || devices.count("1"));
+  for (const auto& d : devices) EXPECT_TRUE(d == "0" || d == "1") << d;
+  EXPECT_EQ(run("run " + config + " --devices 0,0 -o " + path("x.csv")).code, 2);
+  EXPECT_EQ(run("run " + config + " --devices zero -o " + path("x.csv")).code, 2);
+}
+
 TEST_F(Cli, PredictionForAnUnknownBackendIsLocated) {
   const std::string config =
       write("u.yaml", std::string(kTiny) + "expect:\n  flsh:\n    kernels_per_call: 1\n");

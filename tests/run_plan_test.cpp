@@ -1,7 +1,11 @@
 #include "cli/run_plan.hpp"
+#include "base/errors.hpp"
 #include "base/names.hpp"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
 
 namespace attnbench {
 namespace {
@@ -149,6 +153,68 @@ TEST(RunPlan, TheFingerprintFollowsWhatDecidesTheNumbers) {
   RunOverrides timeout;
   timeout.timeout_s = 3;
   EXPECT_EQ(plan_run(config(base), timeout, kAvailable, false).config.measurement.timeout_s, 3);
+}
+
+TEST(RunPlan, EveryPointAndBackendIsATaskCostedByItsWork) {
+  const RunPlan plan = plan_run(
+      config("sweep:\n  seq_len: [512, 1024, 2048]\n  causal: false\n  device: cpu\n"), {},
+      kAvailable, false);
+  ASSERT_EQ(plan.tasks.size(), 9u);
+  EXPECT_EQ(plan.tasks[0].point, 0u);
+  EXPECT_EQ(plan.tasks[0].backend, "cudnn");
+  EXPECT_EQ(plan.tasks[8].point, 2u);
+  // FLOPs grow 4x per doubling; every task also pays the sweep's mean (the fixed part).
+  const double mean = (plan.tasks[0].cost + plan.tasks[3].cost + plan.tasks[6].cost) / 3 / 2;
+  EXPECT_NEAR(plan.tasks[6].cost - mean, 16 * (plan.tasks[0].cost - mean), 1e-6 * mean);
+  EXPECT_FALSE(plan.shard);
+}
+
+TEST(RunPlan, ShardsAreDisjointCoverTheSweepAndBalanceTheirCost) {
+  const SweepConfig c = config(
+      "sweep:\n  seq_len: [128, 256, 512, 1024, 2048, 4096, 8192]\n  heads: [1, 2, 4]\n"
+      "  device: cpu\n");
+  const RunPlan all = plan_run(c, {}, kAvailable, false);
+  for (int n : {1, 2, 3, 5}) {
+    std::map<std::pair<size_t, std::string>, int> seen;
+    std::vector<double> loads;
+    for (int k = 1; k <= n; ++k) {
+      RunOverrides o;
+      o.shard = std::to_string(k) + "/" + std::to_string(n);
+      const RunPlan part = plan_run(c, o, kAvailable, false);
+      EXPECT_EQ(part.shard->text(), o.shard);
+      EXPECT_EQ(part.fingerprint, all.fingerprint) << "a shard is a part of the same sweep";
+      EXPECT_EQ(part.output, "results/plan.shard-" + std::to_string(k) + "-of-" +
+                                 std::to_string(n) + ".csv");
+      double load = 0;
+      for (size_t i = 0; i < part.tasks.size(); ++i) {
+        ++seen[{part.tasks[i].point, part.tasks[i].backend}];
+        load += part.tasks[i].cost;
+        if (i > 0) EXPECT_LE(part.tasks[i - 1].point, part.tasks[i].point) << "plan order";
+      }
+      loads.push_back(load);
+      // The same split every time.
+      const RunPlan again = plan_run(c, o, kAvailable, false);
+      ASSERT_EQ(again.tasks.size(), part.tasks.size());
+      for (size_t i = 0; i < part.tasks.size(); ++i)
+        EXPECT_EQ(again.tasks[i].backend, part.tasks[i].backend);
+    }
+    EXPECT_EQ(seen.size(), all.tasks.size()) << n;
+    for (const auto& [task, count] : seen) EXPECT_EQ(count, 1) << n;
+    double largest = 0;
+    for (const Task& t : all.tasks) largest = std::max(largest, t.cost);
+    const auto [lo, hi] = std::minmax_element(loads.begin(), loads.end());
+    EXPECT_LE(*hi - *lo, largest) << n << " parts: no heavier than one task apart";
+  }
+}
+
+TEST(RunPlan, ShardTextIsChecked) {
+  EXPECT_EQ(parse_shard("2/4").index, 2);
+  EXPECT_EQ(parse_shard("2/4").count, 4);
+  for (const char* bad : {"", "2", "0/4", "5/4", "1/0", "a/b", "1/2x", "-1/2", "1//2"})
+    EXPECT_THROW(parse_shard(bad), InputError) << bad;
+  RunOverrides o;
+  o.shard = "3/2";
+  EXPECT_THROW(plan_run(config("sweep:\n  seq_len: 8\n"), o, kAvailable, false), InputError);
 }
 
 }  // namespace

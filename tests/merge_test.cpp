@@ -1,0 +1,95 @@
+// attnbench merge: shard reports joined, other sweeps and splits refused, duplicates and gaps named.
+#include "base/errors.hpp"
+#include "report/csv.hpp"
+#include "report/merge.hpp"
+
+#include <gtest/gtest.h>
+
+namespace attnbench {
+namespace {
+
+const std::string kHeader =
+    "schema_version,point_id,backend,repetition,timing_mode,status,config_fingerprint,shard\n";
+const std::string kKernelHeader = "schema_version,point_id,backend,repetition,kind,name\n";
+
+std::string row(const std::string& point, const std::string& backend, const std::string& shard,
+                const std::string& fingerprint = "f1", const std::string& mode = "cold") {
+  return "6," + point + "," + backend + ",0," + mode + ",ok," + fingerprint + "," + shard + "\n";
+}
+
+MergeInput input(const std::string& path, const std::string& rows, const std::string& kernels = "") {
+  return {path, {kHeader + rows, kernels.empty() ? "" : kKernelHeader + kernels, ""}};
+}
+
+std::string message_of(const std::vector<MergeInput>& inputs) {
+  try {
+    merge_reports(inputs, std::nullopt);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Merge, ShardsJoinInTheSweepsOrderWithTheirKernelRows) {
+  const std::vector<RecordKey> sweep = {
+      {"p1", "naive", 0}, {"p1", "flash", 0}, {"p2", "naive", 0}, {"p2", "flash", 0}};
+  const Merged m = merge_reports(
+      {input("b.csv", row("p2", "naive", "2/2") + row("p1", "flash", "2/2"),
+             "6,p2,naive,0,kernel,k2\n6,p1,flash,0,kernel,k3\n"),
+       input("a.csv", row("p2", "flash", "1/2") + row("p1", "naive", "1/2"),
+             "6,p1,naive,0,kernel,k1\n6,p9,naive,0,kernel,orphan\n")},
+      sweep);
+  EXPECT_TRUE(m.gaps.empty());
+  EXPECT_EQ(m.measurements, 4u);
+  const CsvTable t = parse_csv(m.texts.rows, "m.csv");
+  ASSERT_EQ(t.rows.size(), 4u);
+  for (size_t i = 0; i < sweep.size(); ++i) {
+    EXPECT_EQ(t.at(i, "point_id"), std::get<0>(sweep[i]));
+    EXPECT_EQ(t.at(i, "backend"), std::get<1>(sweep[i]));
+  }
+  const CsvTable k = parse_csv(m.texts.kernels, "m.kernels.csv");
+  ASSERT_EQ(k.rows.size(), 3u) << "a kernel row of no merged measurement is left out";
+  EXPECT_EQ(k.at(0, "name"), "k1");
+  EXPECT_EQ(k.at(1, "name"), "k3");
+  EXPECT_EQ(k.at(2, "name"), "k2");
+  EXPECT_TRUE(m.texts.samples.empty()) << "no input had samples";
+}
+
+TEST(Merge, GapsNameMissingShardsAndMeasurements) {
+  const std::vector<RecordKey> sweep = {{"p1", "naive", 0}, {"p1", "flash", 0}, {"p2", "naive", 1}};
+  Merged m = merge_reports({input("a.csv", row("p1", "naive", "1/3"))}, sweep);
+  EXPECT_EQ(m.gaps, (std::vector<std::string>{"shard 2/3: no report given",
+                                              "shard 3/3: no report given",
+                                              "flash @ p1: not measured",
+                                              "naive @ p2 (repetition 2): not measured"}));
+  m = merge_reports({input("a.csv", row("p1", "naive", "1/3"))}, std::nullopt);
+  EXPECT_EQ(m.gaps.size(), 2u) << "without the sweep, only whole shards";
+}
+
+TEST(Merge, RefusesOtherSweepsOtherSplitsDuplicatesAndSchemas) {
+  EXPECT_EQ(message_of({input("a.csv", row("p1", "naive", "1/2")),
+                        input("b.csv", row("p2", "naive", "2/2", "f2"))}),
+            "merge: b.csv is of another sweep than a.csv (config fingerprint f2, not f1)");
+  EXPECT_EQ(message_of({input("a.csv", row("p1", "naive", "1/2")),
+                        input("b.csv", row("p2", "naive", "2/3"))}),
+            "merge: b.csv is a shard of 3 parts, a.csv of 2: shards of different splits overlap");
+  EXPECT_EQ(message_of({input("a.csv", row("p1", "naive", "1/2")),
+                        input("b.csv", row("p2", "naive", "2/2") + row("p1", "naive", "2/2"))}),
+            "merge: naive @ p1 [cold] is in both a.csv and b.csv: the same measurement twice (a "
+            "shard given twice, or run unsharded)");
+  // Other timing modes of the same measurement are not duplicates.
+  EXPECT_EQ(message_of({input("a.csv", row("p1", "naive", "", "f1", "cold") +
+                                           row("p1", "naive", "", "f1", "graph"))}),
+            "");
+  MergeInput other{"c.csv", {"schema_version,point_id,backend,timing_mode,status,"
+                             "config_fingerprint\n6,p,naive,cold,ok,f1\n",
+                             "", ""}};
+  EXPECT_NE(message_of({input("a.csv", row("p1", "naive", "")), other})
+                .find("c.csv: its columns differ from a.csv's"),
+            std::string::npos);
+  EXPECT_NE(message_of({{"x.csv", {"a,b\n1,2\n", "", ""}}}).find("not an attnbench report"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace attnbench
