@@ -3,7 +3,8 @@
 # configures and builds in build/, then
 #   tools/setup.sh run [CONFIG]   runs a sweep (default configs/seed.yaml), prints its summary and
 #                                 draws its plots (results/<config>.plots/)
-#   tools/setup.sh test           runs the whole test suite (GPU tests skip themselves without CUDA)
+#   tools/setup.sh test           runs the whole test suite (GPU tests skip themselves without CUDA),
+#                                 the install check and the Slurm check
 #   tools/setup.sh build          only builds
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,6 +53,7 @@ case $action in
   test)
     ctest --test-dir "$build" --output-on-failure -j"$(nproc)"
     tools/check_install.sh "$build"  # install, build the out-of-tree example against it, run it
+    tools/slurm_check.sh "$build"    # a one-node Slurm: a shard array and its merge, for real
     ;;
   *) echo "usage: tools/setup.sh run [CONFIG] | test | build" >&2; exit 2 ;;
 esac
