@@ -550,5 +550,24 @@ TEST(Compare, EveryMetricNamesAColumnOfTheSchema) {
   }
 }
 
+TEST(Compare, HostTimeRowsSayWhenTheHostsClockOrPreemptionDiffered) {
+  auto host = [](const std::string& backend, double mhz, double preempted) {
+    Row r = timed(backend, 512, 1.0, 0.01);
+    r.cpu_us_median = 20, r.cpu_us_p10 = 19, r.cpu_us_p90 = 21;
+    r.host_mhz = mhz, r.host_preempted_per_call = preempted, r.host_migrated_per_call = 0;
+    return r;
+  };
+  const CsvTable base =
+      table({host("flash", 3000, 0), host("cudnn", 3000, 0), host("naive", 3000, 0)}, "b.csv");
+  const CsvTable next =
+      table({host("flash", 3100, 0), host("cudnn", 2400, 0), host("naive", 3000, 0.5)}, "n.csv");
+  const Comparison c = compare_reports(base, next, with({"cpu_us_median", "time_ms_median"}));
+  const MetricComparison& cpu = c.metrics[0];
+  EXPECT_EQ(find(cpu, "flash", "s512").flags, "") << "3% apart: the same clock";
+  EXPECT_EQ(find(cpu, "cudnn", "s512").flags, "host_clock_differs");
+  EXPECT_EQ(find(cpu, "naive", "s512").flags, "host_preempted");
+  for (const auto& r : c.metrics[1].rows) EXPECT_EQ(r.flags, "") << "GPU time: not the host's";
+}
+
 }  // namespace
 }  // namespace attnbench

@@ -70,6 +70,13 @@ TEST(Runner, CpuPointFillsWhatAppliesAndLeavesTheRestEmpty) {
   EXPECT_LE(*row.time_ms_p10, *row.time_ms_median);
   EXPECT_GE(*row.time_ms_p90, *row.time_ms_median);
   ASSERT_TRUE(row.cpu_us_median);
+#if defined(__x86_64__)
+  ASSERT_TRUE(row.host_mhz);
+  EXPECT_GT(*row.host_mhz, 100);  // any core runs faster than 100 MHz
+#endif
+  ASSERT_TRUE(row.host_preempted_per_call && row.host_migrated_per_call);
+  EXPECT_GE(*row.host_preempted_per_call, 0);
+  EXPECT_LE(*row.host_migrated_per_call, 1);
   EXPECT_EQ(*row.aten_ops_per_call, 5);
   EXPECT_EQ(row.aten_ops, "matmul mul masked_fill softmax matmul");
   EXPECT_EQ(*row.aten_copies_per_call, 1);

@@ -121,6 +121,8 @@ void to_json(json& j, const Row& r) {
   put(j, "time_rel_noise", r.time_rel_noise), put(j, "samples", r.samples);
   put(j, "calls_per_sample", r.calls_per_sample), put(j, "cpu_us_median", r.cpu_us_median);
   put(j, "cpu_us_p10", r.cpu_us_p10), put(j, "cpu_us_p90", r.cpu_us_p90);
+  put(j, "host_mhz", r.host_mhz), put(j, "host_preempted_per_call", r.host_preempted_per_call);
+  put(j, "host_migrated_per_call", r.host_migrated_per_call);
   put(j, "aten_ops_per_call", r.aten_ops_per_call);
   put(j, "aten_ops_nested_per_call", r.aten_ops_nested_per_call);
   put(j, "aten_copies_per_call", r.aten_copies_per_call);
@@ -145,6 +147,8 @@ void from_json(const json& j, Row& r) {
   get(j, "time_rel_noise", r.time_rel_noise), get(j, "samples", r.samples);
   get(j, "calls_per_sample", r.calls_per_sample), get(j, "cpu_us_median", r.cpu_us_median);
   get(j, "cpu_us_p10", r.cpu_us_p10), get(j, "cpu_us_p90", r.cpu_us_p90);
+  get(j, "host_mhz", r.host_mhz), get(j, "host_preempted_per_call", r.host_preempted_per_call);
+  get(j, "host_migrated_per_call", r.host_migrated_per_call);
   get(j, "aten_ops_per_call", r.aten_ops_per_call);
   get(j, "aten_ops_nested_per_call", r.aten_ops_nested_per_call);
   get(j, "aten_copies_per_call", r.aten_copies_per_call);

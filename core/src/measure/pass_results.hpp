@@ -60,6 +60,9 @@ struct TimedMode {
 
 struct CpuResult {
   Summary us;  // host time of one call, microseconds
+  std::optional<double> host_mhz;  // the core's effective clock just before (host_clock.hpp)
+  double preempted_per_call = 0;   // involuntary context switches inside the timed calls
+  double migrated_per_call = 0;    // calls that ended on another core than they began
 };
 
 struct MemoryResult {

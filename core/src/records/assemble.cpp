@@ -99,6 +99,11 @@ BackendRecords assemble_records(const RowSetup& setup, const PassResults& r) {
   if (r.cpu)
     base.cpu_us_median = r.cpu->us.median, base.cpu_us_p10 = r.cpu->us.p10,
     base.cpu_us_p90 = r.cpu->us.p90;
+  if (r.cpu) {
+    base.host_mhz = r.cpu->host_mhz;
+    base.host_preempted_per_call = r.cpu->preempted_per_call;
+    base.host_migrated_per_call = r.cpu->migrated_per_call;
+  }
   if (r.memory) base.peak_mem_mib = r.memory->peak_extra_mib;
   if (r.ops) {
     base.aten_ops_per_call = static_cast<int64_t>(r.ops->top_level.size());

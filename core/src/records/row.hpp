@@ -41,6 +41,9 @@ struct Row {
   std::optional<int64_t> samples;
   std::optional<int64_t> calls_per_sample;
   std::optional<double> cpu_us_median, cpu_us_p10, cpu_us_p90;
+  // The host around the cpu pass: the core's effective clock just before it, and per call how
+  // often the thread was preempted or ended on another core.
+  std::optional<double> host_mhz, host_preempted_per_call, host_migrated_per_call;
   std::optional<int64_t> aten_ops_per_call;         // top-level ATen ops, views not counted
   std::string aten_ops;                             // their names, in call order
   std::optional<int64_t> aten_ops_nested_per_call;  // every ATen op, at any depth

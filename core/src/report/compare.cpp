@@ -83,6 +83,23 @@ std::string flags_of(const CsvTable& t, size_t row) {
   return t.column("flags") < 0 ? std::string() : t.at(row, "flags");
 }
 
+// Host time is the host's as much as the backend's: when the two sides ran on cores at clearly
+// different clocks, or were preempted inside calls, their host-time rows say so.
+constexpr double kHostClockDiffers = 0.05;
+constexpr double kPreemptedOften = 0.1;  // involuntary switches per call
+
+std::string host_flags(const CsvTable& bt, size_t br, const CsvTable& ct, size_t cr) {
+  std::string out;
+  const auto base_mhz = bt.number(br, "host_mhz"), new_mhz = ct.number(cr, "host_mhz");
+  if (base_mhz && new_mhz && *base_mhz > 0 &&
+      std::abs(*new_mhz / *base_mhz - 1) > kHostClockDiffers)
+    out = "host_clock_differs";
+  for (const auto& [t, r] : {std::pair{&bt, br}, std::pair{&ct, cr}})
+    if (t->number(r, "host_preempted_per_call").value_or(0) > kPreemptedOften)
+      return merged_flags(out, "host_preempted");
+  return out;
+}
+
 // The rows of one (point, backend, timing mode): one per repetition.
 using Group = std::vector<size_t>;
 
@@ -145,6 +162,9 @@ ComparedRow judge(const CsvTable& bt, const Group& bg, const CsvTable& ct, const
   row.candidate_status = group_status(ct, cg);
   for (size_t r : bg) row.flags = merged_flags(row.flags, flags_of(bt, r));
   for (size_t r : cg) row.flags = merged_flags(row.flags, flags_of(ct, r));
+  if (metric.name == "cpu_us_median")
+    for (size_t b : bg)
+      for (size_t c : cg) row.flags = merged_flags(row.flags, host_flags(bt, b, ct, c));
   const std::vector<double> base_values = group_values(bt, bg, metric.name);
   const std::vector<double> new_values = group_values(ct, cg, metric.name);
   if (row.base_status != "ok" || row.candidate_status != "ok" || base_values.empty() ||

@@ -1,6 +1,7 @@
 #include "measure/passes/passes.hpp"
 
 #include "measure/device/cupti_tracer.hpp"
+#include "measure/device/host_clock.hpp"
 #include "measure/stats.hpp"
 
 #include <algorithm>
@@ -27,20 +28,33 @@ CpuResult cpu_pass(PassContext& ctx) {
   MeasureSettings settings = ctx.settings;
   settings.max_samples = ctx.settings.cpu_pass_calls;
   settings.min_samples = std::min(ctx.settings.min_samples, ctx.settings.cpu_pass_calls);
+  CpuResult result;
+  result.host_mhz = host_clock_mhz();
+  long preempted = 0, migrated = 0;
   const SampleRun run = sample_until_stable(settings, [&] {
     synchronize_device(ctx.host);
     ctx.release_result();  // freeing the previous result is not part of the call
+    const long switches = involuntary_switches();
+    const int cpu = current_cpu();
+    double us = 0;
     if (ctx.on_cuda()) {
       const auto t = std::chrono::steady_clock::now();
       ctx.call();
-      return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t)
-          .count();
+      us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count();
+    } else {
+      const double t = process_cpu_us();
+      ctx.call();
+      us = process_cpu_us() - t;
     }
-    const double t = process_cpu_us();
-    ctx.call();
-    return process_cpu_us() - t;
+    preempted += involuntary_switches() - switches;
+    migrated += current_cpu() != cpu;
+    return us;
   });
-  return {summarize(run.samples)};
+  result.us = summarize(run.samples);
+  const double calls = static_cast<double>(std::max<size_t>(run.samples.size(), 1));
+  result.preempted_per_call = static_cast<double>(preempted) / calls;
+  result.migrated_per_call = static_cast<double>(migrated) / calls;
+  return result;
 }
 
 }  // namespace attnbench
