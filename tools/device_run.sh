@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds attnbench on the GPU machine and runs the named steps, copying results to $OUT.
 # Usage (from the repository root there): tools/device_run.sh STEP... with steps among
-#   build tests seed study seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults isolation
+#   build tests seed study hosttime seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults isolation
 # tests writes results/h200/tests.txt (ctest) and results/h200/gpu-tests.txt (the GPU tests' own output).
 # The device machine has no .git: pass the commit as ATTNBENCH_GIT_SHA.
 set -uo pipefail
@@ -45,6 +45,21 @@ for step in "$@"; do
       "$build/attnbench" plot results/h200/study/seed.csv
       "$build/attnbench" plot results/h200/study/seed.csv --baseline flash -o results/h200/study/seed.plots/against-flash
       du -sh results/h200/study/seed.traces
+      ;;
+    hosttime)
+      log hosttime
+      # Host time per call run to run: the seed sweep three times back to back, with the core's
+      # clock and preemptions per row, and how compare judges host time between them.
+      mkdir -p results/h200/host-time
+      for run in a b c; do
+        "$build/attnbench" run configs/seed.yaml --force --no-summary -o "results/h200/host-time/$run.csv" 2>"$out/hosttime-$run.stderr"
+      done
+      for pair in "a b" "a c"; do
+        set -- $pair
+        "$build/attnbench" compare "results/h200/host-time/$1.csv" "results/h200/host-time/$2.csv" --metric cpu_us_median \
+          --output-format json >"results/h200/host-time/$1-$2.json"
+      done
+      python3 tools/host_time_summary.py results/h200/host-time | tee results/h200/host-time/summary.txt
       ;;
     seqlen)
       log seqlen
