@@ -12,7 +12,7 @@ from pathlib import Path
 folder = Path(sys.argv[1])
 runs = {}
 for path in sorted(folder.glob("*.csv")):
-    rows = [r for r in csv.DictReader(open(path)) if r["status"] == "ok" and r["timing_mode"] == "cold"]
+    rows = [r for r in csv.DictReader(open(path)) if r["status"] == "ok" and r["timing_mode"] in ("cold", "wall")]
     runs[path.stem] = {(r["point_id"], r["backend"]): r for r in rows}
     num = lambda col: [float(r[col]) for r in rows if r[col]]
     print(f"run {path.stem}: host_mhz median {statistics.median(num('host_mhz')):.0f} "
