@@ -569,5 +569,32 @@ TEST(Compare, HostTimeRowsSayWhenTheHostsClockOrPreemptionDiffered) {
   for (const auto& r : c.metrics[1].rows) EXPECT_EQ(r.flags, "") << "GPU time: not the host's";
 }
 
+TEST(Compare, NormalizingByABackendCancelsDriftThatHitsTheWholeRun) {
+  // The new run's machine is 50% slower for everyone; planted is also 30% slower itself.
+  const CsvTable base = table({timed("naive", 512, 1.0, 0.01), timed("inplace", 512, 2.0, 0.01),
+                               timed("planted", 512, 3.0, 0.01)},
+                              "base.csv");
+  const CsvTable next = table({timed("naive", 512, 1.5, 0.01), timed("inplace", 512, 3.0, 0.01),
+                               timed("planted", 512, 3.0 * 1.5 * 1.3, 0.01)},
+                              "new.csv");
+  CompareOptions plain = with({"time_ms_median"});
+  const Comparison drifted = compare_reports(base, next, plain);
+  EXPECT_EQ(find(drifted.metrics[0], "inplace", "s512").verdict, Verdict::worse);
+  CompareOptions o = plain;
+  o.normalize_by = "naive";
+  const Comparison c = compare_reports(base, next, o);
+  ASSERT_EQ(c.metrics[0].rows.size(), 2u) << "naive itself is the yardstick, not compared";
+  const ComparedRow& inplace = find(c.metrics[0], "inplace", "s512");
+  EXPECT_EQ(inplace.verdict, Verdict::same);
+  EXPECT_DOUBLE_EQ(*inplace.base, 2.0);
+  EXPECT_DOUBLE_EQ(inplace.band, std::hypot(0.01, 0.01) * 2);  // each side's noise in quadrature
+  const ComparedRow& planted = find(c.metrics[0], "planted", "s512");
+  EXPECT_EQ(planted.verdict, Verdict::worse);
+  EXPECT_NEAR(planted.ratio, 1.3, 1e-12);
+  EXPECT_EQ(c.base_label, "base / naive");
+  o.normalize_by = "cudnn";
+  EXPECT_THROW(compare_reports(base, next, o), InputError);
+}
+
 }  // namespace
 }  // namespace attnbench

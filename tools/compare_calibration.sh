@@ -24,27 +24,34 @@ run b 0
 run c 0.3
 "$build/attnbench" compare "$out/a.csv" "$out/b.csv" --output-format json >"$out/a-b.json" || true
 "$build/attnbench" compare "$out/a.csv" "$out/c.csv" --output-format json >"$out/a-c.json" || true
-python3 - "$out" <<'PY' | tee "$out/calibration.txt"
+# The same pairs with every row over the first backend's in its own run (compare --normalize-by):
+# drift that hits a whole run alike cancels.
+reference=${backends%%,*}
+"$build/attnbench" compare "$out/a.csv" "$out/b.csv" --normalize-by "$reference" --output-format json >"$out/a-b.normalized.json" || true
+"$build/attnbench" compare "$out/a.csv" "$out/c.csv" --normalize-by "$reference" --output-format json >"$out/a-c.normalized.json" || true
+python3 - "$out" "$reference" <<'PY' | tee "$out/calibration.txt"
 import collections, json, sys
-out = sys.argv[1]
+out, reference = sys.argv[1], sys.argv[2]
 def rows(name):
     doc = json.load(open(f"{out}/{name}.json"))
     return [r for r in doc["metrics"][0]["rows"] if r["verdict"] != "n/a"]
-aa = rows("a-b")
-false = [r for r in aa if r["verdict"] in ("better", "worse")]
-print(f"A/A (a vs b): {len(aa)} time rows, {len(false)} called better or worse:",
-      dict(collections.Counter(r["verdict"] for r in aa)))
-for r in false:
-    print(f"  false: {r['point_id']} {r['backend']} {r['timing_mode']} ratio {r['ratio']:.3f} "
-          f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] {r['verdict']}")
-ac = rows("a-c")
-planted = [r for r in ac if r["backend"] == "planted"]
-others = [r for r in ac if r["backend"] != "planted"]
-found = [r for r in planted if r["verdict"] == "worse"]
-print(f"planted 30% (a vs c): {len(found)} of {len(planted)} planted rows worse "
-      f"({100 * len(found) / max(1, len(planted)):.0f}%), ratios "
-      f"{min(r['ratio'] for r in planted):.3f}..{max(r['ratio'] for r in planted):.3f}")
-quiet = [r for r in others if r["verdict"] in ("better", "worse")]
-print(f"  the other backends: {len(others)} rows, {len(quiet)} called better or worse:",
-      dict(collections.Counter(r["verdict"] for r in others)))
+def report(aa, ac):
+    false = [r for r in aa if r["verdict"] in ("better", "worse")]
+    print(f"A/A (a vs b): {len(aa)} time rows, {len(false)} called better or worse:",
+          dict(collections.Counter(r["verdict"] for r in aa)))
+    for r in false:
+        print(f"  false: {r['point_id']} {r['backend']} {r['timing_mode']} ratio {r['ratio']:.3f} "
+              f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] {r['verdict']}")
+    planted = [r for r in ac if r["backend"] == "planted"]
+    others = [r for r in ac if r["backend"] != "planted"]
+    found = [r for r in planted if r["verdict"] == "worse"]
+    print(f"planted 30% (a vs c): {len(found)} of {len(planted)} planted rows worse "
+          f"({100 * len(found) / max(1, len(planted)):.0f}%), ratios "
+          f"{min(r['ratio'] for r in planted):.3f}..{max(r['ratio'] for r in planted):.3f}")
+    quiet = [r for r in others if r["verdict"] in ("better", "worse")]
+    print(f"  the other backends: {len(others)} rows, {len(quiet)} called better or worse:",
+          dict(collections.Counter(r["verdict"] for r in others)))
+for suffix, title in (("", "as measured"), (".normalized", f"normalized by {reference} in each run")):
+    print(f"== {title}")
+    report(rows("a-b" + suffix), rows("a-c" + suffix))
 PY

@@ -10,6 +10,12 @@ int cmd_compare(const CompareArgs& args) {
   if (!args.metrics.empty()) options.metrics = args.metrics;
   if (args.fail_pct >= 0) options.fail_on_regression_pct = args.fail_pct;
   if (args.threshold_pct >= 0) options.threshold_pct = args.threshold_pct;
+  if (!args.normalize_by.empty()) {
+    if (args.files.size() != 2)
+      throw InputError("compare: --normalize-by compares two reports, each against its own " +
+                       args.normalize_by);
+    options.normalize_by = args.normalize_by;
+  }
   Comparison comparison;
   if (args.files.size() == 1) {
     if (args.baseline.empty())

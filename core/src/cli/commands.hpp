@@ -32,6 +32,7 @@ struct CompareArgs {
   std::string format = "text";  // text | markdown | json
   double fail_pct = -1;         // -1: not given
   double threshold_pct = -1;    // -1: each metric's own
+  std::string normalize_by;     // two reports: every row over this backend's in the same report
 };
 
 struct PlotArgs {

@@ -127,6 +127,11 @@ int main(int argc, char** argv) {
                    "35): inside it `same`, across it `unsure`")
       ->check(CLI::NonNegativeNumber);
 
+  compare->add_option("--normalize-by", compare_args.normalize_by,
+                      "Two reports: divide each row's times by this backend's at the same point, "
+                      "mode and repetition of its own report first, so drift that hits a whole "
+                      "run cancels");
+
   std::vector<std::string> worker_plugin_dirs;
   int worker_fd = 3;
   auto* worker = app.add_subcommand("worker", "");  // internal: started by `run`; hidden from help

@@ -41,6 +41,10 @@ struct CompareOptions {
   std::optional<double> fail_on_regression_pct;
   std::optional<double> threshold_pct;  // overrides every noisy metric's threshold
   double min_band = 0.01;               // rows judged on their noise columns: at least 1% of noise
+  // Two reports: each row's noisy metrics divided by this backend's at the same point, mode and
+  // repetition of the same report before comparing, so drift that hits every backend of a run alike
+  // cancels. Judged on the rows' noise and the repetitions' spread (raw samples are not used).
+  std::optional<std::string> normalize_by;
 };
 
 struct ComparedRow {
