@@ -199,7 +199,7 @@ TEST_F(Cli, ShardsMergeIntoTheWholeSweep) {
   ASSERT_EQ(run("run " + config + " --no-summary -o " + path("whole.csv")).code, 0);
   std::string shards;
   for (int k = 1; k <= 3; ++k) {
-    const Result r = run("run " + config + " --no-summary --shard " + std::to_string(k) +
+    const Result r = run("run " + config + " --no-summary --trace --shard " + std::to_string(k) +
                          "/3 -o " + path("s" + std::to_string(k) + ".csv"));
     ASSERT_EQ(r.code, 0) << r.output;
     const CsvTable part = read_csv(path("s" + std::to_string(k) + ".csv"));
@@ -222,6 +222,9 @@ TEST_F(Cli, ShardsMergeIntoTheWholeSweep) {
   EXPECT_EQ(merged.rows.size(), whole.rows.size());
   EXPECT_TRUE(fs::exists(path("m.kernels.csv")));
   EXPECT_EQ(read_csv(path("m.samples.csv")).rows.empty(), false);
+  size_t traces = 0;
+  for (const auto& entry : fs::directory_iterator(path("m.traces"))) traces += entry.is_regular_file();
+  EXPECT_EQ(traces, 6u) << "every shard's traces in the merged report's folder";
   // The merged report is a report: compare reads it against the unsharded run.
   EXPECT_EQ(run("compare " + path("whole.csv") + " " + path("m.csv")).code, 0);
   // A shard given twice, or a report of another sweep: refused, nothing written.

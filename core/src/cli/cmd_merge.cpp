@@ -5,6 +5,7 @@
 #include "config/sweep.hpp"
 #include "report/csv.hpp"
 #include "report/merge.hpp"
+#include "report/report_writer.hpp"
 #include "report/resume.hpp"
 
 #include <algorithm>
@@ -79,6 +80,22 @@ int cmd_merge(const MergeArgs& args) {
 
   const Merged merged = merge_reports(inputs, expected);
   write_report_texts(args.output, merged.texts);
+  // Traces (run --trace) are one file per measurement: the shards' go into one folder.
+  size_t traces = 0;
+  for (const auto& file : args.files) {
+    const std::filesystem::path from(sibling(file, ".traces"));
+    if (!std::filesystem::is_directory(from)) continue;
+    const std::filesystem::path to(sibling(args.output, ".traces"));
+    std::filesystem::create_directories(to);
+    for (const auto& entry : std::filesystem::directory_iterator(from)) {
+      std::filesystem::copy_file(entry.path(), to / entry.path().filename(),
+                                 std::filesystem::copy_options::overwrite_existing);
+      ++traces;
+    }
+  }
+  if (traces > 0)
+    std::cerr << "attnbench: " << traces << " trace(s) into " << sibling(args.output, ".traces")
+              << '\n';
   std::cerr << "attnbench: merged " << inputs.size() << " report(s), " << merged.measurements
             << " measurement(s), into " << args.output << '\n';
   if (!expected)
