@@ -1,4 +1,5 @@
 #include "measure/op_counter.hpp"
+#include "measure/callback_scope.hpp"
 
 #include <ATen/core/function_schema.h>
 #include <ATen/record_function.h>
@@ -73,18 +74,14 @@ OpCounts count_aten_ops(const std::function<void()>& call) {
   };
   publish(&counts);
   t_depth = 0;
-  const auto handle = at::addThreadLocalCallback(at::RecordFunctionCallback(on_enter, on_exit)
-                                                     .scopes({at::RecordScope::FUNCTION})
-                                                     .needsInputs(true));
-  try {
+  {
+    const CallbackScope scope(at::addThreadLocalCallback(
+                                  at::RecordFunctionCallback(on_enter, on_exit)
+                                      .scopes({at::RecordScope::FUNCTION})
+                                      .needsInputs(true)),
+                              [&] { publish(nullptr); });
     call();
-  } catch (...) {
-    at::removeCallback(handle);
-    publish(nullptr);
-    throw;
   }
-  at::removeCallback(handle);
-  publish(nullptr);
   return counts;
 }
 

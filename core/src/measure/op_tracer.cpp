@@ -1,4 +1,5 @@
 #include "measure/op_tracer.hpp"
+#include "measure/callback_scope.hpp"
 
 #include <ATen/record_function.h>
 
@@ -69,20 +70,16 @@ std::vector<CpuSpan> record_cpu_spans(const std::function<void()>& body) {
   };
   publish(&spans);
   t_depth = 0;
-  // Global: autograd's worker threads run the backward ops.
-  const auto handle = at::addGlobalCallback(
-      at::RecordFunctionCallback(on_enter, on_exit)
-          .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
-                   at::RecordScope::USER_SCOPE}));
-  try {
+  {
+    // Global: autograd's worker threads run the backward ops.
+    const CallbackScope scope(
+        at::addGlobalCallback(at::RecordFunctionCallback(on_enter, on_exit)
+                                  .scopes({at::RecordScope::FUNCTION,
+                                           at::RecordScope::BACKWARD_FUNCTION,
+                                           at::RecordScope::USER_SCOPE})),
+        [&] { publish(nullptr); });
     body();
-  } catch (...) {
-    at::removeCallback(handle);
-    publish(nullptr);
-    throw;
   }
-  at::removeCallback(handle);
-  publish(nullptr);
   std::stable_sort(spans.begin(), spans.end(),
                    [](const CpuSpan& a, const CpuSpan& b) { return a.start_ns < b.start_ns; });
   return spans;
