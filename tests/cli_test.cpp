@@ -89,24 +89,21 @@ TEST_F(Cli, PredictionsAreJudgedPerRowAndCheckMakesAMissExitOne) {
     const std::string& b = t.at(i, "backend");
     const std::string& e = t.at(i, "expectation");
     if (b == "naive")
-      EXPECT_EQ(e, "missed: aten_ops_per_call predicted 99, seen " +
-                       t.at(i, "aten_ops_per_call"));
+      EXPECT_EQ(e, "missed: aten_ops_per_call predicted 99, seen " + t.at(i, "aten_ops_per_call"));
     if (b == "math") EXPECT_EQ(e, "met");
     // inplace was measured first and waited for math's row: judged against it, never "no row".
     if (b == "inplace")
-      EXPECT_TRUE(e == "met" || e.find("predicted > math's ") != std::string::npos)
-          << e;
+      EXPECT_TRUE(e == "met" || e.find("predicted > math's ") != std::string::npos) << e;
   }
-  r = run("run " + config + " --backends inplace,math,naive --check --force -o " +
-          path("e.csv"));
+  r = run("run " + config + " --backends inplace,math,naive --check --force -o " + path("e.csv"));
   EXPECT_EQ(r.code, 1) << r.output;  // ...--check makes it one
   EXPECT_EQ(read_csv(path("e.csv")).rows.size(), 3u) << "every row is still written";
 }
 
 TEST_F(Cli, TraceWritesAChromeTracePerMeasuredBackend) {
   const std::string config = write("tiny.yaml", kTiny);
-  Result r = run("run " + config + " --backends naive,math,flash --no-summary -o " +
-                 path("t/r.csv"));
+  Result r =
+      run("run " + config + " --backends naive,math,flash --no-summary -o " + path("t/r.csv"));
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_FALSE(fs::exists(path("t/r.traces"))) << "only with --trace";
   r = run("run " + config + " --backends naive,math,flash --trace --force --no-summary -o " +
@@ -147,7 +144,8 @@ std::string first_bytes(const std::string& file, size_t n) {
 }
 
 TEST_F(Cli, PlotDrawsEachFamilyTheCountsAndComparisons) {
-  if (!has_matplotlib()) GTEST_SKIP() << "skipped: python3 has no matplotlib (tools/setup.sh installs it)";
+  if (!has_matplotlib())
+    GTEST_SKIP() << "skipped: python3 has no matplotlib (tools/setup.sh installs it)";
   const std::string config = write("tiny.yaml", kTiny);
   ASSERT_EQ(run("run " + config + " --no-summary -o " + path("p/r.csv")).code, 0);
   Result r = run("plot " + path("p/r.csv"));
@@ -193,9 +191,8 @@ std::set<std::string> measurement_keys(const CsvTable& t) {
 }
 
 TEST_F(Cli, ShardsMergeIntoTheWholeSweep) {
-  const std::string config = write(
-      "s.yaml", "backends: [naive, inplace, math]\n" + std::string(kTiny) +
-                    "  causal: [true, false]\n");
+  const std::string config = write("s.yaml", "backends: [naive, inplace, math]\n" +
+                                                 std::string(kTiny) + "  causal: [true, false]\n");
   ASSERT_EQ(run("run " + config + " --no-summary -o " + path("whole.csv")).code, 0);
   std::string shards;
   for (int k = 1; k <= 3; ++k) {
@@ -223,7 +220,8 @@ TEST_F(Cli, ShardsMergeIntoTheWholeSweep) {
   EXPECT_TRUE(fs::exists(path("m.kernels.csv")));
   EXPECT_EQ(read_csv(path("m.samples.csv")).rows.empty(), false);
   size_t traces = 0;
-  for (const auto& entry : fs::directory_iterator(path("m.traces"))) traces += entry.is_regular_file();
+  for (const auto& entry : fs::directory_iterator(path("m.traces")))
+    traces += entry.is_regular_file();
   EXPECT_EQ(traces, 6u) << "every shard's traces in the merged report's folder";
   // The merged report is a report: compare reads it against the unsharded run.
   EXPECT_EQ(run("compare " + path("whole.csv") + " " + path("m.csv")).code, 0);
@@ -240,9 +238,8 @@ TEST_F(Cli, ShardsMergeIntoTheWholeSweep) {
 
 TEST_F(Cli, DevicesRunOneWorkerEachFromOneQueueIntoOneReport) {
   // No GPU is needed to check the queue: CPU points run on workers that were each given a GPU.
-  const std::string config =
-      write("d.yaml", "backends: [naive, inplace, math]\n" + std::string(kTiny) +
-                          "  causal: [true, false]\n");
+  const std::string config = write("d.yaml", "backends: [naive, inplace, math]\n" +
+                                                 std::string(kTiny) + "  causal: [true, false]\n");
   const Result r = run("run " + config + " --no-summary --devices 0,1 -o " + path("d.csv"));
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("worker for GPU 0 ready"), std::string::npos) << r.output;

@@ -151,9 +151,8 @@ TEST(Csv, CompleteRecordsCountsOnlyQuotes) {
 }
 
 TEST(Csv, SamplesFileHeader) {
-  EXPECT_EQ(sample_header(),
-            (std::vector<std::string>{"point_id", "backend", "timing_mode", "repetition", "sample",
-                                      "time_ms"}));
+  EXPECT_EQ(sample_header(), (std::vector<std::string>{"point_id", "backend", "timing_mode",
+                                                       "repetition", "sample", "time_ms"}));
   EXPECT_EQ(sample_fields("p", "b", TimingMode::graph, 2, 3, 0.1),
             (std::vector<std::string>{"p", "b", "graph", "2", "3", "0.1"}));
   EXPECT_TRUE(readable_schema_version("1"));

@@ -1,7 +1,7 @@
 // Predictions: parsing (and its located errors), judging rows, the summary's order.
+#include "records/expectations.hpp"
 #include "base/errors.hpp"
 #include "config/config.hpp"
-#include "records/expectations.hpp"
 #include "records/row_columns.hpp"
 #include "report/csv.hpp"
 #include "report/schema.hpp"
@@ -191,8 +191,7 @@ TEST(Expectations, RelationsCompareTheSameRowOfAnotherBackend) {
   r.cpu_us_median = 25;
   EXPECT_EQ(judge_row(r, e, peers(others)), "met");
   r.time_ms_median = 1.0;  // equal is not faster
-  EXPECT_EQ(judge_row(r, e, peers(others)),
-            "missed: time_ms_median predicted < math's 1, seen 1");
+  EXPECT_EQ(judge_row(r, e, peers(others)), "missed: time_ms_median predicted < math's 1, seen 1");
   others.erase("math");
   EXPECT_EQ(judge_row(r, e, peers(others)),
             "missed: time_ms_median predicted < math's, but math has no row here");

@@ -1,7 +1,8 @@
-// attnbench merge: shard reports joined, other sweeps and splits refused, duplicates and gaps named.
+// attnbench merge: shard reports joined, other sweeps and splits refused, duplicates and gaps
+// named.
+#include "report/merge.hpp"
 #include "base/errors.hpp"
 #include "report/csv.hpp"
-#include "report/merge.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +18,8 @@ std::string row(const std::string& point, const std::string& backend, const std:
   return "6," + point + "," + backend + ",0," + mode + ",ok," + fingerprint + "," + shard + "\n";
 }
 
-MergeInput input(const std::string& path, const std::string& rows, const std::string& kernels = "") {
+MergeInput input(const std::string& path, const std::string& rows,
+                 const std::string& kernels = "") {
   return {path, {kHeader + rows, kernels.empty() ? "" : kKernelHeader + kernels, ""}};
 }
 
@@ -33,12 +35,12 @@ std::string message_of(const std::vector<MergeInput>& inputs) {
 TEST(Merge, ShardsJoinInTheSweepsOrderWithTheirKernelRows) {
   const std::vector<RecordKey> sweep = {
       {"p1", "naive", 0}, {"p1", "flash", 0}, {"p2", "naive", 0}, {"p2", "flash", 0}};
-  const Merged m = merge_reports(
-      {input("b.csv", row("p2", "naive", "2/2") + row("p1", "flash", "2/2"),
-             "6,p2,naive,0,kernel,k2\n6,p1,flash,0,kernel,k3\n"),
-       input("a.csv", row("p2", "flash", "1/2") + row("p1", "naive", "1/2"),
-             "6,p1,naive,0,kernel,k1\n6,p9,naive,0,kernel,orphan\n")},
-      sweep);
+  const Merged m =
+      merge_reports({input("b.csv", row("p2", "naive", "2/2") + row("p1", "flash", "2/2"),
+                           "6,p2,naive,0,kernel,k2\n6,p1,flash,0,kernel,k3\n"),
+                     input("a.csv", row("p2", "flash", "1/2") + row("p1", "naive", "1/2"),
+                           "6,p1,naive,0,kernel,k1\n6,p9,naive,0,kernel,orphan\n")},
+                    sweep);
   EXPECT_TRUE(m.gaps.empty());
   EXPECT_EQ(m.measurements, 4u);
   const CsvTable t = parse_csv(m.texts.rows, "m.csv");
@@ -58,10 +60,9 @@ TEST(Merge, ShardsJoinInTheSweepsOrderWithTheirKernelRows) {
 TEST(Merge, GapsNameMissingShardsAndMeasurements) {
   const std::vector<RecordKey> sweep = {{"p1", "naive", 0}, {"p1", "flash", 0}, {"p2", "naive", 1}};
   Merged m = merge_reports({input("a.csv", row("p1", "naive", "1/3"))}, sweep);
-  EXPECT_EQ(m.gaps, (std::vector<std::string>{"shard 2/3: no report given",
-                                              "shard 3/3: no report given",
-                                              "flash @ p1: not measured",
-                                              "naive @ p2 (repetition 2): not measured"}));
+  EXPECT_EQ(m.gaps, (std::vector<std::string>{
+                        "shard 2/3: no report given", "shard 3/3: no report given",
+                        "flash @ p1: not measured", "naive @ p2 (repetition 2): not measured"}));
   m = merge_reports({input("a.csv", row("p1", "naive", "1/3"))}, std::nullopt);
   EXPECT_EQ(m.gaps.size(), 2u) << "without the sweep, only whole shards";
 }
@@ -81,9 +82,10 @@ TEST(Merge, RefusesOtherSweepsOtherSplitsDuplicatesAndSchemas) {
   EXPECT_EQ(message_of({input("a.csv", row("p1", "naive", "", "f1", "cold") +
                                            row("p1", "naive", "", "f1", "graph"))}),
             "");
-  MergeInput other{"c.csv", {"schema_version,point_id,backend,timing_mode,status,"
-                             "config_fingerprint\n6,p,naive,cold,ok,f1\n",
-                             "", ""}};
+  MergeInput other{"c.csv",
+                   {"schema_version,point_id,backend,timing_mode,status,"
+                    "config_fingerprint\n6,p,naive,cold,ok,f1\n",
+                    "", ""}};
   EXPECT_NE(message_of({input("a.csv", row("p1", "naive", "")), other})
                 .find("c.csv: its columns differ from a.csv's"),
             std::string::npos);

@@ -40,7 +40,8 @@ BackendRecords sample_records() {
   Trace trace;
   trace.calls = 3;
   trace.host_tracks = {{0, "calling thread"}, {1009, "CUDA API, thread 9"}};
-  trace.events = {{"flash_fwd", "kernel", TraceLane::gpu, 7, 1.5, 1.0 / 3.0, 42, {{"grid", "1,2,3"}}}};
+  trace.events = {
+      {"flash_fwd", "kernel", TraceLane::gpu, 7, 1.5, 1.0 / 3.0, 42, {{"grid", "1,2,3"}}}};
   b.trace = trace;
   return b;
 }

@@ -156,9 +156,9 @@ TEST(RunPlan, TheFingerprintFollowsWhatDecidesTheNumbers) {
 }
 
 TEST(RunPlan, EveryPointAndBackendIsATaskCostedByItsWork) {
-  const RunPlan plan = plan_run(
-      config("sweep:\n  seq_len: [512, 1024, 2048]\n  causal: false\n  device: cpu\n"), {},
-      kAvailable, false);
+  const RunPlan plan =
+      plan_run(config("sweep:\n  seq_len: [512, 1024, 2048]\n  causal: false\n  device: cpu\n"), {},
+               kAvailable, false);
   ASSERT_EQ(plan.tasks.size(), 9u);
   EXPECT_EQ(plan.tasks[0].point, 0u);
   EXPECT_EQ(plan.tasks[0].backend, "cudnn");
@@ -183,8 +183,8 @@ TEST(RunPlan, ShardsAreDisjointCoverTheSweepAndBalanceTheirCost) {
       const RunPlan part = plan_run(c, o, kAvailable, false);
       EXPECT_EQ(part.shard->text(), o.shard);
       EXPECT_EQ(part.fingerprint, all.fingerprint) << "a shard is a part of the same sweep";
-      EXPECT_EQ(part.output, "results/plan.shard-" + std::to_string(k) + "-of-" +
-                                 std::to_string(n) + ".csv");
+      EXPECT_EQ(part.output,
+                "results/plan.shard-" + std::to_string(k) + "-of-" + std::to_string(n) + ".csv");
       double load = 0;
       for (size_t i = 0; i < part.tasks.size(); ++i) {
         ++seen[{part.tasks[i].point, part.tasks[i].backend}];

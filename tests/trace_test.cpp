@@ -26,9 +26,10 @@ TraceResult sample_result() {
   GpuTrace g;
   g.first = {1'010'000, 10'000};
   g.last = {1'040'000, 40'000};
-  g.launches = {{"cudaLaunchKernel", 1'012'500, 1'012'900, 70, 5},
-               {"cudaMemsetAsync", 1'012'000, 1'012'100, 8, 7},  // low half of thread 8's pthread id
-                {"cuLaunchKernelEx", 1'032'000, 1'032'400, 99, 6}};
+  g.launches = {
+      {"cudaLaunchKernel", 1'012'500, 1'012'900, 70, 5},
+      {"cudaMemsetAsync", 1'012'000, 1'012'100, 8, 7},  // low half of thread 8's pthread id
+      {"cuLaunchKernelEx", 1'032'000, 1'032'400, 99, 6}};
   GpuActivity k;
   k.kind = ActivityKind::kernel, k.name = "flash_fwd", k.start_ns = 1'013'000;
   k.end_ns = 1'018'000, k.correlation_id = 5, k.stream_id = 7, k.iteration = 0;
@@ -75,7 +76,7 @@ TEST(Trace, GpuActivitiesAreOnTheHostTimeLineAndLinkedToTheirLaunch) {
   const TraceEvent* kernel = find(t, "flash_fwd");
   ASSERT_TRUE(kernel);
   EXPECT_EQ(kernel->lane, TraceLane::gpu);
-  EXPECT_EQ(kernel->track, 7u);  // the stream
+  EXPECT_EQ(kernel->track, 7u);            // the stream
   EXPECT_NEAR(kernel->start_us, 3, 1e-9);  // CUPTI 1,013,000 is steady 13,000
   EXPECT_NEAR(kernel->duration_us, 5, 1e-9);
   EXPECT_EQ(kernel->flow, 5u);

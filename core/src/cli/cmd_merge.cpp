@@ -52,8 +52,10 @@ std::optional<std::vector<RecordKey>> expected_measurements(const std::string& c
     return out;
   }
   if (named)
-    throw InputError("merge: " + config_path + " is not the sweep these reports measured (config "
-                     "fingerprint " + fingerprint + ")");
+    throw InputError("merge: " + config_path +
+                     " is not the sweep these reports measured (config "
+                     "fingerprint " +
+                     fingerprint + ")");
   return std::nullopt;
 }
 

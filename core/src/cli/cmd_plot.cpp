@@ -62,9 +62,9 @@ int cmd_plot(const PlotArgs& args) {
   if (args.files.size() == 2 && !args.baseline.empty())
     throw InputError("plot: --baseline compares backends inside one report; give one file");
   const fs::path first(args.files.front());
-  const std::string out_dir = args.output.empty()
-                                  ? (first.parent_path() / (first.stem().string() + ".plots")).string()
-                                  : args.output;
+  const std::string out_dir =
+      args.output.empty() ? (first.parent_path() / (first.stem().string() + ".plots")).string()
+                          : args.output;
 
   // Bad input is found here, with the messages compare gives, before Python starts.
   std::vector<CsvTable> reports;

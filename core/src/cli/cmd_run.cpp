@@ -88,6 +88,61 @@ struct Job {
   const Task* task;
 };
 
+// Each measurer (one per GPU with --devices, each on a thread of its own) takes the next job from
+// one queue and hands its records to `judged`. A measurer that throws stops the others after their
+// current job; the first error is rethrown.
+void run_jobs(const std::vector<Job>& jobs, const RunPlan& plan,
+              const std::vector<std::unique_ptr<Measurer>>& measurers,
+              const std::vector<std::string>& devices, Progress& progress, JudgingWriter& judged) {
+  const int repetitions = plan.config.measurement.repetitions;
+  std::mutex queue_mutex;  // the queue, the progress line and stderr
+  size_t next = 0;
+  auto drain = [&](Measurer& m, const std::string& device) {
+    while (true) {
+      Job job;
+      {
+        const std::lock_guard<std::mutex> lock(queue_mutex);
+        if (next == jobs.size()) return;
+        job = jobs[next++];
+        progress.begin(
+            plan.points[job.task->point].id + " " + job.task->backend +
+            (repetitions > 1 ? " (repetition " + std::to_string(job.repetition + 1) + ")" : "") +
+            (device.empty() ? "" : " on GPU " + device));
+      }
+      const Point& point = plan.points[job.task->point];
+      BackendRecords records = m.measure(point, job.task->backend);
+      records.repetition = job.repetition;
+      for (Row& row : records.rows) row.repetition = job.repetition, row.device_index = device;
+      for (KernelRow& k : records.kernels) k.repetition = job.repetition;
+      if (!records.notes.empty()) {
+        const std::lock_guard<std::mutex> lock(queue_mutex);
+        std::cerr << "\nattnbench: " << job.task->backend << " @ " << point.id << ": "
+                  << records.notes << '\n';
+      }
+      judged.add(std::move(records));
+      const std::lock_guard<std::mutex> lock(queue_mutex);
+      progress.end();
+    }
+  };
+  if (measurers.size() == 1)
+    return drain(*measurers.front(), devices.empty() ? "" : devices.front());
+  std::vector<std::exception_ptr> errors(measurers.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < measurers.size(); ++i)
+    threads.emplace_back([&, i] {
+      try {
+        drain(*measurers[i], devices[i]);
+      } catch (...) {
+        errors[i] = std::current_exception();
+        const std::lock_guard<std::mutex> lock(queue_mutex);
+        next = jobs.size();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
 }  // namespace
 
 int cmd_run(const RunArgs& args) {
@@ -117,7 +172,8 @@ int cmd_run(const RunArgs& args) {
   }
   std::vector<std::string> devices;
   if (!args.devices.empty()) {
-    if (args.isolation == "none") throw InputError("--devices needs workers (not --isolation none)");
+    if (args.isolation == "none")
+      throw InputError("--devices needs workers (not --isolation none)");
     devices = device_list(args.devices, first.host());
     measurers.clear();  // one worker per GPU, each seeing only its own
     for (const auto& d : devices)
@@ -155,56 +211,7 @@ int cmd_run(const RunArgs& args) {
     progress.end();  // resumed
   JudgingWriter judged(writer, plan.config.expect, std::move(expected));
 
-  // Each measurer (one per GPU with --devices) takes the next job from one queue.
-  std::mutex queue_mutex;
-  size_t next = 0;
-  auto drain = [&](Measurer& m, const std::string& device) {
-    while (true) {
-      Job job;
-      {
-        const std::lock_guard<std::mutex> lock(queue_mutex);
-        if (next == jobs.size()) return;
-        job = jobs[next++];
-        const Point& point = plan.points[job.task->point];
-        progress.begin(point.id + " " + job.task->backend +
-                       (repetitions > 1 ? " (repetition " + std::to_string(job.repetition + 1) + ")"
-                                        : "") +
-                       (device.empty() ? "" : " on GPU " + device));
-      }
-      const Point& point = plan.points[job.task->point];
-      BackendRecords records = m.measure(point, job.task->backend);
-      records.repetition = job.repetition;
-      for (Row& row : records.rows) row.repetition = job.repetition, row.device_index = device;
-      for (KernelRow& k : records.kernels) k.repetition = job.repetition;
-      if (!records.notes.empty()) {
-        const std::lock_guard<std::mutex> lock(queue_mutex);
-        std::cerr << "\nattnbench: " << job.task->backend << " @ " << point.id << ": "
-                  << records.notes << '\n';
-      }
-      judged.add(std::move(records));
-      const std::lock_guard<std::mutex> lock(queue_mutex);
-      progress.end();
-    }
-  };
-  if (measurers.size() == 1) {
-    drain(*measurers.front(), devices.empty() ? "" : devices.front());
-  } else {
-    std::vector<std::exception_ptr> errors(measurers.size());
-    std::vector<std::thread> threads;
-    for (size_t i = 0; i < measurers.size(); ++i)
-      threads.emplace_back([&, i] {
-        try {
-          drain(*measurers[i], devices[i]);
-        } catch (...) {
-          errors[i] = std::current_exception();
-          const std::lock_guard<std::mutex> lock(queue_mutex);
-          next = jobs.size();  // the others stop after their current job
-        }
-      });
-    for (auto& t : threads) t.join();
-    for (auto& e : errors)
-      if (e) std::rethrow_exception(e);
-  }
+  run_jobs(jobs, plan, measurers, devices, progress, judged);
   progress.finish();
   std::cerr << "wrote " << writer.rows_path() << " and " << writer.kernels_path() << '\n';
   if (!args.no_summary) print_summary(read_csv(writer.rows_path()), std::cout);

@@ -19,8 +19,8 @@ struct RunArgs {
   bool force = false;                // overwrite an existing output
   bool dry_run = false;
   bool no_summary = false;
-  bool check = false;  // exit 1 when a row misses a prediction of the config's `expect:`
-  bool trace = false;  // write a Chrome trace per (point, backend) beside the report
+  bool check = false;   // exit 1 when a row misses a prediction of the config's `expect:`
+  bool trace = false;   // write a Chrome trace per (point, backend) beside the report
   std::string devices;  // --devices 0,1 | all: one worker per GPU, one queue, one report
 };
 

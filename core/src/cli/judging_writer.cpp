@@ -13,9 +13,8 @@ JudgingWriter::JudgingWriter(ReportWriter& writer, const Expectations& expect,
 bool JudgingWriter::ready(const Point& point, const std::set<std::string>& in_run,
                           const std::string& backend) const {
   for (const std::string& peer : peers_of(expect_, backend)) {
-    const bool measured =
-        std::any_of(point.measured.begin(), point.measured.end(),
-                    [&](const BackendRecords& r) { return r.backend == peer; });
+    const bool measured = std::any_of(point.measured.begin(), point.measured.end(),
+                                      [&](const BackendRecords& r) { return r.backend == peer; });
     if (in_run.count(peer) && !measured) return false;
   }
   return true;

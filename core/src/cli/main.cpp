@@ -89,9 +89,10 @@ int main(int argc, char** argv) {
   run->add_flag("--dry-run", run_args.dry_run,
                 "Print the expanded points and backends; write nothing");
   run->add_flag("--no-summary", run_args.no_summary, "Do not print the summary table");
-  run->add_option("--shard", overrides.shard,
-                  "Run part K of N (K/N) of the sweep's (point, backend)s, split by estimated cost; "
-                  "`attnbench merge` joins the parts (default output <stem>.shard-K-of-N.csv)");
+  run->add_option(
+      "--shard", overrides.shard,
+      "Run part K of N (K/N) of the sweep's (point, backend)s, split by estimated cost; "
+      "`attnbench merge` joins the parts (default output <stem>.shard-K-of-N.csv)");
   run->add_option("--devices", run_args.devices,
                   "GPUs to measure on at once, one worker each, from one queue into one report: "
                   "0,1,... or all");
@@ -159,11 +160,11 @@ int main(int argc, char** argv) {
 
   PlotArgs plot_args;
   auto* plot = app.add_subcommand(
-      "plot", "Draw a report (TFLOP/s and time against seq_len, kernels and copies per backend) "
-              "or a comparison (ratios with intervals) with matplotlib");
+      "plot",
+      "Draw a report (TFLOP/s and time against seq_len, kernels and copies per backend) "
+      "or a comparison (ratios with intervals) with matplotlib");
   plot->add_option("reports", plot_args.files, "report.csv, or base.csv new.csv")->required();
-  plot->add_option("--baseline", plot_args.baseline,
-                   "Plot one report's backends against this one");
+  plot->add_option("--baseline", plot_args.baseline, "Plot one report's backends against this one");
   plot->add_option("-o,--output", plot_args.output,
                    "Folder for the pictures (default: <report stem>.plots beside it)");
   plot->add_option("--format", plot_args.format, "png (default) or svg")

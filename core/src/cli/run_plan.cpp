@@ -145,7 +145,8 @@ RunPlan plan_run(SweepConfig config, const RunOverrides& o,
   if (plan.backends.empty()) throw InputError("no backend plugins found");
   double total_flop = 0;
   for (const Point& p : plan.points) total_flop += attention_flop(p.problem);
-  const double fixed = plan.points.empty() ? 0 : total_flop / static_cast<double>(plan.points.size());
+  const double fixed =
+      plan.points.empty() ? 0 : total_flop / static_cast<double>(plan.points.size());
   for (size_t i = 0; i < plan.points.size(); ++i)
     for (const auto& b : plan.backends)
       plan.tasks.push_back({i, b, attention_flop(plan.points[i].problem) + fixed});
@@ -159,9 +160,9 @@ RunPlan plan_run(SweepConfig config, const RunOverrides& o,
     if (std::find(available.begin(), available.end(), ref.backend) == available.end() &&
         std::find(config.backends.begin(), config.backends.end(), ref.backend) ==
             config.backends.end())
-      throw ConfigError(config.file, ref.line, ref.column, ref.key,
-                        "no plugin provides backend '" + ref.backend + "' (found: " +
-                            joined(available) + ")");
+      throw ConfigError(
+          config.file, ref.line, ref.column, ref.key,
+          "no plugin provides backend '" + ref.backend + "' (found: " + joined(available) + ")");
   plan.config = std::move(config);
   return plan;
 }

@@ -31,8 +31,7 @@ std::string filter_value(const YamlReader& r, const YAML::Node& item, const std:
     return text;
   }
   switch (*parse_enum<AxisName>(field)) {
-    case AxisName::causal:
-      return r.boolean(item, key) ? "true" : "false";
+    case AxisName::causal: return r.boolean(item, key) ? "true" : "false";
     case AxisName::dtype:
       if (const auto d = parse_enum<DType>(text)) return to_string(*d);
       r.fail(item, key, "unknown dtype '" + text + "'; use " + enum_hint<DType>());
@@ -44,8 +43,7 @@ std::string filter_value(const YamlReader& r, const YAML::Node& item, const std:
       if (!parse_enum<Direction>(text))
         r.fail(item, key, "unknown direction '" + text + "'; use " + enum_hint<Direction>());
       return text;
-    default:
-      return std::to_string(r.integer(item, key, 1));
+    default: return std::to_string(r.integer(item, key, 1));
   }
 }
 
@@ -56,9 +54,9 @@ class Parser {
 
   void backend_reference(const YAML::Node& node, const std::string& name, const std::string& key) {
     if (!backends_.empty() && !contains(backends_, name))
-      r_.fail(node, key,
-              "backend '" + name + "' is not in this config's backends (" + one_of(backends_) +
-                  ")");
+      r_.fail(
+          node, key,
+          "backend '" + name + "' is not in this config's backends (" + one_of(backends_) + ")");
     out_.references.push_back({name, key, node.Mark().line + 1, node.Mark().column + 1});
   }
 
@@ -129,8 +127,7 @@ class Parser {
       return p;
     }
     if (!node.IsMap())
-      r_.fail(node, key,
-              "expected a value, or a mapping with min, max, less_than or more_than");
+      r_.fail(node, key, "expected a value, or a mapping with min, max, less_than or more_than");
     r_.check_keys(node, key, {"min", "max", "less_than", "more_than"});
     if (node["min"]) p.min = r_.number(node["min"], key + ".min", -1e300, false);
     if (node["max"]) p.max = r_.number(node["max"], key + ".max", -1e300, false);
@@ -150,8 +147,7 @@ class Parser {
 
 Expectations parse_expectations(const YamlReader& r, const YAML::Node& node,
                                 const std::vector<std::string>& backends) {
-  if (!node.IsMap())
-    r.fail(node, "expect", "expected a mapping of backend names to predictions");
+  if (!node.IsMap()) r.fail(node, "expect", "expected a mapping of backend names to predictions");
   Expectations out;
   Parser parser(r, backends, out);
   std::vector<std::string> seen;

@@ -36,7 +36,7 @@ struct Prediction {
 
 // Which rows an expectation applies to: each named field must take one of its values.
 struct RowFilter {
-  std::string field;  // an axis name, timing_mode or point_id
+  std::string field;                // an axis name, timing_mode or point_id
   std::vector<std::string> values;  // as the CSV writes them: "2048", "true", "bf16", "cuda"
 };
 

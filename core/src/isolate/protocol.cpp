@@ -59,9 +59,12 @@ void from_json(const json& j, Problem& p) {
 }
 
 void to_json(json& j, const RunInfo& r) {
-  j = {{"device_name", r.device_name}, {"torch_version", r.torch_version},
-       {"git_sha", r.git_sha},         {"started_at", r.started_at},
-       {"config_file", r.config_file}, {"config_fingerprint", r.config_fingerprint},
+  j = {{"device_name", r.device_name},
+       {"torch_version", r.torch_version},
+       {"git_sha", r.git_sha},
+       {"started_at", r.started_at},
+       {"config_file", r.config_file},
+       {"config_fingerprint", r.config_fingerprint},
        {"shard", r.shard}};
 }
 void from_json(const json& j, RunInfo& r) {
@@ -191,14 +194,9 @@ void from_json(const json& j, KernelRow& k) {
 }
 
 void to_json(json& j, const TraceEvent& e) {
-  j = {{"name", e.name},
-       {"category", e.category},
-       {"gpu", e.lane == TraceLane::gpu},
-       {"track", e.track},
-       {"start_us", e.start_us},
-       {"duration_us", e.duration_us},
-       {"flow", e.flow},
-       {"args", e.args}};
+  j = {{"name", e.name},   {"category", e.category}, {"gpu", e.lane == TraceLane::gpu},
+       {"track", e.track}, {"start_us", e.start_us}, {"duration_us", e.duration_us},
+       {"flow", e.flow},   {"args", e.args}};
 }
 void from_json(const json& j, TraceEvent& e) {
   e.name = j.at("name"), e.category = j.at("category");

@@ -75,11 +75,11 @@ OpCounts count_aten_ops(const std::function<void()>& call) {
   publish(&counts);
   t_depth = 0;
   {
-    const CallbackScope scope(at::addThreadLocalCallback(
-                                  at::RecordFunctionCallback(on_enter, on_exit)
-                                      .scopes({at::RecordScope::FUNCTION})
-                                      .needsInputs(true)),
-                              [&] { publish(nullptr); });
+    const CallbackScope scope(
+        at::addThreadLocalCallback(at::RecordFunctionCallback(on_enter, on_exit)
+                                       .scopes({at::RecordScope::FUNCTION})
+                                       .needsInputs(true)),
+        [&] { publish(nullptr); });
     call();
   }
   return counts;

@@ -72,12 +72,11 @@ std::vector<CpuSpan> record_cpu_spans(const std::function<void()>& body) {
   t_depth = 0;
   {
     // Global: autograd's worker threads run the backward ops.
-    const CallbackScope scope(
-        at::addGlobalCallback(at::RecordFunctionCallback(on_enter, on_exit)
-                                  .scopes({at::RecordScope::FUNCTION,
-                                           at::RecordScope::BACKWARD_FUNCTION,
-                                           at::RecordScope::USER_SCOPE})),
-        [&] { publish(nullptr); });
+    const CallbackScope scope(at::addGlobalCallback(at::RecordFunctionCallback(on_enter, on_exit)
+                                                        .scopes({at::RecordScope::FUNCTION,
+                                                                 at::RecordScope::BACKWARD_FUNCTION,
+                                                                 at::RecordScope::USER_SCOPE})),
+                              [&] { publish(nullptr); });
     body();
   }
   std::stable_sort(spans.begin(), spans.end(),

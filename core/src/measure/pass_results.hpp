@@ -59,7 +59,7 @@ struct TimedMode {
 };
 
 struct CpuResult {
-  Summary us;  // host time of one call, microseconds
+  Summary us;                      // host time of one call, microseconds
   std::optional<double> host_mhz;  // the core's effective clock just before (host_clock.hpp)
   double preempted_per_call = 0;   // involuntary context switches inside the timed calls
   double migrated_per_call = 0;    // calls that ended on another core than they began
@@ -87,8 +87,8 @@ struct CpuSpan {
 // A few calls after warm-up, as a timeline: host ops, and on CUDA the GPU's activities and the
 // API calls that launched them (cupti_tracer.hpp's GpuTrace, clocks converted by records/).
 struct TraceResult {
-  uint64_t thread = 0;     // the calling thread, as CpuSpan::thread
-  uint32_t os_thread = 0;  // and as CpuSpan::os_thread
+  uint64_t thread = 0;                             // the calling thread, as CpuSpan::thread
+  uint32_t os_thread = 0;                          // and as CpuSpan::os_thread
   std::vector<std::pair<int64_t, int64_t>> calls;  // steady-clock start and end of each call
   std::vector<CpuSpan> cpu;
   std::optional<GpuTrace> gpu;

@@ -55,9 +55,10 @@ void check_numeric(const Prediction& p, const Row& row, const PeerRow& peer,
                    std::vector<std::string>& misses) {
   const std::optional<double> seen = numeric_row_value(row, p.column);
   if (p.min || p.max) {
-    std::string predicted = p.min && p.max && equal(*p.min, *p.max)
-                                ? number(*p.min)
-                                : (p.min ? number(*p.min) : "") + ".." + (p.max ? number(*p.max) : "");
+    std::string predicted =
+        p.min && p.max && equal(*p.min, *p.max)
+            ? number(*p.min)
+            : (p.min ? number(*p.min) : "") + ".." + (p.max ? number(*p.max) : "");
     if (!seen)
       misses.push_back(p.column + " predicted " + predicted + ", seen " + why_no_value(row));
     else if ((p.min && *seen < *p.min && !equal(*seen, *p.min)) ||
@@ -66,8 +67,7 @@ void check_numeric(const Prediction& p, const Row& row, const PeerRow& peer,
   }
   auto relation = [&](const std::vector<std::string>& others, bool below) {
     for (const auto& other : others) {
-      const std::string predicted =
-          p.column + " predicted " + (below ? "< " : "> ") + other + "'s";
+      const std::string predicted = p.column + " predicted " + (below ? "< " : "> ") + other + "'s";
       const Row* o = peer(other);
       const std::optional<double> theirs =
           o ? numeric_row_value(*o, p.column) : std::optional<double>();

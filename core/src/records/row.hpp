@@ -32,7 +32,7 @@ struct Row {
   std::string backend;
   Problem problem;
   TimingMode timing_mode = TimingMode::wall;
-  int repetition = 0;  // 0-based; see BackendRecords
+  int repetition = 0;        // 0-based; see BackendRecords
   std::string device_index;  // the GPU a run --devices worker was given; empty: the default one
   Status status = Status::ok;
   std::string reason;
@@ -101,7 +101,7 @@ struct TraceEvent {
 
 struct Trace {
   int calls = 0;
-  std::vector<TraceEvent> events;              // in start order
+  std::vector<TraceEvent> events;               // in start order
   std::map<uint64_t, std::string> host_tracks;  // track -> name
 };
 

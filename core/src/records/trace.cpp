@@ -42,13 +42,24 @@ Trace trace_records(const TraceResult& r) {
   auto track = [&](const CpuSpan& s) { return add_track(s.thread, s.os_thread); };
 
   for (size_t i = 0; i < r.calls.size(); ++i)
-    trace.events.push_back({"call " + std::to_string(i + 1), "call", TraceLane::host, 0,
-                            us(r.calls[i].first), us(r.calls[i].second) - us(r.calls[i].first),
-                            0, {}});
+    trace.events.push_back({"call " + std::to_string(i + 1),
+                            "call",
+                            TraceLane::host,
+                            0,
+                            us(r.calls[i].first),
+                            us(r.calls[i].second) - us(r.calls[i].first),
+                            0,
+                            {}});
   for (const CpuSpan& s : r.cpu) {
     if (s.end_ns < s.start_ns) continue;  // never closed (the call threw)
-    trace.events.push_back({s.name, "cpu_op", TraceLane::host, track(s), us(s.start_ns),
-                            us(s.end_ns) - us(s.start_ns), 0, {{"depth", std::to_string(s.depth)}}});
+    trace.events.push_back({s.name,
+                            "cpu_op",
+                            TraceLane::host,
+                            track(s),
+                            us(s.start_ns),
+                            us(s.end_ns) - us(s.start_ns),
+                            0,
+                            {{"depth", std::to_string(s.depth)}}});
   }
 
   if (r.gpu) {
@@ -58,9 +69,9 @@ Trace trace_records(const TraceResult& r) {
         cupti_span > 0 ? static_cast<double>(g.last.steady_ns - g.first.steady_ns) / cupti_span
                        : 1.0;
     auto gpu_us = [&](uint64_t cupti_ns) {
-      const double steady = static_cast<double>(g.first.steady_ns) +
-                            (static_cast<double>(cupti_ns) - static_cast<double>(g.first.cupti_ns)) *
-                                scale;
+      const double steady =
+          static_cast<double>(g.first.steady_ns) +
+          (static_cast<double>(cupti_ns) - static_cast<double>(g.first.cupti_ns)) * scale;
       return (steady - static_cast<double>(origin)) / 1e3;
     };
     // An arrow needs both ends: a launch and an activity with the same correlation id.
@@ -77,15 +88,24 @@ Trace trace_records(const TraceResult& r) {
         t = 1000 + c.thread_id;
         trace.host_tracks[t] = "CUDA API, thread " + std::to_string(c.thread_id);
       }
-      trace.events.push_back({c.name, "cuda_api", TraceLane::host, t, gpu_us(c.start_ns),
+      trace.events.push_back({c.name,
+                              "cuda_api",
+                              TraceLane::host,
+                              t,
+                              gpu_us(c.start_ns),
                               gpu_us(c.end_ns) - gpu_us(c.start_ns),
                               launched.count(c.correlation_id) ? c.correlation_id : 0u,
                               {{"correlation", std::to_string(c.correlation_id)}}});
     }
     for (const GpuActivity& a : g.activities) {
-      TraceEvent e{a.name, to_string(a.kind), TraceLane::gpu, a.stream_id, gpu_us(a.start_ns),
+      TraceEvent e{a.name,
+                   to_string(a.kind),
+                   TraceLane::gpu,
+                   a.stream_id,
+                   gpu_us(a.start_ns),
                    gpu_us(a.end_ns) - gpu_us(a.start_ns),
-                   launched.count(a.correlation_id) ? a.correlation_id : 0u, {}};
+                   launched.count(a.correlation_id) ? a.correlation_id : 0u,
+                   {}};
       e.args.emplace_back("correlation", std::to_string(a.correlation_id));
       if (a.kind == ActivityKind::kernel) {
         e.args.emplace_back("grid", dims(a.grid));
@@ -99,8 +119,9 @@ Trace trace_records(const TraceResult& r) {
       trace.events.push_back(std::move(e));
     }
   }
-  std::stable_sort(trace.events.begin(), trace.events.end(),
-                   [](const TraceEvent& a, const TraceEvent& b) { return a.start_us < b.start_us; });
+  std::stable_sort(
+      trace.events.begin(), trace.events.end(),
+      [](const TraceEvent& a, const TraceEvent& b) { return a.start_us < b.start_us; });
   return trace;
 }
 

@@ -321,7 +321,8 @@ CsvTable normalized(const CsvTable& t, const std::string& reference,
   std::map<std::string, size_t> ref;
   for (size_t r = 0; r < t.rows.size(); ++r)
     if (t.at(r, "backend") == reference) ref[key(r)] = r;
-  if (ref.empty()) throw InputError(t.path + ": no rows for --normalize-by backend '" + reference + "'");
+  if (ref.empty())
+    throw InputError(t.path + ": no rows for --normalize-by backend '" + reference + "'");
   CsvTable out{t.path, t.header, {}};
   for (size_t r = 0; r < t.rows.size(); ++r) {
     if (t.at(r, "backend") == reference) continue;
@@ -331,9 +332,9 @@ CsvTable normalized(const CsvTable& t, const std::string& reference,
     for (const auto& name : metrics) {
       const Metric& m = find_metric(name);
       if (m.deterministic()) continue;
-      const std::optional<double> divisor =
-          it == ref.end() || t.at(it->second, "status") != "ok" ? std::nullopt
-                                                                 : t.number(it->second, m.name);
+      const std::optional<double> divisor = it == ref.end() || t.at(it->second, "status") != "ok"
+                                                ? std::nullopt
+                                                : t.number(it->second, m.name);
       for (const std::string& column : {m.name, m.p10_column, m.p90_column}) {
         if (column.empty()) continue;
         const auto v = t.number(r, column);
@@ -361,9 +362,9 @@ Comparison compare_reports(const CsvTable& base_report, const CsvTable& candidat
   const bool normalize = options.normalize_by.has_value();
   const CsvTable base =
       normalize ? normalized(base_report, *options.normalize_by, options.metrics) : base_report;
-  const CsvTable candidate = normalize
-                                 ? normalized(candidate_report, *options.normalize_by, options.metrics)
-                                 : candidate_report;
+  const CsvTable candidate =
+      normalize ? normalized(candidate_report, *options.normalize_by, options.metrics)
+                : candidate_report;
   const SampleSets none;
   const SampleSets& base_samples = normalize ? none : base_report_samples;
   const SampleSets& candidate_samples = normalize ? none : candidate_report_samples;

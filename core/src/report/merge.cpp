@@ -84,8 +84,8 @@ Merged merge_reports(const std::vector<MergeInput>& inputs,
       const int n = std::stoi(shard.substr(shard.find('/') + 1));
       if (shard_count == 0) shard_count = n, shard_file = t.path;
       if (n != shard_count)
-        throw InputError("merge: " + t.path + " is a shard of " + std::to_string(n) +
-                         " parts, " + shard_file + " of " + std::to_string(shard_count) +
+        throw InputError("merge: " + t.path + " is a shard of " + std::to_string(n) + " parts, " +
+                         shard_file + " of " + std::to_string(shard_count) +
                          ": shards of different splits overlap");
       shards.insert(k);
     }

@@ -32,8 +32,8 @@ ReportWriter::ReportWriter(const std::string& output_csv, bool keep_samples, boo
 
 void ReportWriter::write(const BackendRecords& records) {
   if (records.trace) {
-    const std::string path = trace_path(rows_.path(), records.point_id, records.backend,
-                                        records.repetition);
+    const std::string path =
+        trace_path(rows_.path(), records.point_id, records.backend, records.repetition);
     std::filesystem::create_directories(std::filesystem::path(path).parent_path());
     std::ofstream out(path);
     out << chrome_trace_json(records) << '\n';

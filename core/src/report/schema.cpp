@@ -127,8 +127,7 @@ std::vector<std::string> fields_of(const std::vector<Column<R>>& schema, const R
 }  // namespace
 
 bool readable_schema_version(const std::string& text) {
-  return text == "1" || text == "2" || text == "3" || text == "4" || text == "5" ||
-         text == "6";
+  return text == "1" || text == "2" || text == "3" || text == "4" || text == "5" || text == "6";
 }
 
 std::vector<std::string> row_header() { return header_of(row_schema()); }

@@ -32,8 +32,7 @@ void print_expectations(const CsvTable& t, std::ostream& out) {
     ++missed;
     std::string line = t.at(r, "backend") + " @ " + t.at(r, "point_id");
     const std::string rest = e.substr(e.find(':') + 1);
-    if (!lines.empty() && lines.back().rfind(line, 0) == 0 &&
-        lines.back().size() >= rest.size() &&
+    if (!lines.empty() && lines.back().rfind(line, 0) == 0 && lines.back().size() >= rest.size() &&
         lines.back().compare(lines.back().size() - rest.size(), rest.size(), rest) == 0)
       continue;
     lines.push_back(line + " [" + t.at(r, "timing_mode") + "]:" + rest);
@@ -49,8 +48,8 @@ void print_expectations(const CsvTable& t, std::ostream& out) {
 void print_summary(const CsvTable& t, std::ostream& out) {
   print_expectations(t, out);
   TextTable table;
-  table.header = {"point", "backend", "mode",    "status", "time_ms",   "noise%",  "cpu_us",
-                  "ops",   "copies",  "kernels", "memcpy", "extra_MiB", "rel_err", "TFLOP/s", "expect"};
+  table.header = {"point",  "backend", "mode",   "status",    "time_ms", "noise%",  "cpu_us", "ops",
+                  "copies", "kernels", "memcpy", "extra_MiB", "rel_err", "TFLOP/s", "expect"};
   std::vector<std::string> reasons;
   for (size_t r = 0; r < t.rows.size(); ++r) {
     auto col = [&](const char* name) { return t.column(name) < 0 ? std::string() : t.at(r, name); };

@@ -33,7 +33,8 @@ std::string chrome_trace_json(const BackendRecords& records) {
   std::set<uint64_t> streams;
   for (const TraceEvent& e : trace.events)
     if (e.lane == TraceLane::gpu && streams.insert(e.track).second)
-      events.push_back(metadata("thread_name", kGpuPid, e.track, "stream " + std::to_string(e.track)));
+      events.push_back(
+          metadata("thread_name", kGpuPid, e.track, "stream " + std::to_string(e.track)));
   if (!streams.empty())
     events.push_back(metadata("process_name", kGpuPid, std::nullopt, "GPU: " + run.device_name));
 

@@ -11,13 +11,13 @@
 #include "measure/device/cuda_check.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cctype>
+#include <chrono>
 #include <cmath>
-#include <set>
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <set>
 #endif
 
 namespace attnbench {
@@ -95,11 +95,11 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
     GpuActivity a;
     if (record->kind == CUPTI_ACTIVITY_KIND_RUNTIME || record->kind == CUPTI_ACTIVITY_KIND_DRIVER) {
       const auto* c = reinterpret_cast<const CUpti_ActivityAPI*>(record);
-      calls.push_back({api_name(record->kind == CUPTI_ACTIVITY_KIND_RUNTIME
-                                    ? CUPTI_CB_DOMAIN_RUNTIME_API
-                                    : CUPTI_CB_DOMAIN_DRIVER_API,
-                                c->cbid),
-                       c->start, c->end, c->threadId, c->correlationId});
+      calls.push_back(
+          {api_name(record->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? CUPTI_CB_DOMAIN_RUNTIME_API
+                                                                : CUPTI_CB_DOMAIN_DRIVER_API,
+                    c->cbid),
+           c->start, c->end, c->threadId, c->correlationId});
       continue;
     }
     if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
@@ -185,8 +185,7 @@ std::string multiset_text(const std::map<std::string, int>& m) {
 bool cupti_attached() { return g_attached; }
 bool cupti_available() { return true; }
 
-GpuTrace trace_gpu_activity(const std::function<void()>& call, int iterations,
-                            bool with_launches) {
+GpuTrace trace_gpu_activity(const std::function<void()>& call, int iterations, bool with_launches) {
   cuda_check(cudaDeviceSynchronize(), "synchronize before tracing");
   attach(with_launches);
   GpuTrace trace;

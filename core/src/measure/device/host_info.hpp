@@ -11,7 +11,7 @@ struct HostInfo {
   bool cuda_available = false;
   int cuda_device = 0;
   int cuda_device_count = 0;  // the GPUs this process sees (CUDA_VISIBLE_DEVICES applied)
-  std::string device_name;  // the GPU's name, or "cpu"
+  std::string device_name;    // the GPU's name, or "cpu"
   std::string torch_version;
   int64_t l2_cache_bytes = 0;
 };
