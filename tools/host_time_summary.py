@@ -11,7 +11,7 @@ from pathlib import Path
 
 folder = Path(sys.argv[1])
 runs = {}
-for path in sorted(folder.glob("*.csv")):
+for path in sorted(p for p in folder.glob("*.csv") if "." not in p.stem):  # not kernels/samples
     rows = [r for r in csv.DictReader(open(path)) if r["status"] == "ok" and r["timing_mode"] in ("cold", "wall")]
     runs[path.stem] = {(r["point_id"], r["backend"]): r for r in rows}
     num = lambda col: [float(r[col]) for r in rows if r[col]]

@@ -10,18 +10,18 @@ namespace attnbench {
 
 std::optional<double> host_clock_mhz() {
 #if defined(__x86_64__)
-  constexpr uint64_t kIterations = 1 << 18;  // x 8 adds: 2^21 cycles, ~0.7 ms at 3 GHz
-  uint64_t x = 0;
+  // A chain of dependent 64-bit multiplies: 3 cycles each on every x86-64 core since 2011, and,
+  // unlike `add reg, imm`, never folded at rename (an add chain read 5-11 GHz on the H200's host).
+  constexpr uint64_t kIterations = 1 << 17;  // x 4 multiplies x 3 cycles: ~1.6M cycles, ~0.5 ms
+  constexpr double kCyclesPerIteration = 4 * 3;
+  uint64_t x = 3;
   const auto t0 = std::chrono::steady_clock::now();
   for (uint64_t i = 0; i < kIterations; ++i)
-    // Eight dependent adds: the chain's latency, not the loop's bookkeeping, sets the pace.
-    asm volatile(
-        "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-        "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0"
-        : "+r"(x));
+    asm volatile("imul %0, %0\n\timul %0, %0\n\timul %0, %0\n\timul %0, %0" : "+r"(x));
   const double ns =
       std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
-  return ns > 0 ? 8.0 * static_cast<double>(kIterations) / ns * 1e3 : std::optional<double>();
+  return ns > 0 ? kCyclesPerIteration * static_cast<double>(kIterations) / ns * 1e3
+                : std::optional<double>();
 #else
   return std::nullopt;
 #endif

@@ -7,8 +7,9 @@
 
 namespace attnbench {
 
-// The effective clock of the core this thread runs on, in MHz: a chain of dependent integer adds
-// (one cycle each on x86-64) timed with the steady clock. About 1 ms. nullopt off x86-64.
+// The effective clock of the core this thread runs on, in MHz: a chain of dependent 64-bit
+// multiplies (3 cycles each on x86-64) timed with the steady clock. About 0.5 ms. nullopt off
+// x86-64.
 std::optional<double> host_clock_mhz();
 
 // The calling thread's involuntary context switches so far (getrusage RUSAGE_THREAD).
