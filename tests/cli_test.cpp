@@ -180,6 +180,12 @@ TEST_F(Cli, PlotRefusesWhatIsNotAReport) {
   EXPECT_NE(r.output.find("not an attnbench report"), std::string::npos) << r.output;
   r = run("plot " + path("x.csv") + " --format jpg");
   EXPECT_EQ(r.code, 2) << r.output;
+  const std::string config = write("tiny.yaml", kTiny);
+  ASSERT_EQ(run("run " + config + " --backends naive --no-summary -o " + path("n.csv")).code, 0);
+  r = run("plot " + path("n.csv") + " --baseline flsh");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("flsh"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(path("n.plots"))) << "an unknown baseline draws nothing";
   EXPECT_FALSE(fs::exists(path("plain.plots"))) << "nothing drawn for bad input";
 }
 

@@ -53,9 +53,9 @@ std::optional<std::vector<RecordKey>> expected_measurements(const std::string& c
   }
   if (named)
     throw InputError("merge: " + config_path +
-                     " is not the sweep these reports measured (config "
-                     "fingerprint " +
-                     fingerprint + ")");
+                     " is not the sweep these reports measured (their "
+                     "config fingerprint is " +
+                     fingerprint + "; were the shards run with other --passes or --timing-modes?)");
   return std::nullopt;
 }
 

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 namespace attnbench {
 
@@ -73,6 +74,19 @@ int cmd_plot(const PlotArgs& args) {
     check_report(reports.back(), {"time_ms_median"});
   }
 
+  // The comparison too, so that an unknown baseline is refused before anything is written.
+  std::optional<Comparison> c;
+  if (comparison) {
+    CompareOptions options;
+    if (args.files.size() == 2) {
+      c = compare_reports(reports[0], reports[1], options, read_samples(args.files[0]),
+                          read_samples(args.files[1]));
+    } else {
+      options.baseline_backend = args.baseline;
+      c = compare_backends(reports[0], options, read_samples(args.files[0]));
+    }
+  }
+
   const fs::path script = plots_script();
   if (!fs::exists(script)) throw InputError("plot: cannot find plots.py at " + script.string());
   if (run_python({"-c", "import matplotlib"}) != 0) {
@@ -82,19 +96,10 @@ int cmd_plot(const PlotArgs& args) {
   }
   fs::create_directories(out_dir);
   std::vector<std::string> command = {script.string()};
-  if (comparison) {
-    CompareOptions options;
-    Comparison c;
-    if (args.files.size() == 2) {
-      c = compare_reports(reports[0], reports[1], options, read_samples(args.files[0]),
-                          read_samples(args.files[1]));
-    } else {
-      options.baseline_backend = args.baseline;
-      c = compare_backends(reports[0], options, read_samples(args.files[0]));
-    }
+  if (c) {
     const std::string json = (fs::path(out_dir) / "compare.json").string();
     std::ofstream out(json);
-    print_comparison(c, out, CompareFormat::json);
+    print_comparison(*c, out, CompareFormat::json);
     if (!out.flush()) throw std::runtime_error(json + ": cannot write");
     command.insert(command.end(), {"compare", json, out_dir, args.format});
   } else {
