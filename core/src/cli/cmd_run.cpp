@@ -26,6 +26,11 @@ void print_dry_run(const RunPlan& plan) {
   std::cout << plan.points.size() << " points x " << plan.backends.size()
             << " backends = " << plan.points.size() * plan.backends.size() << " measurements, "
             << plan.config.measurement.timing_modes.size() << " timing mode(s) on CUDA points\n";
+  if (plan.shard) {
+    std::cout << "shard " << plan.shard->text() << ": " << plan.tasks.size() << " of them:\n";
+    for (const Task& t : plan.tasks)
+      std::cout << "  " << plan.points[t.point].id << " " << t.backend << '\n';
+  }
   for (const auto& p : plan.points) std::cout << "  " << p.id << '\n';
   std::cout << "backends:";
   for (const auto& b : plan.backends) std::cout << ' ' << b;
