@@ -4,7 +4,8 @@
 # every `better` or `worse` is false); C plants 30% more work in `planted`
 # ($ATTNBENCH_PLANTED_SLOWDOWN=0.3): its rows must come out `worse`, the other backends' stay quiet.
 # Usage: tools/compare_calibration.sh CONFIG OUTDIR [BUILD]   (writes OUTDIR/{a,b,c}.csv and
-# OUTDIR/calibration.txt)
+# OUTDIR/calibration.txt); ATTNBENCH_CALIBRATION_INTERLEAVE=R runs A, B and C in R alternating
+# rounds of one repetition each instead of one after the other.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 config=$1 out=$2 build=${3:-build}
@@ -15,13 +16,26 @@ import sys, re
 text = open('$config').read()
 m = re.search(r'^backends:\s*\[(.*)\]', text, re.M)
 print(','.join([b.strip() for b in m.group(1).split(',')] + ['planted']))")
-run() {  # name, planted fraction
+run() {  # name, planted fraction, extra run options
   ATTNBENCH_PLANTED_SLOWDOWN=$2 "$build/attnbench" run "$config" --plugin-dir "$out/plugins" \
-    --backends "$backends" --force --no-summary -o "$out/$1.csv" 2>"$out/$1.stderr" || true
+    --backends "$backends" --no-summary -o "$out/$1.csv" "${@:3}" 2>>"$out/$1.stderr" || true
 }
-run a 0
-run b 0
-run c 0.3
+rm -f "$out"/{a,b,c}.stderr
+if [ -n "${ATTNBENCH_CALIBRATION_INTERLEAVE:-}" ]; then
+  # The three runs in turns, one repetition each per round (run --resume --repetitions k adds the
+  # k-th): drift over the minutes the calibration takes hits A, B and C alike, as it would a base
+  # and a candidate measured in alternation.
+  for k in $(seq 1 "$ATTNBENCH_CALIBRATION_INTERLEAVE"); do
+    mode=--resume; [ "$k" -eq 1 ] && mode=--force
+    run a 0 "$mode" --repetitions "$k"
+    run b 0 "$mode" --repetitions "$k"
+    run c 0.3 "$mode" --repetitions "$k"
+  done
+else
+  run a 0 --force
+  run b 0 --force
+  run c 0.3 --force
+fi
 "$build/attnbench" compare "$out/a.csv" "$out/b.csv" --output-format json >"$out/a-b.json" || true
 "$build/attnbench" compare "$out/a.csv" "$out/c.csv" --output-format json >"$out/a-c.json" || true
 # The same pairs with every row over the first backend's in its own run (compare --normalize-by):
