@@ -35,9 +35,9 @@ std::optional<std::vector<RecordKey>> expected_measurements(const std::string& c
   int repetitions = 1;
   for (const CsvTable& t : reports)
     for (size_t r = 0; r < t.rows.size(); ++r) {
-      seen.insert(t.at(r, "backend"));
-      if (t.column("repetition") >= 0 && !t.at(r, "repetition").empty())
-        repetitions = std::max(repetitions, std::stoi(t.at(r, "repetition")) + 1);
+      const auto [point, backend, repetition] = record_key(t, r);
+      seen.insert(backend);
+      repetitions = std::max(repetitions, repetition + 1);
     }
   // The config's backends; a config that names none ran every plugin found: those any report has.
   std::vector<std::string> backends = config.backends;

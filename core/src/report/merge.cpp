@@ -12,11 +12,6 @@ namespace attnbench {
 
 namespace {
 
-RecordKey key_of(const CsvTable& t, size_t r) {
-  const std::string rep = t.column("repetition") < 0 ? "" : t.at(r, "repetition");
-  return {t.at(r, "point_id"), t.at(r, "backend"), rep.empty() ? 0 : std::stoi(rep)};
-}
-
 std::string describe(const RecordKey& k) {
   return std::get<1>(k) + " @ " + std::get<0>(k) +
          (std::get<2>(k) > 0 ? " (repetition " + std::to_string(std::get<2>(k) + 1) + ")" : "");
@@ -38,7 +33,7 @@ std::string merge_side(const std::vector<MergeInput>& inputs, std::string Report
       throw InputError(in.path + suffix + ": its columns differ from " + inputs.front().path +
                        suffix + "'s (reports of different schema versions)");
     for (size_t r = 0; r < t.rows.size(); ++r) {
-      const RecordKey k = key_of(t, r);
+      const RecordKey k = record_key(t, r);
       if (kept.count(k)) rows.emplace_back(order.at(k), t.rows[r]);
     }
   }
@@ -99,7 +94,7 @@ Merged merge_reports(const std::vector<MergeInput>& inputs,
   std::set<RecordKey> kept;
   for (const CsvTable& t : tables)
     for (size_t r = 0; r < t.rows.size(); ++r) {
-      const RecordKey k = key_of(t, r);
+      const RecordKey k = record_key(t, r);
       const auto full = std::tuple_cat(k, std::make_tuple(t.at(r, "timing_mode")));
       if (auto [it, fresh] = seen.emplace(full, t.path); !fresh)
         throw InputError("merge: " + describe(k) + " [" + t.at(r, "timing_mode") + "] is in both " +

@@ -13,12 +13,6 @@ namespace attnbench {
 
 namespace {
 
-// A row's (point_id, backend, repetition); reports from before repetitions have repetition 0.
-RecordKey key_of(const CsvTable& t, size_t r) {
-  const std::string rep = t.column("repetition") < 0 ? "" : t.at(r, "repetition");
-  return {t.at(r, "point_id"), t.at(r, "backend"), rep.empty() ? 0 : std::stoi(rep)};
-}
-
 // The records of a table whose key is in `done`, with its header; "" for no file.
 std::string keep(const std::string& text, const std::string& path,
                  const std::set<RecordKey>& done) {
@@ -26,7 +20,7 @@ std::string keep(const std::string& text, const std::string& path,
   const CsvTable t = parse_csv(complete_records(text), path);
   std::string out = csv_line(t.header);
   for (size_t r = 0; r < t.rows.size(); ++r)
-    if (done.count(key_of(t, r))) out += csv_line(t.rows[r]);
+    if (done.count(record_key(t, r))) out += csv_line(t.rows[r]);
   return out;
 }
 
@@ -36,6 +30,11 @@ void refuse(const std::string& path, const std::string& why) {
 }
 
 }  // namespace
+
+RecordKey record_key(const CsvTable& t, size_t r) {
+  const std::string rep = t.column("repetition") < 0 ? "" : t.at(r, "repetition");
+  return {t.at(r, "point_id"), t.at(r, "backend"), rep.empty() ? 0 : std::stoi(rep)};
+}
 
 Resumed resume_report(const ReportTexts& files, const std::string& path,
                       const std::string& fingerprint, const std::string& device_name,
@@ -55,10 +54,10 @@ Resumed resume_report(const ReportTexts& files, const std::string& path,
       refuse(path, "it was measured on " + t.at(r, "device_name") + " with torch " +
                        t.at(r, "torch_version") + ", this is " + device_name + " with torch " +
                        torch_version);
-    ++rows[key_of(t, r)];
+    ++rows[record_key(t, r)];
   }
   for (size_t r = 0; r < t.rows.size(); ++r) {
-    const RecordKey key = key_of(t, r);
+    const RecordKey key = record_key(t, r);
     const size_t expected = t.at(r, "device") == "cuda" ? modes_per_cuda_point : 1;
     if (rows[key] == expected) out.done.insert(key);
   }

@@ -11,6 +11,10 @@ namespace attnbench {
 
 using RecordKey = std::tuple<std::string, std::string, int>;  // (point_id, backend, repetition)
 
+struct CsvTable;
+// Row `r`'s key; reports from before repetitions have repetition 0.
+RecordKey record_key(const CsvTable& t, size_t r);
+
 struct ReportTexts {
   std::string rows, kernels, samples;  // file contents; empty when a file is missing
 };
