@@ -44,5 +44,13 @@ TEST(Names, OneOfJoinsLikeASentence) {
   EXPECT_EQ(one_of({}), "");
 }
 
+TEST(Names, SplitKeepsEmptyItemsAndOpNamesLoseTheirNamespace) {
+  EXPECT_EQ(split("a:b::c", ':'), (std::vector<std::string>{"a", "b", "", "c"}));
+  EXPECT_EQ(split("0,", ','), (std::vector<std::string>{"0", ""}));
+  EXPECT_EQ(split("", ':'), std::vector<std::string>{""});
+  EXPECT_EQ(op_name("aten::masked_fill"), "masked_fill");
+  EXPECT_EQ(op_name("autograd::engine"), "autograd::engine");
+}
+
 }  // namespace
 }  // namespace attnbench

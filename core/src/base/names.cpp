@@ -1,5 +1,7 @@
 #include "base/names.hpp"
 
+#include <algorithm>
+
 namespace attnbench {
 
 template <>
@@ -44,11 +46,11 @@ const std::vector<EnumName<Pass>>& name_table() {
 template <>
 const std::vector<EnumName<AxisName>>& name_table() {
   static const std::vector<EnumName<AxisName>> t = {
-      {AxisName::batch, "batch"},         {AxisName::heads, "heads"},
-      {AxisName::kv_heads, "kv_heads"},   {AxisName::seq_len, "seq_len"},
+      {AxisName::batch, "batch"},           {AxisName::heads, "heads"},
+      {AxisName::kv_heads, "kv_heads"},     {AxisName::seq_len, "seq_len"},
       {AxisName::seq_len_kv, "seq_len_kv"}, {AxisName::head_dim, "head_dim"},
-      {AxisName::dtype, "dtype"},         {AxisName::causal, "causal"},
-      {AxisName::device, "device"},       {AxisName::direction, "direction"}};
+      {AxisName::dtype, "dtype"},           {AxisName::causal, "causal"},
+      {AxisName::device, "device"},         {AxisName::direction, "direction"}};
   return t;
 }
 
@@ -78,6 +80,21 @@ const std::vector<EnumName<Verdict>>& name_table() {
                                                    {Verdict::worse, "worse"},
                                                    {Verdict::not_comparable, "n/a"}};
   return t;
+}
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> out;
+  for (size_t start = 0; start <= text.size();) {
+    const size_t end = std::min(text.find(separator, start), text.size());
+    out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string op_name(std::string name) {
+  if (name.rfind("aten::", 0) == 0) name.erase(0, 6);
+  return name;
 }
 
 std::string one_of(const std::vector<std::string>& names) {

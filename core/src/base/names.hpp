@@ -21,8 +21,8 @@ struct EnumName {
   bool alias = false;  // accepted when parsing, never written
 };
 
-// Defined in names.cpp for DType, Device, Direction, TimingMode, Pass, AxisName, Status, ActivityKind,
-// Verdict.
+// Defined in names.cpp for DType, Device, Direction, TimingMode, Pass, AxisName, Status,
+// ActivityKind, Verdict.
 template <class E>
 const std::vector<EnumName<E>>& name_table();
 
@@ -56,5 +56,11 @@ template <class E>
 std::string enum_hint() {
   return one_of(enum_names<E>());
 }
+
+// "a:b::c" split at ':' -> {"a", "b", "", "c"}: empty items kept, for the caller to refuse or skip.
+std::vector<std::string> split(const std::string& text, char separator);
+
+// An ATen operator's name as the reports write it: "aten::masked_fill" -> "masked_fill".
+std::string op_name(std::string name);
 
 }  // namespace attnbench

@@ -1,5 +1,6 @@
 #include "base/time.hpp"
 
+#include <chrono>
 #include <ctime>
 
 namespace attnbench {
@@ -11,6 +12,12 @@ std::string utc_now_iso8601() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+int64_t steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace attnbench

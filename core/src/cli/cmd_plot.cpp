@@ -1,5 +1,6 @@
 // `attnbench plot`: pictures of a report, or of a comparison, drawn by plots.py with matplotlib
 // (the field's plotting library) in a Python process of its own.
+#include "base/names.hpp"
 #include "cli/commands.hpp"
 #include "report/compare.hpp"
 #include "report/csv.hpp"
@@ -38,12 +39,9 @@ fs::path plots_script() {
 // Boost.Process 1.74's search_path needs Boost.Filesystem's library: PATH is walked here instead.
 fs::path python() {
   if (const char* env = std::getenv("ATTNBENCH_PYTHON"); env && *env) return env;
-  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
-  for (size_t start = 0; start <= path.size();) {
-    const size_t end = std::min(path.find(':', start), path.size());
-    const fs::path candidate = fs::path(path.substr(start, end - start)) / "python3";
-    if (end > start && access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = end + 1;
+  for (const std::string& dir : split(std::getenv("PATH") ? std::getenv("PATH") : "", ':')) {
+    const fs::path candidate = fs::path(dir) / "python3";
+    if (!dir.empty() && access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   throw InputError("plot: no python3 on PATH (or set ATTNBENCH_PYTHON)");
 }

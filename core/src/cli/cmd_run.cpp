@@ -1,3 +1,4 @@
+#include "base/names.hpp"
 #include "base/time.hpp"
 #include "cli/commands.hpp"
 #include "cli/judging_writer.hpp"
@@ -73,15 +74,12 @@ std::vector<std::string> device_list(const std::string& text, const HostInfo& ho
     for (int i = 0; i < host.cuda_device_count; ++i) out.push_back(std::to_string(i));
     return out;
   }
-  for (size_t start = 0; start <= text.size();) {
-    const size_t end = std::min(text.find(',', start), text.size());
-    const std::string item = text.substr(start, end - start);
+  for (const std::string& item : split(text, ',')) {
     if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos)
       throw InputError("--devices: expected GPU numbers like 0,1 or 'all', got '" + text + "'");
     if (std::find(out.begin(), out.end(), item) != out.end())
       throw InputError("--devices: GPU " + item + " is listed twice");
     out.push_back(item);
-    start = end + 1;
   }
   return out;
 }

@@ -80,11 +80,8 @@ class Parser {
         Prediction p;
         p.column = name;
         p.ops.emplace();
-        for (const auto& item : r_.list(kv.second, key)) {
-          std::string op = r_.scalar(item, key);
-          if (op.rfind("aten::", 0) == 0) op.erase(0, 6);  // the CSV writes them without it
-          p.ops->push_back(op);
-        }
+        for (const auto& item : r_.list(kv.second, key))
+          p.ops->push_back(op_name(r_.scalar(item, key)));  // as the CSV writes them
         e.predictions.push_back(std::move(p));
       } else {
         e.predictions.push_back(numeric(name, kv.second, key));

@@ -1,4 +1,5 @@
 #include "measure/op_counter.hpp"
+#include "base/names.hpp"
 #include "measure/callback_scope.hpp"
 
 #include <ATen/core/function_schema.h>
@@ -34,12 +35,6 @@ bool copies_data(const at::RecordFunction& fn) {
   return inputs[0].toTensor().numel() > 1;
 }
 
-std::string short_name(const char* name) {
-  std::string s(name ? name : "?");
-  if (s.rfind("aten::", 0) == 0) s.erase(0, 6);
-  return s;
-}
-
 // The autograd engine wraps each backward node it runs in a record of its own; the ops the node
 // calls are what the backward pass does, so the wrapper is looked through, like a scope.
 bool is_autograd_node(const at::RecordFunction& fn) {
@@ -53,7 +48,8 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
     if (g_counts) {
       ++g_counts->nested;
       if (std::string_view(fn.name()) == "aten::copy_" && copies_data(fn)) ++g_counts->copies;
-      if (t_depth == 0 && !is_view(fn)) g_counts->top_level.push_back(short_name(fn.name()));
+      if (t_depth == 0 && !is_view(fn))
+        g_counts->top_level.push_back(op_name(fn.name() ? fn.name() : "?"));
     }
   }
   ++t_depth;

@@ -1,4 +1,5 @@
 #include "measure/op_tracer.hpp"
+#include "base/names.hpp"
 #include "measure/callback_scope.hpp"
 
 #include <ATen/record_function.h>
@@ -8,7 +9,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <memory>
 #include <mutex>
 
@@ -24,19 +24,13 @@ struct SpanIndex : at::ObserverContext {
   size_t index = 0;
 };
 
-std::string short_name(const char* name) {
-  std::string s(name ? name : "?");
-  if (s.rfind("aten::", 0) == 0) s.erase(0, 6);
-  return s;
-}
-
 std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
   auto ctx = std::make_unique<SpanIndex>();
   {
     const std::lock_guard<std::mutex> lock(g_mutex);
     if (!g_spans) return nullptr;
     ctx->index = g_spans->size();
-    g_spans->push_back({short_name(fn.name()), steady_now_ns(), -1, this_thread_id(),
+    g_spans->push_back({op_name(fn.name() ? fn.name() : "?"), steady_now_ns(), -1, this_thread_id(),
                         this_os_thread_id(), t_depth});
   }
   ++t_depth;
@@ -55,12 +49,6 @@ void on_exit(const at::RecordFunction&, at::ObserverContext* ctx) {
 
 uint64_t this_thread_id() { return static_cast<uint64_t>(pthread_self()); }
 uint32_t this_os_thread_id() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
-
-int64_t steady_now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 std::vector<CpuSpan> record_cpu_spans(const std::function<void()>& body) {
   std::vector<CpuSpan> spans;

@@ -2,6 +2,7 @@
 // its start, end, thread and depth, for the trace pass.
 #pragma once
 
+#include "base/time.hpp"  // steady_now_ns: the time base of CpuSpan
 #include "measure/pass_results.hpp"
 
 #include <functional>
@@ -13,8 +14,6 @@ namespace attnbench {
 // and returns what they saw, in start order.
 std::vector<CpuSpan> record_cpu_spans(const std::function<void()>& body);
 
-// The steady clock in nanoseconds, the time base of CpuSpan.
-int64_t steady_now_ns();
 // This thread as CpuSpan names threads: pthread_self, and the OS id (gettid).
 uint64_t this_thread_id();
 uint32_t this_os_thread_id();

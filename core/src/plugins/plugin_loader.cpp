@@ -1,5 +1,6 @@
 #include "plugins/plugin_loader.hpp"
 
+#include "base/names.hpp"
 #include "plugins/elf_exports.hpp"
 
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -121,12 +122,8 @@ std::vector<std::filesystem::path> plugin_search_path(const std::vector<std::str
   std::vector<std::filesystem::path> path(dirs.begin(), dirs.end());
   if (path.empty()) path.push_back(default_plugin_dir());
   if (const char* env = std::getenv("ATTNBENCH_PLUGIN_PATH"); env && *env) {
-    std::string list = env;
-    for (size_t start = 0; start <= list.size();) {
-      const size_t end = std::min(list.find(':', start), list.size());
-      if (end > start) path.emplace_back(list.substr(start, end - start));
-      start = end + 1;
-    }
+    for (const std::string& dir : split(env, ':'))
+      if (!dir.empty()) path.emplace_back(dir);
   }
   return path;
 }

@@ -8,13 +8,9 @@
 
 namespace attnbench {
 
-namespace {
-
-std::string triple(const int v[3]) {
+std::string launch_dims(const int v[3]) {
   return std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]);
 }
-
-}  // namespace
 
 KernelsResult kernel_records(const GpuTrace& trace, const OccupancyFn& occupancy) {
   if (trace.iterations < 1) throw std::logic_error("a GPU trace of no calls");
@@ -29,7 +25,8 @@ KernelsResult kernel_records(const GpuTrace& trace, const OccupancyFn& occupancy
       case ActivityKind::memcpy: ++memcpys; break;
       case ActivityKind::memset: ++memsets; break;
     }
-    groups[to_string(a.kind) + "|" + a.name + "|" + triple(a.grid) + "|" + triple(a.block)]
+    groups[to_string(a.kind) + "|" + a.name + "|" + launch_dims(a.grid) + "|" +
+           launch_dims(a.block)]
         .push_back(&a);
   }
   records.kernels_per_call = kernels / calls;
@@ -47,8 +44,8 @@ KernelsResult kernel_records(const GpuTrace& trace, const OccupancyFn& occupancy
     for (const auto* l : launches) total_ns += static_cast<double>(l->end_ns - l->start_ns);
     k.duration_us_mean = total_ns / static_cast<double>(launches.size()) / 1e3;
     if (a.kind == ActivityKind::kernel) {
-      k.grid = triple(a.grid);
-      k.block = triple(a.block);
+      k.grid = launch_dims(a.grid);
+      k.block = launch_dims(a.block);
       k.registers_per_thread = a.registers_per_thread;
       k.static_smem_bytes = a.static_smem_bytes;
       k.dynamic_smem_bytes = a.dynamic_smem_bytes;

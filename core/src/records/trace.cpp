@@ -1,20 +1,13 @@
 #include "records/trace.hpp"
 
 #include "base/names.hpp"
+#include "records/kernel_rows.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <set>
 
 namespace attnbench {
-
-namespace {
-
-std::string dims(const int d[3]) {
-  return std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]);
-}
-
-}  // namespace
 
 Trace trace_records(const TraceResult& r) {
   Trace trace;
@@ -108,8 +101,8 @@ Trace trace_records(const TraceResult& r) {
                    {}};
       e.args.emplace_back("correlation", std::to_string(a.correlation_id));
       if (a.kind == ActivityKind::kernel) {
-        e.args.emplace_back("grid", dims(a.grid));
-        e.args.emplace_back("block", dims(a.block));
+        e.args.emplace_back("grid", launch_dims(a.grid));
+        e.args.emplace_back("block", launch_dims(a.block));
         e.args.emplace_back("registers_per_thread", std::to_string(a.registers_per_thread));
         e.args.emplace_back("shared_memory_bytes",
                             std::to_string(a.static_smem_bytes + a.dynamic_smem_bytes));

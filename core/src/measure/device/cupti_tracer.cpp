@@ -1,6 +1,7 @@
 #include "measure/device/cupti_tracer.hpp"
 
 #include "base/names.hpp"
+#include "base/time.hpp"
 
 #include <stdexcept>
 
@@ -12,7 +13,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -194,9 +194,7 @@ GpuTrace trace_gpu_activity(const std::function<void()>& call, int iterations, b
   auto now = [&] {
     ClockPair p;
     check(cuptiGetTimestamp(&p.cupti_ns), "timestamp");
-    p.steady_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch())
-                      .count();
+    p.steady_ns = steady_now_ns();
     return p;
   };
   try {
