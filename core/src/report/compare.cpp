@@ -3,6 +3,7 @@
 #include "base/errors.hpp"
 #include "base/hash.hpp"
 #include "measure/stats.hpp"
+#include "report/normalize.hpp"
 #include "report/schema.hpp"
 
 #include <algorithm>
@@ -10,7 +11,6 @@
 #include <filesystem>
 #include <functional>
 #include <map>
-#include <set>
 
 namespace attnbench {
 
@@ -307,53 +307,6 @@ std::vector<std::pair<std::string, Group>> groups(const CsvTable& t, bool with_b
   return out;
 }
 
-namespace {
-
-// `t` with every row's noisy metrics over the reference backend's at the same point, timing mode
-// and repetition (relative noise adds in quadrature); the reference's rows left out, and a row
-// whose reference has no value left without one.
-CsvTable normalized(const CsvTable& t, const std::string& reference,
-                    const std::vector<std::string>& metrics) {
-  auto key = [&](size_t r) {
-    return t.at(r, "point_id") + "|" + t.at(r, "timing_mode") + "|" +
-           (t.column("repetition") < 0 ? "0" : t.at(r, "repetition"));
-  };
-  std::map<std::string, size_t> ref;
-  for (size_t r = 0; r < t.rows.size(); ++r)
-    if (t.at(r, "backend") == reference) ref[key(r)] = r;
-  if (ref.empty())
-    throw InputError(t.path + ": no rows for --normalize-by backend '" + reference + "'");
-  CsvTable out{t.path, t.header, {}};
-  for (size_t r = 0; r < t.rows.size(); ++r) {
-    if (t.at(r, "backend") == reference) continue;
-    std::vector<std::string> row = t.rows[r];
-    auto it = ref.find(key(r));
-    std::set<std::string> noise_done;
-    for (const auto& name : metrics) {
-      const Metric& m = find_metric(name);
-      if (m.deterministic()) continue;
-      const std::optional<double> divisor = it == ref.end() || t.at(it->second, "status") != "ok"
-                                                ? std::nullopt
-                                                : t.number(it->second, m.name);
-      for (const std::string& column : {m.name, m.p10_column, m.p90_column}) {
-        if (column.empty()) continue;
-        const auto v = t.number(r, column);
-        row[static_cast<size_t>(t.column(column))] =
-            v && divisor && *divisor != 0 ? format_number(*v / *divisor) : "";
-      }
-      if (!m.noise_column.empty() && noise_done.insert(m.noise_column).second && divisor) {
-        const double a = t.number(r, m.noise_column).value_or(0);
-        const double b = t.number(it->second, m.noise_column).value_or(0);
-        row[static_cast<size_t>(t.column(m.noise_column))] = format_number(std::hypot(a, b));
-      }
-    }
-    out.rows.push_back(std::move(row));
-  }
-  return out;
-}
-
-}  // namespace
-
 Comparison compare_reports(const CsvTable& base_report, const CsvTable& candidate_report,
                            const CompareOptions& options, const SampleSets& base_report_samples,
                            const SampleSets& candidate_report_samples) {
@@ -361,9 +314,9 @@ Comparison compare_reports(const CsvTable& base_report, const CsvTable& candidat
   check_report(candidate_report, options.metrics);
   const bool normalize = options.normalize_by.has_value();
   const CsvTable base =
-      normalize ? normalized(base_report, *options.normalize_by, options.metrics) : base_report;
+      normalize ? normalized_by(base_report, *options.normalize_by, options.metrics) : base_report;
   const CsvTable candidate =
-      normalize ? normalized(candidate_report, *options.normalize_by, options.metrics)
+      normalize ? normalized_by(candidate_report, *options.normalize_by, options.metrics)
                 : candidate_report;
   const SampleSets none;
   const SampleSets& base_samples = normalize ? none : base_report_samples;

@@ -1,5 +1,6 @@
 #include "report/summary.hpp"
 
+#include "records/expectations.hpp"
 #include "report/table.hpp"
 
 #include <cstdio>
@@ -28,7 +29,7 @@ void print_expectations(const CsvTable& t, std::ostream& out) {
   for (size_t r = 0; r < t.rows.size(); ++r) {
     const std::string& e = t.at(r, "expectation");
     if (e == "met") ++met;
-    if (e.rfind("missed", 0) != 0) continue;
+    if (!is_missed(e)) continue;
     ++missed;
     std::string line = t.at(r, "backend") + " @ " + t.at(r, "point_id");
     const std::string rest = e.substr(e.find(':') + 1);
