@@ -244,9 +244,16 @@ TEST_F(Cli, ShardsMergeIntoTheWholeSweep) {
 
 TEST_F(Cli, DevicesRunOneWorkerEachFromOneQueueIntoOneReport) {
   // No GPU is needed to check the queue: CPU points run on workers that were each given a GPU.
-  const std::string config = write("d.yaml", "backends: [naive, inplace, math]\n" +
-                                                 std::string(kTiny) + "  causal: [true, false]\n");
+  std::string tiny = kTiny;
+  tiny.replace(tiny.find("device: auto"), 12, "device: cpu");
+  const std::string config =
+      write("d.yaml", "backends: [naive, inplace, math]\n" + tiny + "  causal: [true, false]\n");
   const Result r = run("run " + config + " --no-summary --devices 0,1 -o " + path("d.csv"));
+  // With one GPU there is no GPU 1: refused, as a user would be (on the H200 a worker given it
+  // saw no device and called every CUDA point unsupported).
+  if (r.code == 2 &&
+      r.output.find("--devices: GPU 1 does not exist (this machine has 1)") != std::string::npos)
+    GTEST_SKIP() << "skipped: two workers need two GPUs, or none, on this machine";
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("worker for GPU 0 ready"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("worker for GPU 1 ready"), std::string::npos) << r.output;

@@ -66,7 +66,7 @@ std::unique_ptr<Measurer> measurer(const RunArgs& args) {
   return isolated_measurer(measure_executable(), args.plugin_dirs);
 }
 
-// --devices "0,2" or "all" (every GPU the first worker sees).
+// --devices "0,2" or "all" (every GPU the first worker sees), each a GPU the machine has.
 std::vector<std::string> device_list(const std::string& text, const HostInfo& host) {
   std::vector<std::string> out;
   if (text == "all") {
@@ -79,6 +79,11 @@ std::vector<std::string> device_list(const std::string& text, const HostInfo& ho
       throw InputError("--devices: expected GPU numbers like 0,1 or 'all', got '" + text + "'");
     if (std::find(out.begin(), out.end(), item) != out.end())
       throw InputError("--devices: GPU " + item + " is listed twice");
+    // A worker given a GPU that is not there would see none and call every CUDA point
+    // unsupported. Without GPUs at all, the workers run CPU points.
+    if (host.cuda_device_count > 0 && std::stoi(item) >= host.cuda_device_count)
+      throw InputError("--devices: GPU " + item + " does not exist (this machine has " +
+                       std::to_string(host.cuda_device_count) + ")");
     out.push_back(item);
   }
   return out;
