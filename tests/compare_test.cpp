@@ -95,6 +95,11 @@ TEST(Compare, RunAgainstRunJoinsRowsAndJudgesEachAgainstItsNoise) {
   EXPECT_EQ(mc.geomeans[0].backend, "flash");
   EXPECT_EQ(mc.geomeans[0].rows, 2);
   EXPECT_NEAR(mc.geomeans[0].ratio, std::sqrt(1.015 * 1.3), 1e-12);
+  // Its interval: the two rows' (x / 1.02 each, read as 1.96 standard errors of the log) in
+  // quadrature over the two rows.
+  const double half = std::sqrt(2.0) * std::log(1.02) / 2;
+  EXPECT_NEAR(mc.geomeans[0].ci_low, std::sqrt(1.015 * 1.3) * std::exp(-half), 1e-9);
+  EXPECT_NEAR(mc.geomeans[0].ci_high, std::sqrt(1.015 * 1.3) * std::exp(half), 1e-9);
   EXPECT_EQ(mc.geomeans[1].backend, "naive");
   EXPECT_NEAR(mc.geomeans[1].ratio, 0.8, 1e-12);
 }
@@ -252,7 +257,7 @@ TEST(Compare, JsonHasEveryRowTheGeomeansAndTheFlags) {
   ASSERT_EQ(rows.size(), 3u);
   for (const auto& row : rows) {
     for (const char* key : {"point_id", "backend", "timing_mode", "metric", "base", "new", "ratio",
-                            "band", "verdict", "regression", "flags"})
+                            "interval_from", "band", "verdict", "regression", "flags"})
       EXPECT_TRUE(row.contains(key)) << key;
     if (row.at("point_id") == "s1024") {
       EXPECT_EQ(row.at("verdict"), "worse");
@@ -271,6 +276,8 @@ TEST(Compare, JsonHasEveryRowTheGeomeansAndTheFlags) {
   ASSERT_EQ(geomeans.size(), 1u);
   EXPECT_EQ(geomeans.at(0).at("backend"), "flash");
   EXPECT_NEAR(geomeans.at(0).at("ratio").get<double>(), std::sqrt(1.3), 1e-12);
+  EXPECT_LT(geomeans.at(0).at("ci_low").get<double>(), std::sqrt(1.3));
+  EXPECT_GT(geomeans.at(0).at("ci_high").get<double>(), std::sqrt(1.3));
   std::ostringstream text;
   print_comparison(c, text, CompareFormat::text);
   EXPECT_NE(text.str().find("clock_throttled"), std::string::npos) << text.str();
@@ -408,7 +415,7 @@ TEST(Compare, SamplesGiveABootstrapIntervalAndTheVerdict) {
   ns["s512|cudnn|cold"] = noisy_samples(1.0, 0.02, 200, 4);  // the same distribution
   const Comparison c = compare_reports(base, next, with({"time_ms_median", "tflops"}), bs, ns);
   const ComparedRow& slow = find(c.metrics[0], "flash", "s512");
-  EXPECT_TRUE(slow.from_samples);
+  EXPECT_EQ(slow.interval_from, IntervalBasis::samples);
   EXPECT_EQ(slow.verdict, Verdict::worse);
   EXPECT_GT(slow.ci_low, 1.25);
   EXPECT_LT(slow.ci_high, 1.35);
@@ -418,7 +425,7 @@ TEST(Compare, SamplesGiveABootstrapIntervalAndTheVerdict) {
   EXPECT_GT(same.ci_high, 1.0);
   // TFLOP/s is the inverse of the time: its interval too.
   const ComparedRow& tflops = find(c.metrics[1], "flash", "s512");
-  EXPECT_TRUE(tflops.from_samples);
+  EXPECT_EQ(tflops.interval_from, IntervalBasis::samples);
   EXPECT_DOUBLE_EQ(tflops.ci_low, 1 / slow.ci_high);
   EXPECT_EQ(tflops.verdict, Verdict::worse);
   // The same inputs give the same interval.
@@ -426,41 +433,92 @@ TEST(Compare, SamplesGiveABootstrapIntervalAndTheVerdict) {
   EXPECT_EQ(find(again.metrics[0], "flash", "s512").ci_low, slow.ci_low);
   // Fewer than 5 samples: the noise columns decide.
   ns["s512|cudnn|cold"].resize(4);
-  EXPECT_FALSE(find(compare_reports(base, next, with({"time_ms_median"}), bs, ns).metrics[0],
-                    "cudnn", "s512")
-                   .from_samples);
+  EXPECT_EQ(find(compare_reports(base, next, with({"time_ms_median"}), bs, ns).metrics[0], "cudnn",
+                 "s512")
+                .interval_from,
+            IntervalBasis::noise);
 }
 
-// Repetitions: rows of one key are one measurement repeated. The value is their median; the
-// interval takes in every repetition against every other, so run-to-run drift is not a change.
-TEST(Compare, RepetitionsWidenTheIntervalByTheirSpread) {
-  auto rep = [](double ms, int repetition) {
-    Row r = timed("flash", 512, ms, 0.005);
-    r.repetition = repetition;
-    return r;
-  };
-  const CsvTable steady_base = table({rep(1.00, 0), rep(1.01, 1), rep(0.99, 2)}, "a.csv");
-  const CsvTable steady_new = table({rep(1.20, 0), rep(1.21, 1), rep(1.19, 2)}, "b.csv");
-  const Comparison steady = compare_reports(steady_base, steady_new, with({"time_ms_median"}));
+// Repetitions: rows of one key are one measurement repeated, each one observation. The interval
+// is the t-interval of the ratio of their geometric means, so it takes in run-to-run drift.
+Row repeated(double ms, int repetition) {
+  Row r = timed("flash", 512, ms, 0.005);
+  r.repetition = repetition;
+  return r;
+}
+
+CsvTable repetitions(const std::vector<double>& ms, const std::string& path) {
+  std::vector<Row> rows;
+  for (size_t i = 0; i < ms.size(); ++i) rows.push_back(repeated(ms[i], static_cast<int>(i)));
+  return table(rows, path);
+}
+
+TEST(Compare, RepetitionsAreObservationsOfATInterval) {
+  // Logs 0 and +-0.01 on both sides: equal variances 1e-4, so 4 degrees of freedom (t = 2.7764)
+  // and a standard error of sqrt(2e-4 / 3).
+  const double e = std::exp(0.01);
+  const Comparison steady =
+      compare_reports(repetitions({1.0, e, 1 / e}, "a.csv"),
+                      repetitions({1.2, 1.2 * e, 1.2 / e}, "b.csv"), with({"time_ms_median"}));
   ASSERT_EQ(steady.joined, 1u);
   const ComparedRow& s = steady.metrics[0].rows.at(0);
   EXPECT_EQ(s.base_repetitions, 3);
-  EXPECT_DOUBLE_EQ(*s.base, 1.00);  // the median of the three
-  EXPECT_DOUBLE_EQ(*s.candidate, 1.20);
-  EXPECT_NEAR(s.ci_low, 1.19 / 1.01, 1e-12);
-  EXPECT_NEAR(s.ci_high, 1.21 / 0.99, 1e-12);
+  EXPECT_EQ(s.interval_from, IntervalBasis::repetitions);
+  EXPECT_NEAR(*s.base, 1.0, 1e-12);  // the geometric mean of the three
+  EXPECT_NEAR(*s.candidate, 1.2, 1e-12);
+  EXPECT_NEAR(s.ratio, 1.2, 1e-12);
+  const double half = 2.776445 * std::sqrt(2e-4 / 3);
+  EXPECT_NEAR(s.ci_low, 1.2 * std::exp(-half), 1e-5);
+  EXPECT_NEAR(s.ci_high, 1.2 * std::exp(half), 1e-5);
   EXPECT_EQ(s.verdict, Verdict::worse);
-  // The same medians, but the repetitions drift by 25%: not a verdict any more.
-  const CsvTable drifting_base = table({rep(1.00, 0), rep(1.25, 1), rep(0.95, 2)}, "a.csv");
-  const Comparison drifting = compare_reports(drifting_base, steady_new, with({"time_ms_median"}));
+  // The same center, but the base's repetitions drift by 25%: not a verdict any more.
+  const Comparison drifting =
+      compare_reports(repetitions({1.00, 1.25, 0.95}, "a.csv"),
+                      repetitions({1.2, 1.2 * e, 1.2 / e}, "b.csv"), with({"time_ms_median"}));
   EXPECT_EQ(drifting.metrics[0].rows.at(0).verdict, Verdict::unsure);
   // A repetition that did not end ok makes the whole row not comparable.
-  Row failed = rep(1.0, 1);
+  Row failed = repeated(1.0, 1);
   failed.status = Status::error;
   const Comparison broken =
-      compare_reports(table({rep(1.0, 0), failed}, "a.csv"), steady_new, with({"time_ms_median"}));
+      compare_reports(table({repeated(1.0, 0), failed}, "a.csv"), repetitions({1.2, 1.2}, "b.csv"),
+                      with({"time_ms_median"}));
   EXPECT_EQ(broken.metrics[0].rows.at(0).verdict, Verdict::not_comparable);
   EXPECT_EQ(broken.metrics[0].rows.at(0).base_status, "error");
+}
+
+// What repetitions are for: with the same run-to-run spread, more of them find a change that fewer
+// cannot tell from drift (the range of every repetition against every other only grew).
+TEST(Compare, MoreRepetitionsNarrowTheInterval) {
+  const std::vector<double> spread = {1.0, 1.08, 0.93, 1.05, 0.95, 1.0};
+  auto side = [&](double scale, size_t n) {
+    std::vector<double> ms;
+    for (size_t i = 0; i < n; ++i) ms.push_back(scale * spread[i % spread.size()]);
+    return ms;
+  };
+  auto judged = [&](size_t n) {
+    return compare_reports(repetitions(side(1.0, n), "a.csv"), repetitions(side(1.15, n), "b.csv"),
+                           with({"time_ms_median"}))
+        .metrics[0]
+        .rows.at(0);
+  };
+  const ComparedRow three = judged(3), twelve = judged(12);
+  EXPECT_LT(twelve.ci_high / twelve.ci_low, three.ci_high / three.ci_low);
+  EXPECT_EQ(three.verdict, Verdict::unsure);
+  EXPECT_EQ(twelve.verdict, Verdict::worse);
+}
+
+// A base measured once against a repeated candidate: the candidate's spread stands for both.
+TEST(Compare, OneRepeatedSideLendsItsSpreadToTheOther) {
+  const Comparison c =
+      compare_reports(table({repeated(1.0, 0)}, "a.csv"),
+                      repetitions({1.3 * std::exp(0.02), 1.3 * std::exp(-0.02)}, "b.csv"),
+                      with({"time_ms_median"}));
+  const ComparedRow& row = c.metrics[0].rows.at(0);
+  EXPECT_EQ(row.interval_from, IntervalBasis::repetitions);
+  // Variance of the logs 8e-4 for 1 + 1/2 observations, 1 degree of freedom (t = 12.706).
+  const double half = 12.7062 * std::sqrt(8e-4 * 1.5);
+  EXPECT_NEAR(row.ci_low, 1.3 * std::exp(-half), 1e-3);
+  EXPECT_EQ(row.verdict, Verdict::unsure);
 }
 
 TEST(Compare, BootstrapIntervalCoversTheTrueRatio) {
@@ -472,6 +530,31 @@ TEST(Compare, BootstrapIntervalCoversTheTrueRatio) {
     covered += ci.low <= 1.2 && 1.2 <= ci.high;
   }
   EXPECT_GE(covered, 34);  // a 95% interval: about 38 of 40
+}
+
+// A 95% interval holds the true ratio about 95% of the time, and not always: neither too narrow
+// (false verdicts) nor as wide as the range (no power). Repetitions drift by 10% (log-normal).
+TEST(Compare, RepetitionIntervalCoversTheTrueRatioNinetyFivePercentOfTheTime) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> drift(0, 0.1);
+  auto side = [&](double center, int n) {
+    std::vector<double> values;
+    for (int i = 0; i < n; ++i) values.push_back(center * std::exp(drift(rng)));
+    return values;
+  };
+  for (int n : {3, 5}) {
+    int covered = 0;
+    const int trials = 400;
+    for (int trial = 0; trial < trials; ++trial) {
+      const auto ci = repetition_ratio_interval(side(1.0, n), side(1.3, n));
+      ASSERT_TRUE(ci.has_value());
+      covered += ci->low <= 1.3 && 1.3 <= ci->high;
+    }
+    EXPECT_GE(covered, trials * 90 / 100) << n << " repetitions";
+    EXPECT_LE(covered, trials * 99 / 100) << n << " repetitions";
+  }
+  EXPECT_FALSE(repetition_ratio_interval({1.0}, {1.1}).has_value());  // no spread to go by
+  EXPECT_FALSE(repetition_ratio_interval({1.0, 0.0}, {1.1, 1.2}).has_value());
 }
 
 TEST(Compare, EveryDocumentedMetricIsKnown) {

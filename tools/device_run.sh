@@ -96,9 +96,13 @@ for step in "$@"; do
       ;;
     calibration)
       log calibration
-      tools/compare_calibration.sh configs/seed.yaml /tmp/attnbench-calibration "$build" | tail -40
+      # A, B and C in alternating rounds of one repetition each (5 unless
+      # ATTNBENCH_CALIBRATION_INTERLEAVE says otherwise): compare judges on the repetitions.
+      ATTNBENCH_CALIBRATION_INTERLEAVE=${ATTNBENCH_CALIBRATION_INTERLEAVE:-5} \
+        tools/compare_calibration.sh configs/seed.yaml /tmp/attnbench-calibration "$build" | tail -40
       mkdir -p results/h200/compare-calibration
-      cp /tmp/attnbench-calibration/{calibration.txt,a-b.json,a-c.json,a.csv,b.csv,c.csv} results/h200/compare-calibration/
+      cp /tmp/attnbench-calibration/{calibration.txt,a-b.json,a-c.json,a-b.normalized.json,a-c.normalized.json,a.csv,b.csv,c.csv} \
+        results/h200/compare-calibration/
       ;;
     dtypes)
       log dtypes

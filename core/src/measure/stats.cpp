@@ -1,11 +1,13 @@
 #include "measure/stats.hpp"
 
+#include <boost/math/distributions/students_t.hpp>
 #include <boost/math/statistics/univariate_statistics.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <random>
+#include <tuple>
 
 namespace attnbench {
 
@@ -91,6 +93,8 @@ RatioInterval median_ratio_interval(const std::vector<double>& base,
                                     const std::vector<double>& candidate, uint64_t seed,
                                     int resamples) {
   if (base.empty() || candidate.empty()) return {};
+  const double base_median = summarize(base).median, candidate_median = summarize(candidate).median;
+  if (!(base_median > 0)) return {};
   std::mt19937_64 rng(seed);
   std::vector<double> draw;
   auto resampled_median = [&](const std::vector<double>& from) {
@@ -113,7 +117,54 @@ RatioInterval median_ratio_interval(const std::vector<double>& base,
   auto at = [&](double q) {
     return ratios[std::min(ratios.size() - 1, static_cast<size_t>(q * (ratios.size() - 1) + 0.5))];
   };
-  return {at(0.025), at(0.975)};
+  return {at(0.025), at(0.975), candidate_median / base_median};
+}
+
+namespace {
+
+struct LogMoments {
+  double mean = 0, variance = 0;  // of the logs; variance 0 for one value
+  double n = 0;
+};
+
+std::optional<LogMoments> log_moments(const std::vector<double>& values) {
+  std::vector<double> logs;
+  for (double v : values) {
+    if (!(v > 0) || !std::isfinite(v)) return std::nullopt;
+    logs.push_back(std::log(v));
+  }
+  if (logs.empty()) return std::nullopt;
+  LogMoments m;
+  m.n = static_cast<double>(logs.size());
+  if (logs.size() == 1) {
+    m.mean = logs.front();
+  } else {
+    std::tie(m.mean, m.variance) = boost::math::statistics::mean_and_sample_variance(logs);
+  }
+  return m;
+}
+
+}  // namespace
+
+std::optional<RatioInterval> repetition_ratio_interval(const std::vector<double>& base,
+                                                       const std::vector<double>& candidate,
+                                                       double confidence) {
+  const auto b = log_moments(base), c = log_moments(candidate);
+  if (!b || !c || (b->n < 2 && c->n < 2)) return std::nullopt;
+  double se2 = 0, df = 0;
+  if (b->n >= 2 && c->n >= 2) {
+    const double vb = b->variance / b->n, vc = c->variance / c->n;
+    se2 = vb + vc;
+    df = se2 > 0 ? se2 * se2 / (vb * vb / (b->n - 1) + vc * vc / (c->n - 1)) : b->n + c->n - 2;
+  } else {
+    const LogMoments& repeated = b->n >= 2 ? *b : *c;
+    se2 = repeated.variance * (1 / b->n + 1 / c->n);
+    df = repeated.n - 1;
+  }
+  const double t = boost::math::quantile(
+      boost::math::complement(boost::math::students_t(df), (1 - confidence) / 2));
+  const double d = c->mean - b->mean, half = t * std::sqrt(se2);
+  return RatioInterval{std::exp(d - half), std::exp(d + half), std::exp(d)};
 }
 
 }  // namespace attnbench

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace attnbench {
@@ -42,10 +43,20 @@ SampleRun sample_until_stable(const MeasureSettings& settings,
 // give the same interval (as nvbench's robust compare does).
 struct RatioInterval {
   double low = 1, high = 1;
+  double ratio = 1;  // the estimate the interval is around
 };
 RatioInterval median_ratio_interval(const std::vector<double>& base,
                                     const std::vector<double>& candidate, uint64_t seed,
                                     int resamples = 1000);
+
+// Repetitions of one measurement (run --repetitions), each one observation of its side: the
+// Student-t interval of the ratio of geometric means (means and variances of the logs, Welch's
+// degrees of freedom), so it narrows as repetitions are added, unlike their range. When only one
+// side was repeated, its spread stands for both. Nullopt when neither side has two values or a
+// value is not positive.
+std::optional<RatioInterval> repetition_ratio_interval(const std::vector<double>& base,
+                                                       const std::vector<double>& candidate,
+                                                       double confidence = 0.95);
 
 // `batch` and `graph`: calls per sample so that one sample lasts about `batch_sample_ms` (1 to
 // 10000).

@@ -41,6 +41,16 @@ const std::vector<Metric>& metric_table() {
   return metrics;
 }
 
+std::string to_string(IntervalBasis basis) {
+  switch (basis) {
+    case IntervalBasis::exact: return "exact";
+    case IntervalBasis::repetitions: return "repetitions";
+    case IntervalBasis::samples: return "samples";
+    case IntervalBasis::noise: return "noise";
+  }
+  return "?";
+}
+
 const Metric& find_metric(const std::string& name) {
   std::string known;
   for (const auto& m : metric_table()) {
@@ -126,6 +136,12 @@ std::vector<double> group_values(const CsvTable& t, const Group& g, const std::s
   return out;
 }
 
+double geometric_mean(const std::vector<double>& values) {
+  double log_sum = 0;
+  for (double v : values) log_sum += std::log(v);
+  return std::exp(log_sum / static_cast<double>(values.size()));
+}
+
 std::string sample_key(const std::string& point, const std::string& backend,
                        const std::string& mode) {
   return point + "|" + backend + "|" + mode;
@@ -179,7 +195,16 @@ ComparedRow judge(const CsvTable& bt, const Group& bg, const CsvTable& ct, const
     row.threshold = options.threshold_pct ? *options.threshold_pct / 100 : metric.threshold;
     const std::vector<double>* base_samples = samples_of(bs, row, bt.at(br, "backend"));
     const std::vector<double>* new_samples = samples_of(cs, row, row.backend);
-    if (metric.from_time_samples && base_samples && new_samples) {
+    if (const auto repeated = repetition_ratio_interval(base_values, new_values)) {
+      // Repetitions: each one observation, so run-to-run drift is in the interval, which narrows
+      // as repetitions are added. Values and ratio are the repetitions' geometric means.
+      row.base = geometric_mean(base_values);
+      row.candidate = geometric_mean(new_values);
+      row.ratio = repeated->ratio;
+      row.ci_low = repeated->low;
+      row.ci_high = repeated->high;
+      row.interval_from = IntervalBasis::repetitions;
+    } else if (metric.from_time_samples && base_samples && new_samples) {
       // The interval of the time ratio, bootstrapped once per pair whatever the metrics; a
       // higher-is-better metric of the time is its inverse.
       if (!time_interval)
@@ -189,7 +214,7 @@ ComparedRow judge(const CsvTable& bt, const Group& bg, const CsvTable& ct, const
       const RatioInterval t = *time_interval;
       row.ci_low = metric.higher_is_better ? 1 / t.high : t.low;
       row.ci_high = metric.higher_is_better ? 1 / t.low : t.high;
-      row.from_samples = true;
+      row.interval_from = IntervalBasis::samples;
     } else {
       double base_noise = 0, new_noise = 0;
       for (size_t r : bg) base_noise = std::max(base_noise, noise(bt, r, metric));
@@ -197,16 +222,8 @@ ComparedRow judge(const CsvTable& bt, const Group& bg, const CsvTable& ct, const
       row.band = std::max(options.min_band, base_noise + new_noise);
       row.ci_low = row.ratio / (1 + row.band);
       row.ci_high = row.ratio * (1 + row.band);
+      row.interval_from = IntervalBasis::noise;
     }
-    // Repetitions: the run-to-run spread. Every repetition's value against every other's widens
-    // the interval, so drift between passes through the sweep cannot pass for a change.
-    if (bg.size() > 1 || cg.size() > 1)
-      for (double b : base_values)
-        for (double n : new_values)
-          if (b > 0) {
-            row.ci_low = std::min(row.ci_low, n / b);
-            row.ci_high = std::max(row.ci_high, n / b);
-          }
   }
   if (*row.base == *row.candidate && metric.deterministic()) {
     row.verdict = Verdict::same;
@@ -219,6 +236,28 @@ ComparedRow judge(const CsvTable& bt, const Group& bg, const CsvTable& ct, const
   return row;
 }
 
+// The geometric mean of a backend's ratios and its 95% interval: each row's interval read as a
+// normal spread of its log ratio, the rows independent, so the geomean's spread is theirs in
+// quadrature over the count. It is the uncertainty of the measurements, not of the choice of
+// points.
+struct GeomeanSum {
+  double log_sum = 0, variance_sum = 0;
+  int rows = 0;
+  void add(const ComparedRow& row) {
+    log_sum += std::log(row.ratio);
+    if (row.ci_low > 0 && std::isfinite(row.ci_high)) {
+      const double se = (std::log(row.ci_high) - std::log(row.ci_low)) / (2 * kZ95);
+      variance_sum += se * se;
+    }
+    ++rows;
+  }
+  Geomean geomean(const std::string& backend) const {
+    const double mean = log_sum / rows, half = kZ95 * std::sqrt(variance_sum) / rows;
+    return {backend, std::exp(mean), rows, std::exp(mean - half), std::exp(mean + half)};
+  }
+  static constexpr double kZ95 = 1.959964;
+};
+
 Comparison compare_pairs(const std::vector<Pairing>& pairs, const CsvTable& bt, const CsvTable& ct,
                          const CompareOptions& options, const SampleSets& bs, const SampleSets& cs,
                          Comparison c) {
@@ -227,22 +266,19 @@ Comparison compare_pairs(const std::vector<Pairing>& pairs, const CsvTable& bt, 
   for (const auto& name : options.metrics) {
     MetricComparison mc;
     mc.metric = find_metric(name);
-    std::map<std::string, std::pair<double, int>> log_sum;  // per backend: sum of log ratios, count
+    std::map<std::string, GeomeanSum> sums;  // per backend
     for (size_t i = 0; i < pairs.size(); ++i) {
       const Pairing& p = pairs[i];
       ComparedRow row =
           judge(bt, p.base, ct, p.candidate, mc.metric, options, bs, cs, time_intervals[i]);
       if (row.verdict != Verdict::not_comparable && std::isfinite(row.ratio) && row.ratio > 0) {
-        auto& acc = log_sum[row.backend];
-        acc.first += std::log(row.ratio);
-        acc.second += 1;
+        sums[row.backend].add(row);
         ++c.compared;
       }
       c.regressions += row.regression;
       mc.rows.push_back(std::move(row));
     }
-    for (const auto& [backend, acc] : log_sum)
-      mc.geomeans.push_back({backend, std::exp(acc.first / acc.second), acc.second});
+    for (const auto& [backend, sum] : sums) mc.geomeans.push_back(sum.geomean(backend));
     c.metrics.push_back(std::move(mc));
   }
   return c;

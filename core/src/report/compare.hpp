@@ -47,19 +47,25 @@ struct CompareOptions {
   std::optional<std::string> normalize_by;
 };
 
+enum class IntervalBasis { exact, repetitions, samples, noise };
+std::string to_string(IntervalBasis basis);
+
 struct ComparedRow {
   std::string point_id, backend,
       timing_mode;  // backend: the candidate's (one file: not the baseline)
   std::string base_status, candidate_status;
-  std::optional<double> base, candidate;  // the metric's values, when measured
+  // The metric's values, when measured; over repetitions their geometric mean when they decide
+  // the interval, else their median.
+  std::optional<double> base, candidate;
   Verdict verdict = Verdict::not_comparable;
   double ratio = 1;  // candidate / base, when comparable
-  // Where the true ratio lies: the 95% bootstrap interval of the ratio of medians when both rows
-  // have samples, else ratio x / (1 + band) the rows' noise (band: their relative noise added, at
-  // least min_band); [ratio, ratio] for deterministic metrics.
+  // Where the true ratio lies (95%), from the first that applies: the repetitions (a t-interval of
+  // the ratio of their geometric means), the raw samples (a bootstrap interval of the ratio of
+  // medians), the rows' noise (ratio x / (1 + band), band their relative noise added, at least
+  // min_band); [ratio, ratio] for deterministic metrics.
   double ci_low = 1, ci_high = 1;
-  double band = 0;  // when judged on the noise columns
-  bool from_samples = false;
+  IntervalBasis interval_from = IntervalBasis::exact;
+  double band = 0;                                      // when judged on the noise columns
   int base_repetitions = 1, candidate_repetitions = 1;  // rows joined per side (run --repetitions)
   double threshold = 0;     // the metric's (or --threshold's), as a fraction
   bool regression = false;  // worse, and by more than fail_on_regression_pct
@@ -70,6 +76,7 @@ struct Geomean {
   std::string backend;
   double ratio = 1;  // geometric mean of candidate / base over the comparable rows
   int rows = 0;
+  double ci_low = 1, ci_high = 1;  // 95%, from the rows' intervals
 };
 
 struct MetricComparison {

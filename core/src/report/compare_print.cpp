@@ -26,7 +26,7 @@ std::string verdict_text(const ComparedRow& row) {
   std::string text = to_string(row.verdict);
   if (row.threshold > 0 || row.ci_low != row.ci_high)  // a noisy metric: where the ratio lies
     text += " [" + fmt(row.ci_low, "%.3f") + ", " + fmt(row.ci_high, "%.3f") + "]" +
-            (row.from_samples ? "" : " (noise)");
+            (row.interval_from == IntervalBasis::noise ? " (noise)" : "");
   if (row.regression) text += ", regression";
   return text;
 }
@@ -51,9 +51,7 @@ void print_json(const Comparison& c, std::ostream& out) {
                       {"ratio", comparable ? json(r.ratio) : json(nullptr)},
                       {"ci_low", comparable ? json(r.ci_low) : json(nullptr)},
                       {"ci_high", comparable ? json(r.ci_high) : json(nullptr)},
-                      {"interval_from", r.from_samples ? "samples"
-                                        : r.band > 0   ? "noise"
-                                                       : "exact"},
+                      {"interval_from", to_string(r.interval_from)},
                       {"threshold", r.threshold},
                       {"base_repetitions", r.base_repetitions},
                       {"new_repetitions", r.candidate_repetitions},
@@ -65,7 +63,11 @@ void print_json(const Comparison& c, std::ostream& out) {
                       {"flags", r.flags}});
     }
     for (const auto& g : mc.geomeans)
-      geomeans.push_back({{"backend", g.backend}, {"ratio", g.ratio}, {"rows", g.rows}});
+      geomeans.push_back({{"backend", g.backend},
+                          {"ratio", g.ratio},
+                          {"ci_low", g.ci_low},
+                          {"ci_high", g.ci_high},
+                          {"rows", g.rows}});
     metrics.push_back({{"metric", mc.metric.name},
                        {"higher_is_better", mc.metric.higher_is_better},
                        {"rows", rows},
@@ -115,9 +117,11 @@ void print_comparison(const Comparison& c, std::ostream& out, CompareFormat form
         << (mc.metric.higher_is_better ? " (higher is better)" : "") << (markdown ? "\n\n" : "\n");
     table.print(out, markdown);
     TextTable summary;
-    summary.header = {"backend", "geomean ratio", "rows"};
+    summary.header = {"backend", "geomean ratio", "95% interval", "rows"};
     for (const auto& g : mc.geomeans)
-      summary.rows.push_back({g.backend, fmt(g.ratio, "%.3f"), std::to_string(g.rows)});
+      summary.rows.push_back({g.backend, fmt(g.ratio, "%.3f"),
+                              "[" + fmt(g.ci_low, "%.3f") + ", " + fmt(g.ci_high, "%.3f") + "]",
+                              std::to_string(g.rows)});
     out << '\n';
     summary.print(out, markdown);
     out << '\n';
