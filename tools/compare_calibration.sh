@@ -4,8 +4,9 @@
 # every `better` or `worse` is false); C plants 30% more work in `planted`
 # ($ATTNBENCH_PLANTED_SLOWDOWN=0.3): its rows must come out `worse`, the other backends' stay quiet.
 # Usage: tools/compare_calibration.sh CONFIG OUTDIR [BUILD]   (writes OUTDIR/{a,b,c}.csv and
-# OUTDIR/calibration.txt); ATTNBENCH_CALIBRATION_INTERLEAVE=R runs A, B and C in R alternating
-# rounds of one repetition each instead of one after the other.
+# OUTDIR/calibration.txt). A, B and C are made in alternating rounds of one repetition each, as
+# many rounds as the config's measurement.repetitions; ATTNBENCH_CALIBRATION_INTERLEAVE=R makes R
+# rounds, and 0 makes the three runs one after the other (each with the config's repetitions).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 config=$1 out=$2 build=${3:-build}
@@ -16,16 +17,21 @@ import sys, re
 text = open('$config').read()
 m = re.search(r'^backends:\s*\[(.*)\]', text, re.M)
 print(','.join([b.strip() for b in m.group(1).split(',')] + ['planted']))")
+repetitions=$(python3 -c "
+import re
+m = re.search(r'^\s+repetitions:\s*(\d+)', open('$config').read(), re.M)
+print(m.group(1) if m else 1)")
+rounds=${ATTNBENCH_CALIBRATION_INTERLEAVE:-$repetitions}
 run() {  # name, planted fraction, extra run options
   ATTNBENCH_PLANTED_SLOWDOWN=$2 "$build/attnbench" run "$config" --plugin-dir "$out/plugins" \
     --backends "$backends" --no-summary -o "$out/$1.csv" "${@:3}" 2>>"$out/$1.stderr" || true
 }
 rm -f "$out"/{a,b,c}.stderr
-if [ -n "${ATTNBENCH_CALIBRATION_INTERLEAVE:-}" ]; then
+if [ "$rounds" -gt 0 ]; then
   # The three runs in turns, one repetition each per round (run --resume --repetitions k adds the
   # k-th): drift over the minutes the calibration takes hits A, B and C alike, as it would a base
   # and a candidate measured in alternation.
-  for k in $(seq 1 "$ATTNBENCH_CALIBRATION_INTERLEAVE"); do
+  for k in $(seq 1 "$rounds"); do
     mode=--resume; [ "$k" -eq 1 ] && mode=--force
     run a 0 "$mode" --repetitions "$k"
     run b 0 "$mode" --repetitions "$k"
