@@ -93,8 +93,6 @@ RatioInterval median_ratio_interval(const std::vector<double>& base,
                                     const std::vector<double>& candidate, uint64_t seed,
                                     int resamples) {
   if (base.empty() || candidate.empty()) return {};
-  const double base_median = summarize(base).median, candidate_median = summarize(candidate).median;
-  if (!(base_median > 0)) return {};
   std::mt19937_64 rng(seed);
   std::vector<double> draw;
   auto resampled_median = [&](const std::vector<double>& from) {
@@ -117,7 +115,7 @@ RatioInterval median_ratio_interval(const std::vector<double>& base,
   auto at = [&](double q) {
     return ratios[std::min(ratios.size() - 1, static_cast<size_t>(q * (ratios.size() - 1) + 0.5))];
   };
-  return {at(0.025), at(0.975), candidate_median / base_median};
+  return {at(0.025), at(0.975)};
 }
 
 namespace {
@@ -164,7 +162,7 @@ std::optional<RatioInterval> repetition_ratio_interval(const std::vector<double>
   const double t = boost::math::quantile(
       boost::math::complement(boost::math::students_t(df), (1 - confidence) / 2));
   const double d = c->mean - b->mean, half = t * std::sqrt(se2);
-  return RatioInterval{std::exp(d - half), std::exp(d + half), std::exp(d)};
+  return RatioInterval{std::exp(d - half), std::exp(d + half)};
 }
 
 }  // namespace attnbench

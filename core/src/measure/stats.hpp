@@ -43,7 +43,6 @@ SampleRun sample_until_stable(const MeasureSettings& settings,
 // give the same interval (as nvbench's robust compare does).
 struct RatioInterval {
   double low = 1, high = 1;
-  double ratio = 1;  // the estimate the interval is around
 };
 RatioInterval median_ratio_interval(const std::vector<double>& base,
                                     const std::vector<double>& candidate, uint64_t seed,

@@ -200,7 +200,7 @@ ComparedRow judge(const CsvTable& bt, const Group& bg, const CsvTable& ct, const
       // as repetitions are added. Values and ratio are the repetitions' geometric means.
       row.base = geometric_mean(base_values);
       row.candidate = geometric_mean(new_values);
-      row.ratio = repeated->ratio;
+      row.ratio = *row.candidate / *row.base;
       row.ci_low = repeated->low;
       row.ci_high = repeated->high;
       row.interval_from = IntervalBasis::repetitions;
