@@ -3,6 +3,7 @@
 #include "base/errors.hpp"
 #include "base/hash.hpp"
 #include "measure/stats.hpp"
+#include "report/compare_flags.hpp"
 #include "report/normalize.hpp"
 #include "report/schema.hpp"
 
@@ -70,45 +71,6 @@ double noise(const CsvTable& t, size_t row, const Metric& metric) {
   // For a normal distribution p90 - p10 spans 2.563 standard deviations.
   if (median && p10 && p90 && *median != 0) return (*p90 - *p10) / (2.563 * std::abs(*median));
   return 0;
-}
-
-// Each flag of either text once, in the order met: a comparison of a throttled run says so.
-std::string merged_flags(const std::string& a, const std::string& b) {
-  std::vector<std::string> seen;
-  for (const std::string& text : {a, b}) {
-    size_t start = 0;
-    while (start < text.size()) {
-      const size_t end = std::min(text.find(';', start), text.size());
-      const std::string flag = text.substr(start, end - start);
-      if (!flag.empty() && std::find(seen.begin(), seen.end(), flag) == seen.end())
-        seen.push_back(flag);
-      start = end + 1;
-    }
-  }
-  std::string out;
-  for (const auto& f : seen) out += (out.empty() ? "" : ";") + f;
-  return out;
-}
-
-std::string flags_of(const CsvTable& t, size_t row) {
-  return t.column("flags") < 0 ? std::string() : t.at(row, "flags");
-}
-
-// Host time is the host's as much as the backend's: when the two sides ran on cores at clearly
-// different clocks, or were preempted inside calls, their host-time rows say so.
-constexpr double kHostClockDiffers = 0.05;
-constexpr double kPreemptedOften = 0.1;  // involuntary switches per call
-
-std::string host_flags(const CsvTable& bt, size_t br, const CsvTable& ct, size_t cr) {
-  std::string out;
-  const auto base_mhz = bt.number(br, "host_mhz"), new_mhz = ct.number(cr, "host_mhz");
-  if (base_mhz && new_mhz && *base_mhz > 0 &&
-      std::abs(*new_mhz / *base_mhz - 1) > kHostClockDiffers)
-    out = "host_clock_differs";
-  for (const auto& [t, r] : {std::pair{&bt, br}, std::pair{&ct, cr}})
-    if (t->number(r, "host_preempted_per_call").value_or(0) > kPreemptedOften)
-      return merged_flags(out, "host_preempted");
-  return out;
 }
 
 // The rows of one (point, backend, timing mode): one per repetition.
