@@ -76,11 +76,31 @@ TEST(CpuBackends, NaiveCopiesTheScoresAndInplaceDoesNot) {
 
 TEST(CpuBackends, FusedBackendsSayTheyNeedCuda) {
   const Problem p = problem(1, 1, 64, 64, DType::bf16, true, Device::cpu);
-  for (const char* name : {"efficient", "flash", "cudnn"}) {
+  for (const char* name : {"efficient", "flash", "cudnn", "fa3"}) {
     const Support s = backend(name).supports(p);
     EXPECT_FALSE(s.supported) << name;
     EXPECT_NE(s.reason.find("CUDA kernel"), std::string::npos) << name << ": " << s.reason;
   }
+}
+
+// fa3 loads without FlashAttention-3 (it is dlopen'ed on demand) and says how to get it.
+TEST(Fa3, WithoutTheLibraryACudaPointSaysHowToInstallIt) {
+  const Problem p = problem(1, 2, 128, 64, DType::bf16, true, Device::cuda);
+  const Support s = backend("fa3").supports(p);
+  if (s.supported) GTEST_SKIP() << "skipped: FlashAttention-3 is installed here";
+  EXPECT_NE(s.reason.find("FlashAttention-3 not found (looked in "), std::string::npos) << s.reason;
+  EXPECT_NE(s.reason.find("pip install fa3-fwd"), std::string::npos) << s.reason;
+  EXPECT_NE(s.reason.find("ATTNBENCH_FA3_LIB"), std::string::npos) << s.reason;
+}
+
+TEST(Fa3, RefusesWhatNoFa3WheelRuns) {
+  auto reason = [](Problem p) { return backend("fa3").supports(p).reason; };
+  Problem p = problem(1, 2, 128, 64, DType::f32, false, Device::cuda);
+  EXPECT_EQ(reason(p), "FlashAttention-3 has no fp32 kernels");
+  p.dtype = DType::bf16, p.head_dim = 320;
+  EXPECT_EQ(reason(p), "FlashAttention-3 needs head_dim <= 256 and a multiple of 8, not 320");
+  p.head_dim = 64, p.direction = Direction::bwd;
+  EXPECT_EQ(reason(p), "the FA3 wheels are built forward-only (FLASHATTENTION_DISABLE_BACKWARD)");
 }
 
 std::vector<bool> sdpa_switches() {

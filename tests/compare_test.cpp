@@ -32,7 +32,7 @@ Row timed(const std::string& backend, int seq_len, double ms, double noise,
 
 CsvTable table(const std::vector<Row>& rows, const std::string& path) {
   std::string text = csv_line(row_header());
-  for (const auto& r : rows) text += csv_line(row_fields(r));
+  for (const auto& r : rows) text += csv_line(row_cells(r));
   return parse_csv(text, path);
 }
 

@@ -67,7 +67,7 @@ TEST(Csv, RowsWriteAndReadBackThroughTheSchema) {
   const std::string path = temp_path("rows.csv");
   {
     CsvWriter w(path, row_header());
-    w.write(row_fields(row));
+    w.write(row_cells(row));
   }  // each row is flushed as it is written; closing adds nothing
   const CsvTable t = read_csv(path);
   EXPECT_EQ(t.header, row_header());
@@ -97,7 +97,7 @@ TEST(Csv, NumbersReadBackExactly) {
   const std::string path = temp_path("precise.csv");
   {
     CsvWriter w(path, row_header());
-    w.write(row_fields(row));
+    w.write(row_cells(row));
   }
   const CsvTable t = read_csv(path);
   EXPECT_EQ(std::stod(t.at(0, "time_ms_median")), 1.0 / 3.0);

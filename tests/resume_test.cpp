@@ -27,12 +27,12 @@ ReportTexts full_report() {
     for (const std::string backend : {"naive", "flash"}) {
       KernelRow k;
       k.point_id = point, k.backend = backend, k.name = "gemm, \"tiled\"";
-      t.kernels += csv_line(kernel_row_fields(k));
+      t.kernels += csv_line(kernel_row_cells(k));
       t.samples += csv_line(sample_fields(point, backend, TimingMode::cold, 0, 0, 0.5));
       const std::vector<TimingMode> modes =
           device == Device::cuda ? std::vector<TimingMode>{TimingMode::cold, TimingMode::batch}
                                  : std::vector<TimingMode>{TimingMode::wall};
-      for (TimingMode m : modes) t.rows += csv_line(row_fields(row(point, backend, device, m)));
+      for (TimingMode m : modes) t.rows += csv_line(row_cells(row(point, backend, device, m)));
     }
   return t;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds attnbench on the GPU machine and runs the named steps, copying results to $OUT.
 # Usage (from the repository root there): tools/device_run.sh STEP... with steps among
-#   build tests seed study hosttime seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults isolation
+#   deps build tests seed study hosttime seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults isolation
 # tests writes results/h200/tests.txt (ctest) and results/h200/gpu-tests.txt (the GPU tests' own output).
 # The device machine has no .git: pass the commit as ATTNBENCH_GIT_SHA.
 set -uo pipefail
@@ -11,6 +11,12 @@ out=/tmp/attnbench-logs  # logs; packed with results/h200 into $OUT/run.tgz at t
 mkdir -p "$out" results/h200
 export PATH=/opt/torch/.venv/bin:$PATH
 log() { echo "== $(date +%T) $*"; }
+# The Hopper plugins' wheels travel with the call in .whl/ (the machine has no network; see
+# tools/setup.sh deps): installed into /tmp/site, found by the plugins through $PYTHONPATH.
+if compgen -G ".whl/*.whl" >/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
 for step in "$@"; do
   case $step in
     build)
@@ -64,6 +70,13 @@ for step in "$@"; do
     seqlen)
       log seqlen
       "$build/attnbench" run configs/sweep-seqlen.yaml --force -o results/h200/sweep-seqlen.csv 2>"$out/seqlen.stderr" | tee "$out/seqlen.summary"
+      ;;
+    hopper-check|hopper-prefill|hopper-decode)
+      log "$step"
+      mkdir -p results/h200/hopper
+      "$build/attnbench" run "configs/$step.yaml" --force -o "results/h200/hopper/$step.csv" 2>"$out/$step.stderr" \
+        | tee "results/h200/hopper/$step.summary.txt" | tail -70
+      echo "exit code ${PIPESTATUS[0]}" | tee -a "results/h200/hopper/$step.summary.txt"
       ;;
     decode|gqa|training)
       log "$step"

@@ -66,6 +66,7 @@ int cmd_summary(const std::string& report);
 // A report in another format: "gbench" (Google Benchmark JSON) to `output`, or stdout when empty.
 int cmd_export(const std::string& report, const std::string& format, const std::string& output);
 int cmd_calibrate(const std::string& output);
+int cmd_columns();  // docs/columns.md, from the field tables
 
 // attnbench-measure, beside this executable: the worker and every command that needs LibTorch.
 std::string measure_executable();

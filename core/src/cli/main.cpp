@@ -177,6 +177,9 @@ int main(int argc, char** argv) {
   auto* summary = app.add_subcommand("summary", "Print the summary table of a report");
   summary->add_option("report", summary_file, "Report CSV")->required();
 
+  auto* columns = app.add_subcommand(
+      "columns", "Print the columns of every report and the measurement keys (docs/columns.md)");
+
   std::string calibration_output;
   auto* calibrate = app.add_subcommand(
       "calibrate", "Measure the GPU's bf16 matmul and copy ceilings and store them");
@@ -212,6 +215,7 @@ int main(int argc, char** argv) {
     if (*summary) return cmd_summary(summary_file);
     if (*plot) return cmd_plot(plot_args);
     if (*merge) return cmd_merge(merge_args);
+    if (*columns) return cmd_columns();
   } catch (const InputError& e) {
     std::cerr << "attnbench: " << e.what() << '\n';
     return 2;

@@ -87,34 +87,33 @@ std::vector<AxisValue> parse_axis_values(const YamlReader& r, AxisName axis, con
 
 void parse_measurement(const YamlReader& r, const YAML::Node& node, MeasureSettings& m) {
   const std::string where = "measurement";
-  r.check_keys(node, where,
-               {"warmup_ms", "min_samples", "max_samples", "min_time_s", "max_time_s",
-                "target_rel_noise", "timing_modes", "batch_sample_ms", "kernel_pass_iterations",
-                "cpu_pass_calls", "keep_samples", "timeout_s", "passes", "repetitions"});
-  auto key = [&](const char* k) { return YamlReader::qualified(where, k); };
-  if (node["warmup_ms"]) m.warmup_ms = r.number(node["warmup_ms"], key("warmup_ms"), 0, false);
-  if (node["min_samples"])
-    m.min_samples = static_cast<int>(r.integer(node["min_samples"], key("min_samples"), 1));
-  if (node["max_samples"])
-    m.max_samples = static_cast<int>(r.integer(node["max_samples"], key("max_samples"), 1));
-  if (node["min_time_s"]) m.min_time_s = r.number(node["min_time_s"], key("min_time_s"), 0, false);
-  if (node["max_time_s"]) m.max_time_s = r.number(node["max_time_s"], key("max_time_s"), 0, true);
-  if (node["target_rel_noise"])
-    m.target_rel_noise = r.number(node["target_rel_noise"], key("target_rel_noise"), 0, true);
-  if (node["batch_sample_ms"])
-    m.batch_sample_ms = r.number(node["batch_sample_ms"], key("batch_sample_ms"), 0, true);
-  if (node["kernel_pass_iterations"])
-    m.kernel_pass_iterations = static_cast<int>(
-        r.integer(node["kernel_pass_iterations"], key("kernel_pass_iterations"), 1));
-  if (node["cpu_pass_calls"])
-    m.cpu_pass_calls =
-        static_cast<int>(r.integer(node["cpu_pass_calls"], key("cpu_pass_calls"), 1));
-  if (node["keep_samples"]) m.keep_samples = r.boolean(node["keep_samples"], key("keep_samples"));
-  if (node["timeout_s"]) m.timeout_s = r.number(node["timeout_s"], key("timeout_s"), 0, true);
-  if (node["repetitions"])
-    m.repetitions = static_cast<int>(r.integer(node["repetitions"], key("repetitions"), 1));
+  std::vector<std::string> keys;
+  for (const auto& s : measure_settings_fields())
+    if (s.config_key) keys.push_back(s.field.name);
+  r.check_keys(node, where, keys);
+  auto key = [&](const std::string& k) { return YamlReader::qualified(where, k); };
+  // Scalars from the table (records/fields.cpp): type and lower bound; lists below.
+  for (const auto& s : measure_settings_fields()) {
+    const std::string& name = s.field.name;
+    if (!s.config_key || !node[name]) continue;
+    const YAML::Node item = node[name];
+    FieldValue value;
+    switch (s.field.type) {
+      case FieldType::number: value = r.number(item, key(name), s.min, s.min_exclusive); break;
+      case FieldType::integer:
+        value = r.integer(item, key(name), static_cast<int64_t>(s.min));
+        break;
+      case FieldType::boolean: value = r.boolean(item, key(name)); break;
+      default: continue;
+    }
+    try {
+      s.field.set(m, value);
+    } catch (const std::invalid_argument& e) {
+      r.fail(item, key(name), e.what());
+    }
+  }
   // A list setting: the shared parser, its error located at the offending item.
-  auto list_setting = [&](const char* name, auto parse) {
+  auto list_setting = [&](const std::string& name, auto parse) {
     const std::vector<YAML::Node> items = r.list(node[name], key(name));
     std::vector<std::string> names;
     for (const auto& item : items) names.push_back(r.scalar(item, key(name)));

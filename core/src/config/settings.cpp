@@ -16,6 +16,47 @@ bool MeasureSettings::wants(Pass pass) const {
   return std::find(passes.begin(), passes.end(), pass) != passes.end();
 }
 
+const std::vector<SettingField>& measure_settings_fields() {
+  using M = MeasureSettings;
+  static const std::vector<SettingField> fields = {
+      {field("warmup_ms", &M::warmup_ms, "ms",
+             "warm-up calls for at least this long (and at least 2 calls)"),
+       0},
+      {field("min_samples", &M::min_samples, "count", "timing samples at least"), 1},
+      {field("max_samples", &M::max_samples, "count", "timing samples at most"), 1},
+      {field("min_time_s", &M::min_time_s, "s", "keep sampling at least this long"), 0},
+      {field("max_time_s", &M::max_time_s, "s",
+             "stop here even if the noise target was not met"),
+       0, true},
+      {field("target_rel_noise", &M::target_rel_noise, "ratio",
+             "stop sampling once time_rel_noise is this low"),
+       0, true},
+      {field("timing_modes", &M::timing_modes, "",
+             "CUDA timing modes: `cold`, `batch`, `graph` (CPU points are always `wall`)")},
+      {field("batch_sample_ms", &M::batch_sample_ms, "ms",
+             "`batch`/`graph`: calls per sample chosen to fill this long"),
+       0, true},
+      {field("kernel_pass_iterations", &M::kernel_pass_iterations, "count",
+             "calls under CUPTI in the kernels pass (and the trace pass)"),
+       1},
+      {field("cpu_pass_calls", &M::cpu_pass_calls, "count",
+             "calls timed one by one in the cpu pass (host time per call)"),
+       1},
+      {field("keep_samples", &M::keep_samples, "",
+             "write the raw samples to <output>.samples.csv (compare judges on them)")},
+      {field("timeout_s", &M::timeout_s, "s",
+             "a worker not done with one (point, backend) by then is killed: `timeout`"),
+       0, true},
+      {field("passes", &M::passes, "",
+             "which passes run: correctness, timing, cpu, memory, ops, kernels")},
+      {field("repetitions", &M::repetitions, "count",
+             "the sweep run through this many times, so drift hits every backend alike"),
+       1},
+      {field("trace", &M::trace, "", "a trace pass last (run --trace)"), 0, false, false},
+  };
+  return fields;
+}
+
 std::map<DType, double> default_tolerances() {
   // Per-row relative error against float64. bf16 keeps 8 mantissa bits, so rounding the output
   // alone costs ~4e-3; fp16 keeps 11; fp32 matmuls run without TF32 in PyTorch's default.

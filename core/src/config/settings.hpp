@@ -4,6 +4,7 @@
 
 #include "base/enums.hpp"
 #include "base/errors.hpp"
+#include "base/field.hpp"
 
 #include <attnbench/backend.hpp>
 
@@ -37,6 +38,17 @@ struct MeasureSettings {
 
   bool wants(Pass pass) const;
 };
+
+// The `measurement:` keys, one entry each (the YAML reader, the worker protocol and
+// docs/columns.md read this table): the field, its lower bound, and whether a sweep may set it
+// (`trace` is run --trace only).
+struct SettingField {
+  Field<MeasureSettings> field;
+  double min = 0;
+  bool min_exclusive = false;
+  bool config_key = true;
+};
+const std::vector<SettingField>& measure_settings_fields();
 
 // Max per-row relative error against float64, per dtype.
 std::map<DType, double> default_tolerances();

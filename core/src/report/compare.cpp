@@ -3,6 +3,7 @@
 #include "base/errors.hpp"
 #include "base/hash.hpp"
 #include "measure/stats.hpp"
+#include "records/fields.hpp"
 #include "report/compare_flags.hpp"
 #include "report/normalize.hpp"
 #include "report/schema.hpp"
@@ -15,30 +16,17 @@
 
 namespace attnbench {
 
-namespace {
-// From A/A runs on the H200 (two identical seed sweeps back to back): GPU medians 1-4.5% apart,
-// host time per call 15-32% apart.
-constexpr double kTimeThreshold = 0.05;
-constexpr double kHostTimeThreshold = 0.35;
-}  // namespace
-
 const std::vector<Metric>& metric_table() {
-  static const std::vector<Metric> metrics = {
-      {"time_ms_median", false, "time_rel_noise", "", "", kTimeThreshold, true},
-      {"time_ms_p10", false, "time_rel_noise", "", "", kTimeThreshold},
-      {"time_ms_p90", false, "time_rel_noise", "", "", kTimeThreshold},
-      {"tflops", true, "time_rel_noise", "", "", kTimeThreshold, true},
-      {"pct_of_peak", true, "time_rel_noise", "", "", kTimeThreshold, true},
-      {"cpu_us_median", false, "", "cpu_us_p10", "cpu_us_p90", kHostTimeThreshold},
-      {"aten_ops_per_call", false, "", "", ""},
-      {"aten_ops_nested_per_call", false, "", "", ""},
-      {"aten_copies_per_call", false, "", "", ""},
-      {"kernels_per_call", false, "", "", ""},
-      {"memcpy_per_call", false, "", "", ""},
-      {"memset_per_call", false, "", "", ""},
-      {"peak_mem_mib", false, "", "", ""},
-      {"rel_err", false, "", "", ""},
-  };
+  static const std::vector<Metric> metrics = [] {
+    std::vector<Metric> out;
+    for (const auto& f : row_fields()) {
+      if (!f.metric) continue;
+      const MetricTraits& m = *f.metric;
+      out.push_back({f.name, m.higher_is_better, m.noise_column, m.p10_column, m.p90_column,
+                     m.threshold, m.from_time_samples});
+    }
+    return out;
+  }();
   return metrics;
 }
 

@@ -39,13 +39,13 @@ void ReportWriter::write(const BackendRecords& records) {
     out << chrome_trace_json(records) << '\n';
     if (!out.flush()) throw std::runtime_error(path + ": cannot write the trace");
   }
-  for (const KernelRow& k : records.kernels) kernels_.write(kernel_row_fields(k));
+  for (const KernelRow& k : records.kernels) kernels_.write(kernel_row_cells(k));
   if (samples_)
     for (const SampleSeries& series : records.samples)
       for (size_t i = 0; i < series.time_ms.size(); ++i)
         samples_->write(sample_fields(records.point_id, records.backend, series.mode,
                                       records.repetition, i, series.time_ms[i]));
-  for (const Row& row : records.rows) rows_.write(row_fields(row));  // last: they mark it done
+  for (const Row& row : records.rows) rows_.write(row_cells(row));  // last: they mark it done
 }
 
 }  // namespace attnbench

@@ -20,11 +20,11 @@ bool readable_schema_version(const std::string& text);
 
 // <output>.csv: one row per (point, backend, timing mode).
 std::vector<std::string> row_header();
-std::vector<std::string> row_fields(const Row& row);
+std::vector<std::string> row_cells(const Row& row);
 
 // <output>.kernels.csv: one row per (point, backend, kind, name, grid, block).
 std::vector<std::string> kernel_row_header();
-std::vector<std::string> kernel_row_fields(const KernelRow& row);
+std::vector<std::string> kernel_row_cells(const KernelRow& row);
 
 // <output>.samples.csv: one row per raw timing sample.
 std::vector<std::string> sample_header();

@@ -1,0 +1,140 @@
+#include "fa3_library.hpp"
+
+#include <attnbench/backend.hpp>
+
+#include <ATen/Context.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+namespace attnbench::fa3 {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The package folders of the two wheels, with their op namespace.
+struct Package {
+  const char* folder;
+  const char* op;
+  bool fp16;
+};
+constexpr Package kPackages[] = {{"fa3_fwd", "fa3_fwd::fwd", false},
+                                 {"flash_attn_3", "flash_attn_3::fwd", true}};
+
+const char* kHowToInstall =
+    "pip install fa3-fwd (forward, bf16/fp8) or tokenspeed-fa3 (adds fp16), into the Python "
+    "whose torch attnbench links or onto $PYTHONPATH; or point $ATTNBENCH_FA3_LIB at its "
+    "_C.abi3.so";
+
+// site-packages holding the LibTorch this process runs: .../site-packages/torch/lib/libtorch_cpu.so
+std::optional<fs::path> torch_site_packages() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&at::globalContext), &info) == 0 || !info.dli_fname)
+    return std::nullopt;
+  return fs::path(info.dli_fname).parent_path().parent_path().parent_path();
+}
+
+std::vector<fs::path> search_folders() {
+  std::vector<fs::path> out;
+  if (const char* pp = std::getenv("PYTHONPATH")) {
+    std::string list = pp;
+    size_t start = 0;
+    while (start <= list.size()) {
+      const size_t end = std::min(list.find(':', start), list.size());
+      if (end > start) out.emplace_back(list.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  if (auto site = torch_site_packages()) out.push_back(*site);
+  return out;
+}
+
+Library load(const fs::path& so, const Package& package) {
+  Library lib;
+  lib.path = so.string();
+  lib.op = package.op;
+  lib.has_fp16 = package.fp16;
+  // RTLD_GLOBAL: the library's kernels stay resolvable for as long as the process lives; it is
+  // never unloaded (its ops are registered with the process-wide dispatcher).
+  if (!dlopen(lib.path.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
+    const char* why = dlerror();
+    lib.error = "FlashAttention-3 found at " + lib.path + " but not loaded: " +
+                (why ? why : "unknown dlopen error");
+    return lib;
+  }
+  if (!c10::Dispatcher::singleton().findSchema({lib.op, ""}))
+    lib.error = "FlashAttention-3 loaded from " + lib.path + " but it registered no op " + lib.op;
+  return lib;
+}
+
+Library find_and_load() {
+  if (const char* explicit_path = std::getenv("ATTNBENCH_FA3_LIB")) {
+    const fs::path so = explicit_path;
+    if (!fs::exists(so)) {
+      Library lib;
+      lib.error = std::string("FlashAttention-3 not found: $ATTNBENCH_FA3_LIB is ") +
+                  explicit_path + ", which does not exist";
+      return lib;
+    }
+    const bool tokenspeed = so.parent_path().filename() == "flash_attn_3";
+    return load(so, kPackages[tokenspeed ? 1 : 0]);
+  }
+  std::string looked;
+  for (const fs::path& folder : search_folders()) {
+    looked += (looked.empty() ? "" : ", ") + folder.string();
+    for (const Package& package : kPackages) {
+      const fs::path so = folder / package.folder / "_C.abi3.so";
+      if (fs::exists(so)) return load(so, package);
+    }
+  }
+  Library lib;
+  lib.error = "FlashAttention-3 not found (looked in " + (looked.empty() ? "nothing" : looked) +
+              "): " + kHowToInstall;
+  return lib;
+}
+
+bool is_shape_refusal(const std::string& what) {
+  // FA3's argument checks (head_dim, dtype, architecture); CUDA failures and memory stay errors.
+  return what.find("CUDA error") == std::string::npos &&
+         what.find("out of memory") == std::string::npos;
+}
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+}  // namespace
+
+const Library& library() {
+  static const Library lib = find_and_load();
+  return lib;
+}
+
+at::Tensor call_forward(const Library& lib, const std::map<std::string, c10::IValue>& args) {
+  static const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(
+      lib.op.c_str(), "");
+  std::vector<c10::IValue> stack;
+  for (const c10::Argument& a : op.schema().arguments()) {
+    if (auto it = args.find(a.name()); it != args.end())
+      stack.push_back(it->second);
+    else if (a.default_value())
+      stack.push_back(*a.default_value());
+    else
+      throw std::runtime_error(lib.op + " needs argument '" + a.name() + "', which attnbench does "
+                               "not give: another FA3 version than the one this plugin knows");
+  }
+  try {
+    op.callBoxed(&stack);
+  } catch (const std::exception& e) {
+    if (is_shape_refusal(e.what()))
+      throw attnbench::Unsupported("FlashAttention-3 refused: " + first_line(e.what()));
+    throw;
+  }
+  return stack.at(0).toTensor();
+}
+
+}  // namespace attnbench::fa3

@@ -1,0 +1,189 @@
+// The field tables are the one place a column or a measurement key is declared: these tests fail
+// when a writer, a reader, the worker protocol or the docs miss one.
+#include "config/settings.hpp"
+#include "isolate/protocol.hpp"
+#include "records/fields.hpp"
+#include "records/row_columns.hpp"
+#include "report/compare.hpp"
+#include "report/csv.hpp"
+#include "report/schema.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace attnbench {
+namespace {
+
+// A value for field number i that differs from the record's default and from every other field's:
+// a forgotten field cannot pass by carrying the default or a neighbour's value.
+template <class R>
+FieldValue distinct_value(const Field<R>& f, size_t i) {
+  switch (f.type) {
+    case FieldType::text: return "text " + std::to_string(i) + ", \"quoted\"\nline";
+    case FieldType::integer: return static_cast<int64_t>(1000 + i);
+    case FieldType::number: return 1.0 / 3.0 + static_cast<double>(i);
+    case FieldType::boolean: return true;
+    case FieldType::choice:
+    case FieldType::list: {
+      const FieldValue default_value = f.get(R{});
+      for (const auto& name : f.choices)
+        if (f.type == FieldType::choice ? default_value != FieldValue(name)
+                                        : default_value != FieldValue(std::vector{name}))
+          return f.type == FieldType::choice ? FieldValue(name) : FieldValue(std::vector{name});
+      return {};
+    }
+  }
+  return {};
+}
+
+template <class R>
+R every_field_set(const std::vector<Field<R>>& fields) {
+  R r;
+  for (size_t i = 0; i < fields.size(); ++i) fields[i].set(r, distinct_value(fields[i], i));
+  return r;
+}
+
+template <class R>
+void expect_same_fields(const std::vector<Field<R>>& fields, const R& want, const R& got) {
+  for (const auto& f : fields) EXPECT_EQ(f.get(want), f.get(got)) << "field " << f.name;
+}
+
+TEST(Fields, EveryFieldIsSetByTheTestRecord) {
+  const Row row = every_field_set(row_fields());
+  const Row blank;
+  for (const auto& f : row_fields()) EXPECT_NE(f.get(row), f.get(blank)) << f.name;
+}
+
+TEST(Fields, RowAndKernelRowSurviveTheWorkerProtocolFieldByField) {
+  BackendRecords b;
+  b.rows = {every_field_set(row_fields())};
+  b.kernels = {every_field_set(kernel_row_fields())};
+  b.kernels[0].run.torch_version = "only in the protocol";
+  const Message m = parse_message(records_message(b));
+  ASSERT_EQ(m.records.rows.size(), 1u);
+  ASSERT_EQ(m.records.kernels.size(), 1u);
+  expect_same_fields(row_fields(), b.rows[0], m.records.rows[0]);
+  expect_same_fields(kernel_row_fields(), b.kernels[0], m.records.kernels[0]);
+  expect_same_fields(run_info_fields(), b.kernels[0].run, m.records.kernels[0].run);
+}
+
+TEST(Fields, RowSurvivesTheCsvFieldByField) {
+  const Row row = every_field_set(row_fields());
+  const CsvTable t = parse_csv(csv_line(row_header()) + csv_line(row_cells(row)), "x.csv");
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(t.at(0, "schema_version"), std::to_string(kCsvSchemaVersion));
+  Row back;
+  for (const auto& f : row_fields()) f.set(back, parse_field_text(f.type, t.at(0, f.name)));
+  expect_same_fields(row_fields(), row, back);
+}
+
+TEST(Fields, KernelRowSurvivesTheCsvFieldByField) {
+  const KernelRow k = every_field_set(kernel_row_fields());
+  const CsvTable t = parse_csv(csv_line(kernel_row_header()) + csv_line(kernel_row_cells(k)), "k");
+  KernelRow back;
+  for (const auto& f : kernel_row_fields()) f.set(back, parse_field_text(f.type, t.at(0, f.name)));
+  expect_same_fields(kernel_row_fields(), k, back);
+}
+
+// The column names and their order are the CSV's contract with every report already written.
+TEST(Fields, TheMainCsvHeaderIsSchemaSix) {
+  const std::vector<std::string> want = {
+      "schema_version", "point_id", "backend", "batch", "heads", "kv_heads", "seq_len",
+      "seq_len_kv", "head_dim", "dtype", "causal", "device", "direction", "timing_mode",
+      "repetition", "device_index", "status", "reason", "time_ms_median", "time_ms_p10",
+      "time_ms_p90", "time_rel_spread", "time_rel_noise", "samples", "calls_per_sample",
+      "cpu_us_median", "cpu_us_p10", "cpu_us_p90", "host_mhz", "host_preempted_per_call",
+      "host_migrated_per_call", "aten_ops_per_call", "aten_ops", "aten_ops_nested_per_call",
+      "aten_copies_per_call", "kernels_per_call", "memcpy_per_call", "memset_per_call",
+      "occupancy_pct", "peak_mem_mib", "rel_err", "tolerance", "gflop", "tflops", "pct_of_peak",
+      "sm_clock_mhz_start", "sm_clock_mhz_end", "power_w", "temperature_c", "flags",
+      "expectation", "device_name", "torch_version", "git_sha", "started_at", "config",
+      "config_fingerprint", "shard"};
+  EXPECT_EQ(row_header(), want);
+  EXPECT_EQ(kernel_row_header(),
+            (std::vector<std::string>{"schema_version", "point_id", "backend", "repetition",
+                                      "kind", "name", "launches_per_call", "duration_us_mean",
+                                      "grid", "block", "registers_per_thread",
+                                      "static_smem_bytes", "dynamic_smem_bytes",
+                                      "theoretical_occupancy_pct", "bytes", "device_name",
+                                      "git_sha", "started_at"}));
+}
+
+TEST(Fields, CellsAreWrittenAsBefore) {
+  Row r;
+  r.problem.causal = true;
+  r.time_ms_median = 0.1;
+  r.samples = 12;
+  const auto cells = row_cells(r);
+  const auto header = row_header();
+  auto cell = [&](const std::string& name) {
+    return cells.at(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  EXPECT_EQ(cell("causal"), "true");
+  EXPECT_EQ(cell("time_ms_median"), "0.1");
+  EXPECT_EQ(cell("samples"), "12");
+  EXPECT_EQ(cell("time_ms_p10"), "");
+  EXPECT_EQ(cell("dtype"), "bf16");
+  EXPECT_EQ(cell("timing_mode"), "wall");
+}
+
+TEST(Fields, PredictionsMayNameExactlyTheNumericColumnsButRepetition) {
+  std::vector<std::string> want;
+  for (const auto& f : row_fields())
+    if (f.numeric() && f.name != "repetition") want.push_back(f.name);
+  EXPECT_EQ(numeric_row_columns(), want);
+  Row r = every_field_set(row_fields());
+  EXPECT_EQ(numeric_row_value(r, "batch"), 1000 + 2);  // the third field
+  EXPECT_THROW(numeric_row_value(r, "repetition"), std::out_of_range);
+}
+
+TEST(Fields, CompareJudgesTheMarkedColumnsWithTheirDirection) {
+  std::vector<std::string> names;
+  for (const auto& m : metric_table()) names.push_back(m.name);
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "time_ms_median", "time_ms_p10", "time_ms_p90", "cpu_us_median",
+                       "aten_ops_per_call", "aten_ops_nested_per_call", "aten_copies_per_call",
+                       "kernels_per_call", "memcpy_per_call", "memset_per_call", "peak_mem_mib",
+                       "rel_err", "tflops", "pct_of_peak"}));
+  EXPECT_TRUE(find_metric("tflops").higher_is_better);
+  EXPECT_TRUE(find_metric("pct_of_peak").higher_is_better);
+  EXPECT_FALSE(find_metric("time_ms_median").higher_is_better);
+  EXPECT_DOUBLE_EQ(find_metric("time_ms_median").threshold, 0.05);
+  EXPECT_DOUBLE_EQ(find_metric("cpu_us_median").threshold, 0.35);
+  EXPECT_TRUE(find_metric("kernels_per_call").deterministic());
+  EXPECT_TRUE(find_metric("time_ms_median").from_time_samples);
+  EXPECT_FALSE(find_metric("time_ms_p10").from_time_samples);
+}
+
+TEST(Fields, EveryMeasurementSettingReachesTheWorker) {
+  std::vector<Field<MeasureSettings>> fields;
+  for (const auto& s : measure_settings_fields()) fields.push_back(s.field);
+  RunOptions o;
+  o.measurement = every_field_set(fields);
+  o.info = every_field_set(run_info_fields());
+  const Message m = parse_message(setup_message(o));
+  expect_same_fields(fields, o.measurement, m.options.measurement);
+  expect_same_fields(run_info_fields(), o.info, m.options.info);
+}
+
+TEST(Fields, TheColumnsPageIsTheTables) {
+  std::ifstream in(std::string(ATTNBENCH_SOURCE_DIR) + "/docs/columns.md");
+  std::stringstream page;
+  page << in.rdbuf();
+  EXPECT_EQ(page.str(), columns_markdown())
+      << "docs/columns.md differs from core/src/records/fields.cpp: regenerate it with "
+         "`build/attnbench columns > docs/columns.md`";
+}
+
+TEST(Fields, AnIntegerOutOfItsFieldsRangeIsRefused) {
+  const Field<MeasureSettings>& f = measure_settings_fields()[1].field;  // min_samples, an int
+  MeasureSettings m;
+  EXPECT_THROW(f.set(m, int64_t{1} << 40), std::invalid_argument);
+  EXPECT_THROW(parse_field_text(FieldType::number, "inf"), std::invalid_argument);
+  EXPECT_THROW(parse_field_text(FieldType::integer, "12x"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace attnbench
