@@ -60,9 +60,10 @@ Library load(const fs::path& so, const Package& package) {
   lib.path = so.string();
   lib.op = package.op;
   lib.has_fp16 = package.fp16;
-  // RTLD_GLOBAL: the library's kernels stay resolvable for as long as the process lives; it is
-  // never unloaded (its ops are registered with the process-wide dispatcher).
-  if (!dlopen(lib.path.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
+  // RTLD_LAZY: the library is also a Python extension module, and its module init is its only
+  // use of libpython (PyModule_Create2), which this process neither has nor calls. Never
+  // unloaded: its ops are registered with the process-wide dispatcher.
+  if (!dlopen(lib.path.c_str(), RTLD_LAZY | RTLD_GLOBAL)) {
     const char* why = dlerror();
     lib.error = "FlashAttention-3 found at " + lib.path + " but not loaded: " +
                 (why ? why : "unknown dlopen error");
