@@ -11,6 +11,8 @@
 #include <set>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace attnbench {
 namespace {
 
@@ -609,20 +611,45 @@ TEST_F(Cli, ExportWritesGoogleBenchmarkJson) {
   std::ifstream in(path("e.json"));
   const auto ours = nlohmann::json::parse(in);
   const auto rows = rows_of(path("e.csv"));
-  ASSERT_EQ(ours.at("benchmarks").size(), rows.size());
-  for (const auto& b : ours.at("benchmarks")) {
-    const std::string name = b.at("name");
-    EXPECT_EQ(b.at("time_unit"), "ms");
-    if (name.find("/naive/") != std::string::npos) {
-      EXPECT_FALSE(b.contains("error_occurred")) << name;
-      EXPECT_GT(b.at("real_time").get<double>(), 0) << name;
-      EXPECT_GT(b.at("iterations").get<int64_t>(), 0) << name;
-      EXPECT_TRUE(b.contains("host_us") && b.contains("rel_err")) << name;
+  // Every naive row: one run per raw sample, then mean, median and stddev, in nanoseconds, equal
+  // to the report's own numbers; every zeros row: one failed benchmark.
+  std::map<std::string, std::vector<nlohmann::json>> by_run;
+  for (const auto& b : ours.at("benchmarks")) by_run[b.at("run_name")].push_back(b);
+  ASSERT_EQ(by_run.size(), rows.size());
+  for (const auto& [key, row] : rows) {
+    const std::string name = row.at("point_id") + "/" + row.at("backend") + "/wall";
+    ASSERT_TRUE(by_run.count(name)) << name;
+    const auto& runs = by_run.at(name);
+    for (const auto& b : runs) EXPECT_EQ(b.at("time_unit"), "ns") << name;
+    if (row.at("backend") == "naive") {
+      const size_t samples = std::stoul(row.at("samples"));
+      ASSERT_EQ(runs.size(), samples + 3) << name;
+      for (size_t i = 0; i < samples; ++i) {
+        EXPECT_EQ(runs[i].at("run_type"), "iteration");
+        EXPECT_EQ(runs[i].at("repetition_index"), i);
+        EXPECT_EQ(runs[i].at("repetitions"), samples);
+        EXPECT_DOUBLE_EQ(runs[i].at("cpu_time").get<double>(),
+                         std::stod(row.at("cpu_us_median")) * 1e3);
+      }
+      const auto& median = runs[samples + 1];
+      EXPECT_EQ(median.at("name"), name + "_median");
+      EXPECT_EQ(median.at("aggregate_name"), "median");
+      EXPECT_NEAR(median.at("real_time").get<double>(), std::stod(row.at("time_ms_median")) * 1e6,
+                  1e-9 * std::stod(row.at("time_ms_median")) * 1e6);
+      EXPECT_DOUBLE_EQ(runs[0].at("TFLOP/s").get<double>(), std::stod(row.at("tflops")));
+      EXPECT_DOUBLE_EQ(runs[0].at("host_us").get<double>(), std::stod(row.at("cpu_us_median")));
     } else {
-      EXPECT_EQ(b.at("error_occurred"), true) << name;
-      EXPECT_EQ(b.at("error_message").get<std::string>().rfind("wrong: ", 0), 0u) << name;
+      ASSERT_EQ(runs.size(), 1u) << name;
+      EXPECT_EQ(runs[0].at("error_occurred"), true) << name;
+      EXPECT_EQ(runs[0].at("error_message").get<std::string>().rfind("wrong: ", 0), 0u) << name;
     }
   }
+  // The machine the run was made on, not the GPU.
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  EXPECT_EQ(ours.at("context").at("host_name"), host);
+  EXPECT_EQ(ours.at("context").at("num_cpus"), sysconf(_SC_NPROCESSORS_ONLN));
+  EXPECT_EQ(ours.at("context").at("attnbench_device_name"), "cpu");
   EXPECT_EQ(ours.at("benchmarks").at(0).at("name"), "b1-h2-s32-d16-fp32-causal-cpu/naive/wall");
   EXPECT_EQ(run("export " + path("e.csv") + " --format csv").code, 2);
   EXPECT_EQ(run("export " + path("nothing.csv") + " --format gbench").code, 2);
@@ -649,6 +676,52 @@ TEST_F(Cli, ExportWritesGoogleBenchmarkJson) {
   ASSERT_FALSE(theirs.at("benchmarks").empty());
   same_keys(theirs.at("benchmarks").at(0), ours.at("benchmarks").at(0), "benchmark");
 #endif
+}
+
+// Google Benchmark's own compare.py (Debian's libbenchmark-tools) reads the export: it finds a
+// planted slowdown (twice the work: robust on a busy 2-core machine) with its U test on the raw
+// samples, and shows times in its unit.
+TEST_F(Cli, GoogleBenchmarksCompareFindsAPlantedSlowdownInTheExport) {
+  const std::string tool = "/usr/share/benchmark/compare.py";
+  if (!fs::exists(tool) || std::system("python3 -c 'import scipy' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "skipped: " << tool << " or scipy not installed (tools/setup.sh installs both)";
+  const std::string config = write(
+      "p.yaml",
+      "backends: [planted]\nmeasurement: {warmup_ms: 5, min_samples: 40, max_samples: 60, "
+      "min_time_s: 0.05, max_time_s: 0.4, cpu_pass_calls: 5}\nsweep: {batch: 1, heads: 4, "
+      "seq_len: 256, head_dim: 32, dtype: fp32, causal: true, device: cpu}\n");
+  const std::string plugins = std::string(ATTNBENCH_BINARY_DIR) + "/tests/planted_plugin";
+  for (const auto& [name, slowdown] : {std::pair{"base", "0"}, {"slow", "1"}}) {
+    const std::string csv = path(std::string(name) + ".csv");
+    ASSERT_EQ(run("run " + config + " --no-summary --plugin-dir " + plugins + " -o " + csv,
+                  std::string("ATTNBENCH_PLANTED_SLOWDOWN=") + slowdown)
+                  .code,
+              0);
+    ASSERT_EQ(run("export " + csv + " --format gbench -o " + path(std::string(name) + ".json")).code, 0);
+  }
+  const std::string command = "python3 " + tool + " -d " + path("diff.json") + " benchmarks " +
+                              path("base.json") + " " + path("slow.json") + " >" +
+                              path("compare.log") + " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  std::ifstream in(path("diff.json"));
+  const auto diff = nlohmann::json::parse(in);
+  const std::string name = "b1-h4-s256-d32-fp32-causal-cpu/planted/wall";
+  bool saw_utest = false, saw_median = false;
+  for (const auto& b : diff) {
+    if (b.at("name") == name) {
+      saw_utest = true;
+      EXPECT_LT(b.at("utest").at("time_pvalue").get<double>(), 0.05);
+      EXPECT_GE(b.at("utest").at("nr_of_repetitions").get<int>(), 40);
+    }
+    if (b.at("name") == name + "_median") {
+      saw_median = true;
+      EXPECT_EQ(b.at("time_unit"), "ns");
+      const auto& m = b.at("measurements").at(0);
+      EXPECT_GT(m.at("real_time").get<double>(), 1000);  // ns: no sub-unit 0 or 1
+      EXPECT_GT(m.at("time").get<double>(), 0.3);        // at least 30% slower
+    }
+  }
+  EXPECT_TRUE(saw_utest && saw_median) << diff.dump();
 }
 
 // Runs keep their raw samples by default and compare finds them next to each report: the time

@@ -12,7 +12,8 @@ action=${1:-run}
 build=${ATTNBENCH_BUILD_DIR:-build}
 say() { echo "[setup] $*" >&2; }
 
-packages=(cmake ninja-build g++ libboost-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libbenchmark-dev libgtest-dev)
+# libbenchmark-tools: Google Benchmark's compare.py, which a test runs on attnbench's export.
+packages=(cmake ninja-build g++ libboost-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libbenchmark-dev libbenchmark-tools libgtest-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -32,6 +33,10 @@ torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2
 if ! python3 -c 'import matplotlib' 2>/dev/null; then
   say "installing matplotlib (attnbench plot draws with it)"
   python3 -m pip install -q matplotlib
+fi
+if [ "$action" = test ] && ! python3 -c 'import scipy' 2>/dev/null; then
+  say "installing scipy (Google Benchmark's compare.py, run by a test, needs it)"
+  python3 -m pip install -q scipy
 fi
 
 if [ ! -f "$build/build.ninja" ]; then

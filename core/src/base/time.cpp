@@ -3,6 +3,8 @@
 #include <chrono>
 #include <ctime>
 
+#include <unistd.h>
+
 namespace attnbench {
 
 std::string utc_now_iso8601() {
@@ -18,6 +20,16 @@ int64_t steady_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+}  // namespace attnbench
+
+namespace attnbench {
+
+std::string machine_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "";
+  return name;
 }
 
 }  // namespace attnbench

@@ -19,6 +19,8 @@
 #include <set>
 #include <thread>
 
+#include <unistd.h>
+
 namespace attnbench {
 
 namespace {
@@ -47,6 +49,8 @@ RunOptions run_options(const RunPlan& plan, const HostInfo& host, const std::str
   options.seed = plan.config.seed;
   options.info = {host.device_name,  host.torch_version, git_sha(),
                   utc_now_iso8601(), plan.config.file,   plan.fingerprint};
+  options.info.host_name = machine_name();
+  options.info.host_cpus = sysconf(_SC_NPROCESSORS_ONLN);
   options.peak_tflops = plan.config.peak_tflops;
   if (!options.peak_tflops && host.cuda_available) {
     const std::string path =

@@ -131,6 +131,8 @@ const std::vector<Field<RunInfo>>& run_info_fields() {
             "16 hex digits over the points, measurement settings, tolerances, seed and peak: "
             "--resume and merge keep only matching rows"),
       field("shard", &I::shard, "", "`K/N` for run --shard K/N; empty for a whole sweep"),
+      field("host_name", &I::host_name, "", "the machine the run was made on (hostname)"),
+      field("host_cpus", &I::host_cpus, "count", "its online CPUs"),
   };
   return fields;
 }

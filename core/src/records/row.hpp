@@ -24,6 +24,8 @@ struct RunInfo {
   std::string config_file;
   std::string config_fingerprint;  // what was measured and how; --resume keeps only rows that match
   std::string shard;               // "K/N" for run --shard K/N; empty: the whole sweep
+  std::string host_name;           // the machine the run was made on (its hostname)
+  int64_t host_cpus = 0;           // its online CPUs
 };
 
 // One row per (point, backend, timing mode).

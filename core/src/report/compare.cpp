@@ -92,11 +92,6 @@ double geometric_mean(const std::vector<double>& values) {
   return std::exp(log_sum / static_cast<double>(values.size()));
 }
 
-std::string sample_key(const std::string& point, const std::string& backend,
-                       const std::string& mode) {
-  return point + "|" + backend + "|" + mode;
-}
-
 const std::vector<double>* samples_of(const SampleSets& sets, const ComparedRow& row,
                                       const std::string& backend) {
   auto it = sets.find(sample_key(row.point_id, backend, row.timing_mode));
@@ -240,6 +235,11 @@ std::string key(const CsvTable& t, size_t r, bool with_backend) {
 }
 
 }  // namespace
+
+std::string sample_key(const std::string& point, const std::string& backend,
+                       const std::string& mode) {
+  return point + "|" + backend + "|" + mode;
+}
 
 SampleSets read_samples(const std::string& report_csv) {
   std::string path = report_csv;

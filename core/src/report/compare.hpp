@@ -29,6 +29,8 @@ struct Metric {
 
 // The samples of a report (<report>.samples.csv), by "point_id|backend|timing_mode".
 using SampleSets = std::map<std::string, std::vector<double>>;
+std::string sample_key(const std::string& point, const std::string& backend,
+                       const std::string& mode);
 // Empty when the report has no samples file.
 SampleSets read_samples(const std::string& report_csv);
 

@@ -3,17 +3,21 @@
 // attnbench reports. Writers only read rows: this reads a report's CSV.
 #pragma once
 
+#include "report/compare.hpp"
 #include "report/csv.hpp"
 
 #include <ostream>
 
 namespace attnbench {
 
-// One benchmark per row, named point_id/backend/timing_mode: real_time is the median time per
-// call, cpu_time the host time per call (cpu_us_median; the median time where it was not
-// measured), time_unit "ms", iterations the timed calls; counters TFLOP/s, kernels, host_us,
-// rel_err, p10_ms and p90_ms. A row that did not end ok is Google Benchmark's failed benchmark:
-// error_occurred with the status and reason as the message.
-void write_gbench_json(const CsvTable& report, std::ostream& out);
+// One benchmark per (point, backend, timing mode), named point_id/backend/timing_mode, in
+// Google Benchmark's unit (ns): a run per raw sample when the report kept them (`samples`, from
+// read_samples), else one per repetition, each with real_time the time per call and cpu_time the
+// host time per call (cpu_us_median), then the aggregates mean, median and stddev, as
+// --benchmark_repetitions writes them; counters TFLOP/s, kernels, host_us, rel_err, p10_ms and
+// p90_ms. A benchmark with a row that did not end ok is Google Benchmark's failed benchmark:
+// error_occurred with the status and reason as the message. The context names the machine the
+// run was made on (host_name, num_cpus, mhz_per_cpu), and the GPU as attnbench_device_name.
+void write_gbench_json(const CsvTable& report, const SampleSets& samples, std::ostream& out);
 
 }  // namespace attnbench

@@ -13,9 +13,10 @@ namespace attnbench {
 // Bumped whenever a column changes name or meaning; written in every row, checked by compare.
 // Version 2 added `config_fingerprint`, 3 `kv_heads`, `seq_len_kv` and `direction` (a version-1 or
 // 2 row is a forward problem with kv_heads = heads and seq_len_kv = seq_len), 4 the GPU's clock,
-// power and temperature, 5 `repetition` (in all three files); readers read columns by name and
-// accept all five (a missing repetition is 0).
-inline constexpr int kCsvSchemaVersion = 6;
+// power and temperature, 5 `repetition` (in all three files), 6 `occupancy_pct`, `expectation`,
+// `device_index`, `shard` and the host columns, 7 `host_name` and `host_cpus`; readers read
+// columns by name and accept every version (a missing repetition is 0).
+inline constexpr int kCsvSchemaVersion = 7;
 bool readable_schema_version(const std::string& text);
 
 // <output>.csv: one row per (point, backend, timing mode).
