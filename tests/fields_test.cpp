@@ -87,8 +87,9 @@ TEST(Fields, KernelRowSurvivesTheCsvFieldByField) {
   expect_same_fields(kernel_row_fields(), k, back);
 }
 
-// The column names and their order are the CSV's contract with every report already written.
-TEST(Fields, TheMainCsvHeaderIsSchemaSix) {
+// The column names and their order are the CSV's contract with every report already written:
+// version 7 appended host_name and host_cpus to version 6.
+TEST(Fields, TheCsvHeadersAreSchemaSeven) {
   const std::vector<std::string> want = {
       "schema_version", "point_id", "backend", "batch", "heads", "kv_heads", "seq_len",
       "seq_len_kv", "head_dim", "dtype", "causal", "device", "direction", "timing_mode",
@@ -100,7 +101,7 @@ TEST(Fields, TheMainCsvHeaderIsSchemaSix) {
       "occupancy_pct", "peak_mem_mib", "rel_err", "tolerance", "gflop", "tflops", "pct_of_peak",
       "sm_clock_mhz_start", "sm_clock_mhz_end", "power_w", "temperature_c", "flags",
       "expectation", "device_name", "torch_version", "git_sha", "started_at", "config",
-      "config_fingerprint", "shard"};
+      "config_fingerprint", "shard", "host_name", "host_cpus"};
   EXPECT_EQ(row_header(), want);
   EXPECT_EQ(kernel_row_header(),
             (std::vector<std::string>{"schema_version", "point_id", "backend", "repetition",
