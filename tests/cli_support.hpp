@@ -2,7 +2,7 @@
 // and a report's rows keyed for assertions.
 #pragma once
 
-#include "report/csv.hpp"
+#include "write/csv.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The attnbench executable end to end: exit codes, messages, files written or not.
 #include "cli_support.hpp"
-#include "report/csv.hpp"
-#include "report/schema.hpp"
+#include "write/csv.hpp"
+#include "write/schema.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -685,11 +685,11 @@ TEST_F(Cli, GoogleBenchmarksCompareFindsAPlantedSlowdownInTheExport) {
   const std::string tool = "/usr/share/benchmark/compare.py";
   if (!fs::exists(tool) || std::system("python3 -c 'import scipy' >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "skipped: " << tool << " or scipy not installed (tools/setup.sh installs both)";
-  const std::string config = write(
-      "p.yaml",
-      "backends: [planted]\nmeasurement: {warmup_ms: 5, min_samples: 40, max_samples: 60, "
-      "min_time_s: 0.05, max_time_s: 0.4, cpu_pass_calls: 5}\nsweep: {batch: 1, heads: 4, "
-      "seq_len: 256, head_dim: 32, dtype: fp32, causal: true, device: cpu}\n");
+  const std::string config =
+      write("p.yaml",
+            "backends: [planted]\nmeasurement: {warmup_ms: 5, min_samples: 40, max_samples: 60, "
+            "min_time_s: 0.05, max_time_s: 0.4, cpu_pass_calls: 5}\nsweep: {batch: 1, heads: 4, "
+            "seq_len: 256, head_dim: 32, dtype: fp32, causal: true, device: cpu}\n");
   const std::string plugins = std::string(ATTNBENCH_BINARY_DIR) + "/tests/planted_plugin";
   for (const auto& [name, slowdown] : {std::pair{"base", "0"}, {"slow", "1"}}) {
     const std::string csv = path(std::string(name) + ".csv");
@@ -697,7 +697,8 @@ TEST_F(Cli, GoogleBenchmarksCompareFindsAPlantedSlowdownInTheExport) {
                   std::string("ATTNBENCH_PLANTED_SLOWDOWN=") + slowdown)
                   .code,
               0);
-    ASSERT_EQ(run("export " + csv + " --format gbench -o " + path(std::string(name) + ".json")).code, 0);
+    ASSERT_EQ(
+        run("export " + csv + " --format gbench -o " + path(std::string(name) + ".json")).code, 0);
   }
   const std::string command = "python3 " + tool + " -d " + path("diff.json") + " benchmarks " +
                               path("base.json") + " " + path("slow.json") + " >" +

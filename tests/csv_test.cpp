@@ -1,7 +1,7 @@
-#include "report/csv.hpp"
+#include "write/csv.hpp"
 #include "base/errors.hpp"
 #include "base/problem.hpp"
-#include "report/schema.hpp"
+#include "write/schema.hpp"
 
 #include <gtest/gtest.h>
 
@@ -61,8 +61,8 @@ TEST(Csv, RowsWriteAndReadBackThroughTheSchema) {
   row.reason = "flash refused: head_dim, \"512\", too large";
   row.time_ms_median = 0.125;
   row.aten_ops = "matmul mul masked_fill softmax matmul";
-  row.add_flag("noise_target_missed");
-  row.add_flag("above_peak");
+  row.add_flag(Flag::noise_target_missed);
+  row.add_flag(Flag::above_peak);
 
   const std::string path = temp_path("rows.csv");
   {
@@ -161,7 +161,8 @@ TEST(Csv, SamplesFileHeader) {
   EXPECT_TRUE(readable_schema_version("4"));
   EXPECT_TRUE(readable_schema_version("5"));
   EXPECT_TRUE(readable_schema_version("6"));
-  for (const char* other : {"0", "7", "10", "", "3.0"})
+  EXPECT_TRUE(readable_schema_version("7"));
+  for (const char* other : {"0", "8", "10", "", "3.0", "07"})
     EXPECT_FALSE(readable_schema_version(other)) << other;
 }
 
@@ -186,9 +187,11 @@ TEST(Csv, HeaderHasTheDocumentedColumns) {
     EXPECT_NE(std::find(kernels.begin(), kernels.end(), column), kernels.end()) << column;
 }
 
-TEST(Csv, ResultsReadmeDocumentsEveryColumn) {
-  std::ifstream in(std::string(ATTNBENCH_SOURCE_DIR) + "/results/README.md");
-  ASSERT_TRUE(in) << "results/README.md is missing";
+// docs/columns.md is generated (Fields.TheColumnsPageIsTheTables); this checks the generated page
+// as a reader sees it.
+TEST(Csv, TheColumnsPageDocumentsEveryColumn) {
+  std::ifstream in(std::string(ATTNBENCH_SOURCE_DIR) + "/docs/columns.md");
+  ASSERT_TRUE(in) << "docs/columns.md is missing";
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   for (const auto& column : row_header())
     EXPECT_NE(text.find("`" + column + "`"), std::string::npos) << column;

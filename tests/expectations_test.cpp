@@ -1,11 +1,11 @@
 // Predictions: parsing (and its located errors), judging rows, the summary's order.
 #include "records/expectations.hpp"
+#include "analysis/summary.hpp"
 #include "base/errors.hpp"
 #include "config/config.hpp"
 #include "records/row_columns.hpp"
-#include "report/csv.hpp"
-#include "report/schema.hpp"
-#include "report/summary.hpp"
+#include "write/csv.hpp"
+#include "write/schema.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,12 +1,14 @@
 // The field tables are the one place a column or a measurement key is declared: these tests fail
 // when a writer, a reader, the worker protocol or the docs miss one.
+#include "records/fields.hpp"
+#include "analysis/compare.hpp"
+#include "config/config.hpp"
 #include "config/settings.hpp"
 #include "isolate/protocol.hpp"
-#include "records/fields.hpp"
 #include "records/row_columns.hpp"
-#include "report/compare.hpp"
-#include "report/csv.hpp"
-#include "report/schema.hpp"
+#include "write/columns_page.hpp"
+#include "write/csv.hpp"
+#include "write/schema.hpp"
 
 #include <gtest/gtest.h>
 
@@ -90,26 +92,73 @@ TEST(Fields, KernelRowSurvivesTheCsvFieldByField) {
 // The column names and their order are the CSV's contract with every report already written:
 // version 7 appended host_name and host_cpus to version 6.
 TEST(Fields, TheCsvHeadersAreSchemaSeven) {
-  const std::vector<std::string> want = {
-      "schema_version", "point_id", "backend", "batch", "heads", "kv_heads", "seq_len",
-      "seq_len_kv", "head_dim", "dtype", "causal", "device", "direction", "timing_mode",
-      "repetition", "device_index", "status", "reason", "time_ms_median", "time_ms_p10",
-      "time_ms_p90", "time_rel_spread", "time_rel_noise", "samples", "calls_per_sample",
-      "cpu_us_median", "cpu_us_p10", "cpu_us_p90", "host_mhz", "host_preempted_per_call",
-      "host_migrated_per_call", "aten_ops_per_call", "aten_ops", "aten_ops_nested_per_call",
-      "aten_copies_per_call", "kernels_per_call", "memcpy_per_call", "memset_per_call",
-      "occupancy_pct", "peak_mem_mib", "rel_err", "tolerance", "gflop", "tflops", "pct_of_peak",
-      "sm_clock_mhz_start", "sm_clock_mhz_end", "power_w", "temperature_c", "flags",
-      "expectation", "device_name", "torch_version", "git_sha", "started_at", "config",
-      "config_fingerprint", "shard", "host_name", "host_cpus"};
+  const std::vector<std::string> want = {"schema_version",
+                                         "point_id",
+                                         "backend",
+                                         "batch",
+                                         "heads",
+                                         "kv_heads",
+                                         "seq_len",
+                                         "seq_len_kv",
+                                         "head_dim",
+                                         "dtype",
+                                         "causal",
+                                         "device",
+                                         "direction",
+                                         "timing_mode",
+                                         "repetition",
+                                         "device_index",
+                                         "status",
+                                         "reason",
+                                         "time_ms_median",
+                                         "time_ms_p10",
+                                         "time_ms_p90",
+                                         "time_rel_spread",
+                                         "time_rel_noise",
+                                         "samples",
+                                         "calls_per_sample",
+                                         "cpu_us_median",
+                                         "cpu_us_p10",
+                                         "cpu_us_p90",
+                                         "host_mhz",
+                                         "host_preempted_per_call",
+                                         "host_migrated_per_call",
+                                         "aten_ops_per_call",
+                                         "aten_ops",
+                                         "aten_ops_nested_per_call",
+                                         "aten_copies_per_call",
+                                         "kernels_per_call",
+                                         "memcpy_per_call",
+                                         "memset_per_call",
+                                         "occupancy_pct",
+                                         "peak_mem_mib",
+                                         "rel_err",
+                                         "tolerance",
+                                         "gflop",
+                                         "tflops",
+                                         "pct_of_peak",
+                                         "sm_clock_mhz_start",
+                                         "sm_clock_mhz_end",
+                                         "power_w",
+                                         "temperature_c",
+                                         "flags",
+                                         "expectation",
+                                         "device_name",
+                                         "torch_version",
+                                         "git_sha",
+                                         "started_at",
+                                         "config",
+                                         "config_fingerprint",
+                                         "shard",
+                                         "host_name",
+                                         "host_cpus"};
   EXPECT_EQ(row_header(), want);
   EXPECT_EQ(kernel_row_header(),
-            (std::vector<std::string>{"schema_version", "point_id", "backend", "repetition",
-                                      "kind", "name", "launches_per_call", "duration_us_mean",
-                                      "grid", "block", "registers_per_thread",
-                                      "static_smem_bytes", "dynamic_smem_bytes",
-                                      "theoretical_occupancy_pct", "bytes", "device_name",
-                                      "git_sha", "started_at"}));
+            (std::vector<std::string>{"schema_version", "point_id", "backend", "repetition", "kind",
+                                      "name", "launches_per_call", "duration_us_mean", "grid",
+                                      "block", "registers_per_thread", "static_smem_bytes",
+                                      "dynamic_smem_bytes", "theoretical_occupancy_pct", "bytes",
+                                      "device_name", "git_sha", "started_at"}));
 }
 
 TEST(Fields, CellsAreWrittenAsBefore) {
@@ -176,6 +225,24 @@ TEST(Fields, TheColumnsPageIsTheTables) {
   EXPECT_EQ(page.str(), columns_markdown())
       << "docs/columns.md differs from core/src/records/fields.cpp: regenerate it with "
          "`build/attnbench columns > docs/columns.md`";
+}
+
+std::string read_doc(const std::string& name) {
+  std::ifstream in(std::string(ATTNBENCH_SOURCE_DIR) + "/docs/" + name);
+  std::stringstream page;
+  page << in.rdbuf();
+  return page.str();
+}
+
+// Every key the YAML reader accepts is in the docs: top-level keys in docs/config.md's example,
+// measurement keys in docs/columns.md (generated, checked above).
+TEST(Fields, EveryConfigKeyIsDocumented) {
+  const std::string config_page = read_doc("config.md");
+  for (const auto& key : config_keys())
+    EXPECT_NE(config_page.find("\n" + key + ":"), std::string::npos) << key;
+  const std::string columns_page = read_doc("columns.md");
+  for (const auto& s : measure_settings_fields())
+    if (s.config_key) EXPECT_NE(columns_page.find("| `" + s.field.name + "` |"), std::string::npos);
 }
 
 TEST(Fields, AnIntegerOutOfItsFieldsRangeIsRefused) {

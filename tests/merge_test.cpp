@@ -1,8 +1,8 @@
 // attnbench merge: shard reports joined, other sweeps and splits refused, duplicates and gaps
 // named.
-#include "report/merge.hpp"
+#include "run/merge.hpp"
 #include "base/errors.hpp"
-#include "report/csv.hpp"
+#include "write/csv.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-#include "report/resume.hpp"
+#include "run/resume.hpp"
 #include "base/errors.hpp"
-#include "report/csv.hpp"
-#include "report/schema.hpp"
+#include "write/csv.hpp"
+#include "write/schema.hpp"
 
 #include <gtest/gtest.h>
 
@@ -75,7 +75,8 @@ TEST(Resume, AKillAtAnyByteKeepsOnlyCompleteRecords) {
                                                            [&] {
                                                              size_t n = 0;
                                                              for (const auto& k : r.done)
-                                                               n += std::get<0>(k) == "p1-cuda" ? 2 : 1;
+                                                               n += std::get<0>(k) == "p1-cuda" ? 2
+                                                                                                : 1;
                                                              return n;
                                                            }())
           << "cut at " << cut;

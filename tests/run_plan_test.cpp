@@ -1,4 +1,4 @@
-#include "cli/run_plan.hpp"
+#include "run/run_plan.hpp"
 #include "base/errors.hpp"
 #include "base/names.hpp"
 

@@ -1,4 +1,4 @@
-#include "measure/stats.hpp"
+#include "base/stats.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Traces: the pass's result as records (clocks, tracks, flows) and the Chrome trace JSON.
 #include "records/trace.hpp"
-#include "report/trace_json.hpp"
+#include "write/trace_json.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

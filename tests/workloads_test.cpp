@@ -127,6 +127,27 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(c.seq_kv) + (c.causal ? "_causal" : "_full");
     });
 
+// The reference's query blocks (of block_scores / (group x seq_len_kv) rows) give the same
+// gradients as one block: blocks of 1, 3 and 7 rows (uneven last block) against all rows at once,
+// and a wrong dq row in the last block is still caught.
+TEST(Workloads, BackwardReferenceInQueryBlocksEqualsOneBlock) {
+  const InputTensors in = make_inputs(backward(f32_cpu(4, 2, 20, 36, true)), 8);
+  at::Tensor dq, dk, dv;
+  backend("naive").prepare_backward(in.view())->run(in.grad_out, dq, dk, dv);
+  const ReferenceError whole = backward_error(in, dq, dk, dv);
+  EXPECT_LT(whole.rel_err, 1e-5);
+  const int64_t group = 2, seq_kv = 36;
+  for (int64_t rows : {1, 3, 7}) {
+    const ReferenceError blocked = backward_error(in, dq, dk, dv, rows * group * seq_kv);
+    EXPECT_NEAR(blocked.rel_err, whole.rel_err, 1e-12) << rows << " rows a block";
+    EXPECT_EQ(blocked.worst, whole.worst) << rows;
+  }
+  at::Tensor bad_dq = dq.clone();
+  bad_dq[0][0][19].mul_(2);  // the last query row: the last, shorter block
+  EXPECT_GT(backward_error(in, bad_dq, dk, dv, 7 * group * seq_kv).rel_err, 1e-3);
+  EXPECT_EQ(backward_error(in, bad_dq, dk, dv, 7 * group * seq_kv).worst, "dq");
+}
+
 TEST(Workloads, BackwardReferenceNamesTheWrongGradient) {
   const InputTensors in = make_inputs(backward(f32_cpu(4, 2, 16, 32, true)), 7);
   at::Tensor dq, dk, dv;

@@ -31,8 +31,8 @@ import time
 from pathlib import Path
 
 DEFAULT_SOURCES = ["core/src/config/config.cpp", "core/src/config/settings.cpp", "core/src/config/yaml_reader.cpp",
-                   "core/src/config/sweep.cpp", "core/src/measure/stats.cpp", "core/src/report/csv.cpp",
-                   "core/src/report/schema.cpp", "core/src/report/compare.cpp"]
+                   "core/src/config/sweep.cpp", "core/src/base/stats.cpp", "core/src/write/csv.cpp",
+                   "core/src/write/schema.cpp", "core/src/analysis/compare.cpp"]
 
 
 def find_mutate(explicit):

@@ -28,6 +28,21 @@ enum class AxisName {
 // worker died (signal, abort, exit, a sticky CUDA error) or gave no answer in time.
 enum class Status { ok, unsupported, wrong, error, oom, crashed, timeout };
 
+// A status that makes `run` exit 1: the backend was meant to run the point and did not, or got
+// it wrong. ok and unsupported (with its reason) are not failures.
+inline bool is_failure(Status s) { return s != Status::ok && s != Status::unsupported; }
+
+// Notes on a row (its `flags` column) and on a compared row. One name per flag: names.cpp; what
+// each means: flag_doc() there, printed in docs/columns.md.
+enum class Flag {
+  noise_target_missed,  // a row's timing stopped at a cap before its noise target
+  kernel_set_varies,
+  above_peak,
+  clock_throttled,
+  host_clock_differs,  // compare only
+  host_preempted,      // compare only
+};
+
 // What CUPTI recorded on the GPU.
 enum class ActivityKind { kernel, memcpy, memset };
 

@@ -1,7 +1,7 @@
 // A record's fields declared once: name, type, unit and a one-line doc, with typed access. The CSV
-// schema, the worker protocol, the columns `expect:` may name, compare's metrics, the `measurement:`
-// keys and docs/columns.md are read off such tables (records/fields.hpp, config/settings.hpp), so
-// adding a field is one table entry.
+// schema, the worker protocol, the columns `expect:` may name, compare's metrics, the
+// `measurement:` keys and docs/columns.md are read off such tables (records/fields.hpp,
+// config/settings.hpp), so adding a field is one table entry.
 #pragma once
 
 #include "base/names.hpp"
@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
-#include <stdexcept>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <variant>
@@ -68,22 +68,34 @@ struct unwrapped<std::optional<T>> {
 
 template <class T>
 constexpr FieldType type_of() {
-  if constexpr (is_optional<T>::value) return type_of<typename T::value_type>();
-  else if constexpr (std::is_same_v<T, std::string>) return FieldType::text;
-  else if constexpr (std::is_same_v<T, bool>) return FieldType::boolean;
-  else if constexpr (std::is_enum_v<T>) return FieldType::choice;
-  else if constexpr (std::is_integral_v<T>) return FieldType::integer;
-  else if constexpr (std::is_floating_point_v<T>) return FieldType::number;
-  else return FieldType::list;
+  if constexpr (is_optional<T>::value)
+    return type_of<typename T::value_type>();
+  else if constexpr (std::is_same_v<T, std::string>)
+    return FieldType::text;
+  else if constexpr (std::is_same_v<T, bool>)
+    return FieldType::boolean;
+  else if constexpr (std::is_enum_v<T>)
+    return FieldType::choice;
+  else if constexpr (std::is_integral_v<T>)
+    return FieldType::integer;
+  else if constexpr (std::is_floating_point_v<T>)
+    return FieldType::number;
+  else
+    return FieldType::list;
 }
 
 template <class T>
 FieldValue to_value(const T& v) {
-  if constexpr (is_optional<T>::value) return v ? to_value(*v) : FieldValue{};
-  else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, bool>) return v;
-  else if constexpr (std::is_enum_v<T>) return to_string(v);
-  else if constexpr (std::is_integral_v<T>) return static_cast<int64_t>(v);
-  else if constexpr (std::is_floating_point_v<T>) return static_cast<double>(v);
+  if constexpr (is_optional<T>::value)
+    return v ? to_value(*v) : FieldValue{};
+  else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, bool>)
+    return v;
+  else if constexpr (std::is_enum_v<T>)
+    return to_string(v);
+  else if constexpr (std::is_integral_v<T>)
+    return static_cast<int64_t>(v);
+  else if constexpr (std::is_floating_point_v<T>)
+    return static_cast<double>(v);
   else {
     std::vector<std::string> names;
     for (const auto& x : v) names.push_back(to_string(x));
@@ -125,8 +137,10 @@ void from_value(const FieldValue& value, T& out) {
     out = static_cast<T>(v);
   } else if constexpr (std::is_floating_point_v<T>) {
     // An integer-valued number may arrive as an integer (JSON, a CSV cell "3").
-    if (const int64_t* i = std::get_if<int64_t>(&value)) out = static_cast<T>(*i);
-    else out = static_cast<T>(as<double>(value));
+    if (const int64_t* i = std::get_if<int64_t>(&value))
+      out = static_cast<T>(*i);
+    else
+      out = static_cast<T>(as<double>(value));
   } else {
     using E = typename T::value_type;
     out.clear();
@@ -179,6 +193,13 @@ const Field<R>* find_field(const std::vector<Field<R>>& fields, const std::strin
     if (f.name == name) return &f;
   return nullptr;
 }
+
+// A number as the reports write it: the shortest text that reads back as exactly the same double.
+std::string format_number(double value);
+// A value as a CSV cell: empty when not measured, numbers in their shortest exact form.
+std::string field_text(const FieldValue& value);
+// A CSV cell read back as a field of `type`; throws std::invalid_argument when it is not one.
+FieldValue parse_field_text(FieldType type, const std::string& text);
 
 inline const char* type_name(FieldType type) {
   switch (type) {

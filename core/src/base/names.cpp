@@ -65,6 +65,36 @@ const std::vector<EnumName<Status>>& name_table() {
 }
 
 template <>
+const std::vector<EnumName<Flag>>& name_table() {
+  static const std::vector<EnumName<Flag>> t = {{Flag::noise_target_missed, "noise_target_missed"},
+                                                {Flag::kernel_set_varies, "kernel_set_varies"},
+                                                {Flag::above_peak, "above_peak"},
+                                                {Flag::clock_throttled, "clock_throttled"},
+                                                {Flag::host_clock_differs, "host_clock_differs"},
+                                                {Flag::host_preempted, "host_preempted"}};
+  return t;
+}
+
+const char* flag_doc(Flag flag) {
+  switch (flag) {
+    case Flag::noise_target_missed:
+      return "the timing pass stopped at max_time_s or max_samples before time_rel_noise reached "
+             "target_rel_noise";
+    case Flag::kernel_set_varies: return "calls launched different kernels (the notes say how)";
+    case Flag::above_peak: return "over 100% of the matmul peak: implausible, check the timing";
+    case Flag::clock_throttled:
+      return "the SM clock fell by more than 3% during the timing pass (power, heat): the times "
+             "are of a slower GPU";
+    case Flag::host_clock_differs:
+      return "compare, host time: the two rows' worker cores ran at clocks (host_mhz) more than "
+             "5% apart";
+    case Flag::host_preempted:
+      return "compare, host time: more than 0.1 preemptions per call on a side";
+  }
+  return "";
+}
+
+template <>
 const std::vector<EnumName<ActivityKind>>& name_table() {
   static const std::vector<EnumName<ActivityKind>> t = {{ActivityKind::kernel, "kernel"},
                                                         {ActivityKind::memcpy, "memcpy"},

@@ -49,6 +49,8 @@ std::vector<std::string> enum_names() {
   return out;
 }
 
+const char* flag_doc(Flag flag);  // one line: what the flag means
+
 // "a, b or c", for messages that say what is allowed.
 std::string one_of(const std::vector<std::string>& names);
 

@@ -1,10 +1,16 @@
 #include "cli/commands.hpp"
-#include "measure/device/calibration.hpp"
+#include "run/calibration.hpp"
+
+#include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <memory>
 
 namespace attnbench {
 
+namespace {
+
+#ifdef ATTNBENCH_WITH_MEASURE
 int cmd_calibrate(const std::string& output) {
   const HostInfo host = query_host();
   const Calibration c = calibrate_device(host);
@@ -13,6 +19,21 @@ int cmd_calibrate(const std::string& output) {
   std::cout << c.device_name << ": bf16 matmul " << c.bf16_matmul_tflops << " TFLOP/s, device copy "
             << c.copy_gbps << " GB/s\nwrote " << path << '\n';
   return 0;
+}
+#endif
+
+}  // namespace
+
+Subcommand add_calibrate(CLI::App& app) {
+  auto output = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("calibrate",
+                                 "Measure the GPU's bf16 matmul and copy ceilings and store them");
+  cmd->add_option("-o,--output", *output, "JSON path (default: results/calibration/<device>.json)");
+#ifdef ATTNBENCH_WITH_MEASURE
+  return {cmd, [output] { return cmd_calibrate(*output); }, [] { return true; }};
+#else
+  return {cmd, nullptr, [] { return true; }};  // attnbench hands it to attnbench-measure
+#endif
 }
 
 }  // namespace attnbench

@@ -1,10 +1,28 @@
+#include "analysis/compare.hpp"
+#include "base/errors.hpp"
 #include "cli/commands.hpp"
-#include "report/compare.hpp"
+
+#include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <memory>
 
 namespace attnbench {
 
+namespace {
+
+struct CompareArgs {
+  std::vector<std::string> files;
+  std::string baseline;
+  std::vector<std::string> metrics;
+  bool markdown = false;        // the same as format "markdown"
+  std::string format = "text";  // text | markdown | json
+  double fail_pct = -1;         // -1: not given
+  double threshold_pct = -1;    // -1: each metric's own
+  std::string normalize_by;     // two reports: every row over this backend's in the same report
+};
+
+// 0, or 1 when --fail-on-regression found a regression.
 int cmd_compare(const CompareArgs& args) {
   CompareOptions options;
   if (!args.metrics.empty()) options.metrics = args.metrics;
@@ -37,6 +55,35 @@ int cmd_compare(const CompareArgs& args) {
                                                            : CompareFormat::text;
   print_comparison(comparison, std::cout, format);
   return comparison.regressions > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+Subcommand add_compare(CLI::App& app) {
+  auto a = std::make_shared<CompareArgs>();
+  auto* cmd = app.add_subcommand("compare", "Compare two reports, or backends inside one report");
+  cmd->add_option("reports", a->files, "base.csv new.csv, or one report with --baseline")
+      ->required();
+  cmd->add_option("--baseline", a->baseline, "Backend to compare the others against (one report)");
+  cmd->add_option("--metric", a->metrics, "Columns to compare (default time_ms_median)")
+      ->delimiter(',');
+  cmd->add_option("--output-format", a->format, "text, markdown or json")
+      ->check(CLI::IsMember({"text", "markdown", "json"}));
+  cmd->add_flag("--markdown", a->markdown, "Markdown tables (--output-format markdown)");
+  cmd->add_option("--fail-on-regression", a->fail_pct,
+                  "Exit 1 if a row is `worse` (its whole interval beyond the threshold; any "
+                  "change for counts) and by more than PCT percent")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--threshold", a->threshold_pct,
+                  "Smallest change in percent that counts for time metrics (default 5; host time "
+                  "35): inside it `same`, across it `unsure`")
+      ->check(CLI::NonNegativeNumber);
+
+  cmd->add_option("--normalize-by", a->normalize_by,
+                  "Two reports: divide each row's times by this backend's at the same point, "
+                  "mode and repetition of its own report first, so drift that hits a whole "
+                  "run cancels");
+  return {cmd, [a] { return cmd_compare(*a); }};
 }
 
 }  // namespace attnbench

@@ -1,13 +1,19 @@
 #include "base/errors.hpp"
 #include "cli/commands.hpp"
-#include "report/csv.hpp"
-#include "report/export_gbench.hpp"
+#include "write/csv.hpp"
+#include "write/export_gbench.hpp"
+
+#include <CLI/CLI.hpp>
 
 #include <fstream>
 #include <iostream>
+#include <memory>
 
 namespace attnbench {
 
+namespace {
+
+// A report in another format: "gbench" (Google Benchmark JSON) to `output`, or stdout when empty.
 int cmd_export(const std::string& report, const std::string& format, const std::string& output) {
   const CsvTable table = read_csv(report);
   if (format != "gbench") throw InputError("export: unknown format '" + format + "'; use gbench");
@@ -22,6 +28,21 @@ int cmd_export(const std::string& report, const std::string& format, const std::
   if (!out.flush()) throw InputError(output + ": cannot write");
   std::cerr << "wrote " << output << '\n';
   return 0;
+}
+
+}  // namespace
+
+Subcommand add_export(CLI::App& app) {
+  struct Args {
+    std::string report, format, output;
+  };
+  auto a = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "export", "Write a report in another format (gbench: Google Benchmark JSON)");
+  cmd->add_option("report", a->report, "Report CSV")->required();
+  cmd->add_option("--format", a->format, "gbench")->required()->check(CLI::IsMember({"gbench"}));
+  cmd->add_option("-o,--output", a->output, "Output file (default: standard output)");
+  return {cmd, [a] { return cmd_export(a->report, a->format, a->output); }};
 }
 
 }  // namespace attnbench

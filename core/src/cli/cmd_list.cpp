@@ -1,10 +1,18 @@
 #include "cli/commands.hpp"
+#ifdef ATTNBENCH_WITH_MEASURE
+#include "isolate/worker_loop.hpp"
+#endif
 #include "plugins/plugin_loader.hpp"
-#include "report/table.hpp"
+#include "write/table.hpp"
+
+#include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <memory>
 
 namespace attnbench {
+
+namespace {
 
 int cmd_list(const std::vector<std::string>& plugin_dirs) {
   const auto search = plugin_search_path(plugin_dirs);
@@ -19,6 +27,30 @@ int cmd_list(const std::vector<std::string>& plugin_dirs) {
     for (const auto& f : plugins.failures) std::cout << "  " << f.file << ": " << f.reason << '\n';
   }
   return 0;
+}
+
+}  // namespace
+
+Subcommand add_list(CLI::App& app) {
+  auto dirs = std::make_shared<std::vector<std::string>>();
+  auto* cmd =
+      app.add_subcommand("list", "Show the backend plugins found, and why any failed to load");
+  cmd->add_option("--plugin-dir", *dirs, kPluginDirHelp)->expected(1)->take_all();
+  return {cmd, [dirs] { return cmd_list(*dirs); }, [] { return true; }};
+}
+
+Subcommand add_worker(CLI::App& app) {
+  auto dirs = std::make_shared<std::vector<std::string>>();
+  auto fd = std::make_shared<int>(3);
+  auto* cmd = app.add_subcommand("worker", "");  // internal: started by `run`
+  cmd->group("");                                // hidden from help
+  cmd->add_option("--plugin-dir", *dirs)->expected(1)->take_all();
+  cmd->add_option("--protocol-fd", *fd);
+#ifdef ATTNBENCH_WITH_MEASURE
+  return {cmd, [dirs, fd] { return worker_loop(*dirs, *fd); }, [] { return true; }};
+#else
+  return {cmd, nullptr, [] { return true; }};  // attnbench hands it to attnbench-measure
+#endif
 }
 
 }  // namespace attnbench

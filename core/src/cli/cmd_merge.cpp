@@ -1,21 +1,31 @@
 // `attnbench merge`: shard reports into one. The sweep's config (--config, else the one the rows
 // name, when it is there and is the sweep they measured) says what a complete report holds.
 #include "cli/commands.hpp"
-#include "cli/run_plan.hpp"
 #include "config/sweep.hpp"
-#include "report/csv.hpp"
-#include "report/merge.hpp"
-#include "report/report_writer.hpp"
-#include "report/resume.hpp"
+#include "run/merge.hpp"
+#include "run/resume.hpp"
+#include "run/run_plan.hpp"
+#include "write/csv.hpp"
+#include "write/report_writer.hpp"
+
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <set>
 
 namespace attnbench {
 
 namespace {
+
+struct MergeArgs {
+  std::vector<std::string> files;  // the shards' main CSVs
+  std::string output;
+  std::string config;  // the sweep's config: names every missing (point, backend)
+  bool force = false;
+};
 
 // Every (point, backend, repetition) of the sweep whose fingerprint the reports carry; nullopt
 // when `config_path` is not that sweep (or cannot be read, and was not asked for by name).
@@ -59,8 +69,7 @@ std::optional<std::vector<RecordKey>> expected_measurements(const std::string& c
   return std::nullopt;
 }
 
-}  // namespace
-
+// 0 when the merged report is complete; 1 when it has gaps (still written); 2 bad input.
 int cmd_merge(const MergeArgs& args) {
   if (!args.force && std::filesystem::exists(args.output))
     throw InputError(args.output + " exists: --force overwrites it");
@@ -107,6 +116,21 @@ int cmd_merge(const MergeArgs& args) {
   std::cerr << "attnbench: " << merged.gaps.size() << " gap(s):\n";
   for (const auto& gap : merged.gaps) std::cerr << "  " << gap << '\n';
   return 1;
+}
+
+}  // namespace
+
+Subcommand add_merge(CLI::App& app) {
+  auto a = std::make_shared<MergeArgs>();
+  auto* cmd = app.add_subcommand(
+      "merge", "Join shard reports (run --shard K/N) into one: main, kernel and sample CSVs");
+  cmd->add_option("reports", a->files, "The shards' reports (CSV)")->required();
+  cmd->add_option("-o,--output", a->output, "The merged report (CSV)")->required();
+  cmd->add_option("--config", a->config,
+                  "The sweep's config, to name every missing (point, backend) (default: the "
+                  "one the rows name, if it is there)");
+  cmd->add_flag("--force", a->force, "Overwrite an existing output");
+  return {cmd, [a] { return cmd_merge(*a); }};
 }
 
 }  // namespace attnbench

@@ -1,9 +1,10 @@
 // `attnbench plot`: pictures of a report, or of a comparison, drawn by plots.py with matplotlib
 // (the field's plotting library) in a Python process of its own.
+#include "analysis/compare.hpp"
+#include "base/errors.hpp"
 #include "base/names.hpp"
 #include "cli/commands.hpp"
-#include "report/compare.hpp"
-#include "report/csv.hpp"
+#include "write/csv.hpp"
 
 #define BOOST_PROCESS_USE_STD_FS
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -14,16 +15,27 @@
 
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <optional>
 
 namespace attnbench {
 
 namespace {
+
+struct PlotArgs {
+  std::vector<std::string> files;  // one report, or base and new
+  std::string baseline;            // one report: compare its backends against this one
+  std::string output;              // folder; default <stem>.plots beside the first report
+  std::string format = "png";      // png | svg
+  std::string timing_mode;         // which CUDA mode to draw; default cold, else the first present
+};
 
 namespace bp = boost::process;
 namespace fs = std::filesystem;
@@ -52,8 +64,7 @@ int run_python(const std::vector<std::string>& args) {
   return child.exit_code();
 }
 
-}  // namespace
-
+// 0 when every picture was drawn; 1 when Python, matplotlib or plots.py failed.
 int cmd_plot(const PlotArgs& args) {
   if (args.files.empty() || args.files.size() > 2)
     throw InputError("plot: give one report, or two to plot their comparison");
@@ -107,6 +118,26 @@ int cmd_plot(const PlotArgs& args) {
   const int code = run_python(command);
   if (code != 0) std::cerr << "attnbench: plots.py exited with " << code << '\n';
   return code == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+Subcommand add_plot(CLI::App& app) {
+  auto a = std::make_shared<PlotArgs>();
+  auto* cmd = app.add_subcommand(
+      "plot",
+      "Draw a report (TFLOP/s and time against seq_len, kernels and copies per backend) "
+      "or a comparison (ratios with intervals) with matplotlib");
+  cmd->add_option("reports", a->files, "report.csv, or base.csv new.csv")->required();
+  cmd->add_option("--baseline", a->baseline, "Plot one report's backends against this one");
+  cmd->add_option("-o,--output", a->output,
+                  "Folder for the pictures (default: <report stem>.plots beside it)");
+  cmd->add_option("--format", a->format, "png (default) or svg")
+      ->check(CLI::IsMember({"png", "svg"}));
+  cmd->add_option("--timing-mode", a->timing_mode,
+                  "CUDA timing mode to draw (default: cold, else the first in the report)")
+      ->check(CLI::IsMember({"cold", "batch", "graph", "wall"}));
+  return {cmd, [a] { return cmd_plot(*a); }};
 }
 
 }  // namespace attnbench

@@ -1,20 +1,25 @@
+#include "analysis/summary.hpp"
 #include "base/names.hpp"
 #include "base/time.hpp"
 #include "cli/commands.hpp"
-#include "cli/judging_writer.hpp"
 #include "isolate/measurer.hpp"
-#include "measure/device/calibration.hpp"
-#include "report/csv.hpp"
-#include "report/progress.hpp"
-#include "report/report_writer.hpp"
-#include "report/resume.hpp"
-#include "report/summary.hpp"
+#include "records/expectations.hpp"
+#include "run/calibration.hpp"
+#include "run/judging_writer.hpp"
+#include "run/progress.hpp"
+#include "run/resume.hpp"
+#include "run/scheduler.hpp"
+#include "write/csv.hpp"
+#include "write/report_writer.hpp"
+
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <exception>
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -24,6 +29,21 @@
 namespace attnbench {
 
 namespace {
+
+struct RunArgs {
+  std::string config;
+  std::vector<std::string> plugin_dirs;  // --plugin-dir, in order
+  std::string calibration;
+  RunOverrides overrides;
+  std::string isolation = "worker";  // or "none": measure in this process
+  bool resume = false;               // keep what the output has, measure the rest
+  bool force = false;                // overwrite an existing output
+  bool dry_run = false;
+  bool no_summary = false;
+  bool check = false;   // exit 1 when a row misses a prediction of the config's `expect:`
+  bool trace = false;   // write a Chrome trace per (point, backend) beside the report
+  std::string devices;  // --devices 0,1 | all: one worker per GPU, one queue, one report
+};
 
 void print_dry_run(const RunPlan& plan) {
   std::cout << plan.points.size() << " points x " << plan.backends.size()
@@ -93,70 +113,8 @@ std::vector<std::string> device_list(const std::string& text, const HostInfo& ho
   return out;
 }
 
-// One repetition's task, in the order a run takes them: the whole sweep once per repetition, so
-// drift between repetitions hits every backend alike.
-struct Job {
-  int repetition;
-  const Task* task;
-};
-
-// Each measurer (one per GPU with --devices, each on a thread of its own) takes the next job from
-// one queue and hands its records to `judged`. A measurer that throws stops the others after their
-// current job; the first error is rethrown.
-void run_jobs(const std::vector<Job>& jobs, const RunPlan& plan,
-              const std::vector<std::unique_ptr<Measurer>>& measurers,
-              const std::vector<std::string>& devices, Progress& progress, JudgingWriter& judged) {
-  const int repetitions = plan.config.measurement.repetitions;
-  std::mutex queue_mutex;  // the queue, the progress line and stderr
-  size_t next = 0;
-  auto drain = [&](Measurer& m, const std::string& device) {
-    while (true) {
-      Job job;
-      {
-        const std::lock_guard<std::mutex> lock(queue_mutex);
-        if (next == jobs.size()) return;
-        job = jobs[next++];
-        progress.begin(
-            plan.points[job.task->point].id + " " + job.task->backend +
-            (repetitions > 1 ? " (repetition " + std::to_string(job.repetition + 1) + ")" : "") +
-            (device.empty() ? "" : " on GPU " + device));
-      }
-      const Point& point = plan.points[job.task->point];
-      BackendRecords records = m.measure(point, job.task->backend);
-      records.repetition = job.repetition;
-      for (Row& row : records.rows) row.repetition = job.repetition, row.device_index = device;
-      for (KernelRow& k : records.kernels) k.repetition = job.repetition;
-      if (!records.notes.empty()) {
-        const std::lock_guard<std::mutex> lock(queue_mutex);
-        std::cerr << "\nattnbench: " << job.task->backend << " @ " << point.id << ": "
-                  << records.notes << '\n';
-      }
-      judged.add(std::move(records));
-      const std::lock_guard<std::mutex> lock(queue_mutex);
-      progress.end();
-    }
-  };
-  if (measurers.size() == 1)
-    return drain(*measurers.front(), devices.empty() ? "" : devices.front());
-  std::vector<std::exception_ptr> errors(measurers.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < measurers.size(); ++i)
-    threads.emplace_back([&, i] {
-      try {
-        drain(*measurers[i], devices[i]);
-      } catch (...) {
-        errors[i] = std::current_exception();
-        const std::lock_guard<std::mutex> lock(queue_mutex);
-        next = jobs.size();
-      }
-    });
-  for (auto& t : threads) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
-}
-
-}  // namespace
-
+// 0 when every row ran; 1 when a row ended error, oom, wrong, crashed or timeout (every row is
+// still written).
 int cmd_run(const RunArgs& args) {
   SweepConfig config = load_config(args.config);
   const std::string output = output_path(config, args.overrides);
@@ -226,20 +184,83 @@ int cmd_run(const RunArgs& args) {
   run_jobs(jobs, plan, measurers, devices, progress, judged);
   progress.finish();
   std::cerr << "wrote " << writer.rows_path() << " and " << writer.kernels_path() << '\n';
-  if (!args.no_summary) print_summary(read_csv(writer.rows_path()), std::cout);
+  // The exit code judges the whole report, rows kept by --resume included.
+  const CsvTable report = read_csv(writer.rows_path());
+  if (!args.no_summary) print_summary(report, std::cout);
+  size_t failed = 0, missed = 0;
+  for (size_t r = 0; r < report.rows.size(); ++r) {
+    const auto status = parse_enum<Status>(report.at(r, "status"));
+    failed += !status || is_failure(*status);
+    missed += is_missed(report.at(r, "expectation"));
+  }
   int exit_code = 0;
-  if (judged.failed_rows() > 0) {
-    std::cerr << "attnbench: " << judged.failed_rows()
+  if (failed > 0) {
+    std::cerr << "attnbench: " << failed
               << " row(s) ended error, oom, wrong, crashed or timeout (see their reason)\n";
     exit_code = 1;
   }
-  if (judged.missed_rows() > 0) {
-    std::cerr << "attnbench: " << judged.missed_rows()
+  if (missed > 0) {
+    std::cerr << "attnbench: " << missed
               << " row(s) missed a prediction (their expectation column says which)"
               << (args.check ? "" : "; --check makes that exit 1") << '\n';
     if (args.check) exit_code = 1;
   }
   return exit_code;
+}
+
+}  // namespace
+
+Subcommand add_run(CLI::App& app) {
+  auto a = std::make_shared<RunArgs>();
+  RunOverrides& overrides = a->overrides;
+  auto* cmd = app.add_subcommand(
+      "run", "Run a YAML sweep and write CSV reports (exit 1 if a row ends error, oom or wrong)");
+  cmd->add_option("config", a->config, "Sweep config (YAML)")->required();
+  cmd->add_option("-o,--output", overrides.output,
+                  "CSV path (default: the config's output, else results/<config>.csv)");
+  cmd->add_option("--plugin-dir", a->plugin_dirs, kPluginDirHelp)->expected(1)->take_all();
+  cmd->add_option("--backends", overrides.backends, "Only these backends (overrides the config)")
+      ->delimiter(',');
+  cmd->add_option("--passes", overrides.passes, "Only these passes: " + one_of(enum_names<Pass>()))
+      ->delimiter(',');
+  cmd->add_option("--timing-modes", overrides.timing_modes,
+                  "CUDA timing modes, of cold, batch and graph (overrides the config)")
+      ->delimiter(',');
+  cmd->add_option("--points", overrides.points, "Only these point ids (as --dry-run prints them)")
+      ->delimiter(',');
+  cmd->add_option("--calibration", a->calibration,
+                  "Calibration JSON for % of peak (default: results/calibration/<device>.json)");
+  cmd->add_option("--isolation", a->isolation,
+                  "worker: measure in worker processes that a crash or hang cannot take down "
+                  "(default); none: in this process, for gdb and cuda-gdb")
+      ->check(CLI::IsMember({"worker", "none"}));
+  cmd->add_option("--repetitions", overrides.repetitions,
+                  "Measure every (point, backend) N times, the sweep run through once per "
+                  "repetition (default: measurement.repetitions, else 1)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--timeout-s", overrides.timeout_s,
+                  "Seconds a worker may spend on one (point, backend) before it is killed "
+                  "(default: measurement.timeout_s, else 600)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag(
+      "--resume", a->resume,
+      "Keep the complete rows of an interrupted report of the same sweep; measure the rest");
+  cmd->add_flag("--force", a->force, "Overwrite an existing report");
+  cmd->add_flag("--dry-run", a->dry_run, "Print the expanded points and backends; write nothing");
+  cmd->add_flag("--no-summary", a->no_summary, "Do not print the summary table");
+  cmd->add_option(
+      "--shard", overrides.shard,
+      "Run part K of N (K/N) of the sweep's (point, backend)s, split by estimated cost; "
+      "`attnbench merge` joins the parts (default output <stem>.shard-K-of-N.csv)");
+  cmd->add_option("--devices", a->devices,
+                  "GPUs to measure on at once, one worker each, from one queue into one report: "
+                  "0,1,... or all");
+  cmd->add_flag("--check", a->check,
+                "Exit 1 when a row misses a prediction of the config's expect: block");
+  cmd->add_flag("--trace", a->trace,
+                "Write a Chrome trace (Perfetto, chrome://tracing) of a few calls per (point, "
+                "backend) to <output stem>.traces/");
+  return {cmd, [a] { return cmd_run(*a); }, [a] { return a->isolation == "none"; }};
 }
 
 }  // namespace attnbench

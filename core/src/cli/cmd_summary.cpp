@@ -1,11 +1,16 @@
+#include "analysis/compare.hpp"
+#include "analysis/summary.hpp"
 #include "cli/commands.hpp"
-#include "records/fields.hpp"
-#include "report/compare.hpp"
-#include "report/summary.hpp"
+#include "write/columns_page.hpp"
+
+#include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <memory>
 
 namespace attnbench {
+
+namespace {
 
 int cmd_summary(const std::string& report) {
   const CsvTable table = read_csv(report);
@@ -14,13 +19,22 @@ int cmd_summary(const std::string& report) {
   return 0;
 }
 
-}  // namespace attnbench
+}  // namespace
 
-namespace attnbench {
+Subcommand add_summary(CLI::App& app) {
+  auto report = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("summary", "Print the summary table of a report");
+  cmd->add_option("report", *report, "Report CSV")->required();
+  return {cmd, [report] { return cmd_summary(*report); }};
+}
 
-int cmd_columns() {
-  std::cout << columns_markdown();
-  return 0;
+Subcommand add_columns(CLI::App& app) {
+  auto* cmd = app.add_subcommand("columns",
+                                 "Print every report column and measurement key (docs/columns.md)");
+  return {cmd, [] {
+            std::cout << columns_markdown();
+            return 0;
+          }};
 }
 
 }  // namespace attnbench

@@ -85,6 +85,17 @@ std::vector<AxisValue> parse_axis_values(const YamlReader& r, AxisName axis, con
   return values;
 }
 
+}  // namespace
+
+const std::vector<std::string>& config_keys() {
+  static const std::vector<std::string> keys = {
+      "name",  "description", "output",      "backends", "measurement",
+      "sweep", "tolerance",   "peak_tflops", "seed",     "expect"};
+  return keys;
+}
+
+namespace {
+
 void parse_measurement(const YamlReader& r, const YAML::Node& node, MeasureSettings& m) {
   const std::string where = "measurement";
   std::vector<std::string> keys;
@@ -243,9 +254,7 @@ SweepConfig parse_config_unguarded(const std::string& yaml_text, const std::stri
     r.fail_at(e.mark, "", "not valid YAML: " + e.msg);
   }
   if (!root || root.IsNull()) throw ConfigError(file_name, 1, 1, "", "the file is empty");
-  r.check_keys(root, "",
-               {"name", "description", "output", "backends", "measurement", "sweep", "tolerance",
-                "peak_tflops", "seed", "expect"});
+  r.check_keys(root, "", config_keys());
   SweepConfig config;
   config.file = file_name;
   config.tolerance = default_tolerances();

@@ -55,4 +55,7 @@ struct SweepConfig {
 SweepConfig load_config(const std::string& path);
 SweepConfig parse_config(const std::string& yaml_text, const std::string& file_name);
 
+// The top-level keys a sweep config may have (docs/config.md documents each; a test checks).
+const std::vector<std::string>& config_keys();
+
 }  // namespace attnbench

@@ -4,8 +4,8 @@
 #pragma once
 
 #include "base/enums.hpp"
+#include "base/stats.hpp"
 #include "measure/device/cupti_tracer.hpp"
-#include "measure/stats.hpp"
 #include "records/row.hpp"
 
 #include <cstdint>

@@ -3,11 +3,11 @@
 #include "base/errors.hpp"
 #include "base/hash.hpp"
 #include "base/names.hpp"
+#include "base/stats.hpp"
 #include "measure/device/cuda_timing.hpp"
 #include "measure/device/cupti_tracer.hpp"
 #include "measure/device/device_monitor.hpp"
 #include "measure/passes/passes.hpp"
-#include "measure/stats.hpp"
 #include "records/assemble.hpp"
 
 #include <c10/core/InferenceMode.h>

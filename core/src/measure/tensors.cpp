@@ -99,7 +99,7 @@ ReferenceError forward_error(const InputTensors& in, const at::Tensor& out) {
 }
 
 ReferenceError backward_error(const InputTensors& in, const at::Tensor& dq, const at::Tensor& dk,
-                              const at::Tensor& dv) {
+                              const at::Tensor& dv, int64_t block_scores) {
   check_like(dq, in.q, "dq");
   check_like(dk, in.k, "dk");
   check_like(dv, in.v, "dv");
@@ -111,8 +111,7 @@ ReferenceError backward_error(const InputTensors& in, const at::Tensor& dq, cons
   at::AutoGradMode grad_mode(true);
   const int64_t batch = in.q.size(0), kv_heads = in.k.size(1), seq = in.q.size(2);
   const int64_t seq_kv = in.k.size(2), group = in.q.size(1) / kv_heads, offset = seq_kv - seq;
-  // Query blocks of about 2^24 scores in float64 (128 MiB) at a time.
-  const int64_t block = std::clamp<int64_t>((int64_t{1} << 24) / (group * seq_kv), 1, seq);
+  const int64_t block = std::clamp<int64_t>(block_scores / (group * seq_kv), 1, seq);
   const auto dbl = in.q.options().dtype(at::kDouble);
 
   ReferenceError worst;

@@ -41,9 +41,11 @@ ReferenceError forward_error(const InputTensors& inputs, const at::Tensor& out);
 // Backward: dq, dk, dv against float64 autograd of the same attention, for the first and last
 // batch entry and kv head (with every query head of its group, since dk and dv sum over them).
 // The error of each is normwise per head, ||got - ref||_F / ||ref||_F: a row of dk can be tiny
-// where the causal mask lets few queries see that key. The reference runs on query blocks, so its
-// memory is a block x seq_len_kv, not seq_len x seq_len_kv.
+// where the causal mask lets few queries see that key. The reference runs on query blocks of about
+// `block_scores` scores (2^24: 128 MiB of float64), so its memory is a block x seq_len_kv, not
+// seq_len x seq_len_kv; tests make the blocks small to reach the multi-block path on small shapes.
 ReferenceError backward_error(const InputTensors& inputs, const at::Tensor& dq,
-                              const at::Tensor& dk, const at::Tensor& dv);
+                              const at::Tensor& dk, const at::Tensor& dv,
+                              int64_t block_scores = int64_t{1} << 24);
 
 }  // namespace attnbench

@@ -44,20 +44,20 @@ void apply_timing(Row& row, const TimingResult& t, std::optional<double> peak_tf
   row.time_rel_spread = s.rel_spread, row.time_rel_noise = s.rel_noise;
   row.samples = s.count;
   row.calls_per_sample = t.calls_per_sample;
-  if (!t.converged) row.add_flag("noise_target_missed");
+  if (!t.converged) row.add_flag(Flag::noise_target_missed);
   if (t.device_start && t.device_end) {
     row.sm_clock_mhz_start = t.device_start->sm_clock_mhz;
     row.sm_clock_mhz_end = t.device_end->sm_clock_mhz;
     row.power_w = t.device_end->power_w;
     row.temperature_c = t.device_end->temperature_c;
     if (t.device_end->sm_clock_mhz < t.device_start->sm_clock_mhz * (1 - kClockDropFlag))
-      row.add_flag("clock_throttled");
+      row.add_flag(Flag::clock_throttled);
   }
   if (s.median > 0) {
     row.tflops = *row.gflop / s.median;  // GFLOP per ms = TFLOP/s
     if (peak_tflops) {
       row.pct_of_peak = 100 * *row.tflops / *peak_tflops;
-      if (*row.pct_of_peak > 100) row.add_flag("above_peak");
+      if (*row.pct_of_peak > 100) row.add_flag(Flag::above_peak);
     }
   }
 }
@@ -117,7 +117,7 @@ BackendRecords assemble_records(const RowSetup& setup, const PassResults& r) {
     base.memcpy_per_call = r.kernels->memcpy_per_call;
     base.memset_per_call = r.kernels->memset_per_call;
     if (!r.kernels->same_every_call) {
-      base.add_flag("kernel_set_varies");
+      base.add_flag(Flag::kernel_set_varies);
       out.notes = "kernel set differs between calls: " + r.kernels->difference;
     }
     double top_us = -1;  // the kernel with the most GPU time per call gives the occupancy

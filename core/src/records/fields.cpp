@@ -1,10 +1,6 @@
 #include "records/fields.hpp"
 
-#include "report/csv.hpp"
-
-#include <cmath>
-#include <sstream>
-#include <stdexcept>
+#include "write/csv.hpp"
 
 namespace attnbench {
 
@@ -38,65 +34,6 @@ void append(std::vector<Field<R>>& to, const std::vector<Field<R>>& more) {
 }
 
 }  // namespace
-
-std::string field_text(const FieldValue& value) {
-  struct {
-    std::string operator()(std::monostate) const { return ""; }
-    std::string operator()(const std::string& s) const { return s; }
-    std::string operator()(int64_t i) const { return std::to_string(i); }
-    std::string operator()(double d) const { return format_number(d); }
-    std::string operator()(bool b) const { return b ? "true" : "false"; }
-    std::string operator()(const std::vector<std::string>& names) const {
-      std::string out;
-      for (const auto& n : names) out += (out.empty() ? "" : " ") + n;
-      return out;
-    }
-  } visit;
-  return std::visit(visit, value);
-}
-
-FieldValue parse_field_text(FieldType type, const std::string& text) {
-  if (text.empty() && type != FieldType::text && type != FieldType::list) return {};
-  switch (type) {
-    case FieldType::text:
-    case FieldType::choice: return text;
-    case FieldType::boolean:
-      if (text == "true") return true;
-      if (text == "false") return false;
-      throw std::invalid_argument("'" + text + "' is not true or false");
-    case FieldType::integer: {
-      size_t used = 0;
-      int64_t value = 0;
-      try {
-        value = std::stoll(text, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != text.size() || used == 0)
-        throw std::invalid_argument("'" + text + "' is not an integer");
-      return value;
-    }
-    case FieldType::number: {
-      size_t used = 0;
-      double value = 0;
-      try {
-        value = std::stod(text, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != text.size() || used == 0 || !std::isfinite(value))
-        throw std::invalid_argument("'" + text + "' is not a finite number");
-      return value;
-    }
-    case FieldType::list: {
-      std::vector<std::string> names;
-      std::istringstream in(text);
-      for (std::string n; in >> n;) names.push_back(n);
-      return names;
-    }
-  }
-  return {};
-}
 
 const std::vector<Field<Problem>>& problem_fields() {
   using P = Problem;
@@ -144,85 +81,88 @@ const std::vector<Field<Row>>& row_fields() {
         field("backend", &Row::backend, "", "the plugin's name"),
     };
     append(f, nested(&Row::problem, problem_fields()));
-    append(f, {
-        field("timing_mode", &Row::timing_mode, "",
-              "how time_ms_* was taken: `cold`, `batch`, `graph` (CUDA) or `wall` (CPU)"),
-        not_predictable(field("repetition", &Row::repetition, "count",
-                              "0-based pass through the sweep (run --repetitions)")),
-        field("device_index", &Row::device_index, "",
-              "the GPU a run --devices worker measured on; empty without --devices"),
-        field("status", &Row::status, "",
-              "`ok`, `unsupported`, `wrong`, `error`, `oom`, `crashed` or `timeout`"),
-        field("reason", &Row::reason, "", "why, when status is not ok"),
-        judged(field("time_ms_median", &Row::time_ms_median, "ms",
-                     "median time per call over the samples"),
-               gpu_time(false, true)),
-        judged(field("time_ms_p10", &Row::time_ms_p10, "ms", "10th percentile time per call"),
-               gpu_time(false, false)),
-        judged(field("time_ms_p90", &Row::time_ms_p90, "ms", "90th percentile time per call"),
-               gpu_time(false, false)),
-        field("time_rel_spread", &Row::time_rel_spread, "ratio", "(p90 - p10) / median"),
-        field("time_rel_noise", &Row::time_rel_noise, "ratio",
-              "robust relative standard deviation: max(1.4826 MAD, IQR / 1.349) / median"),
-        field("samples", &Row::samples, "count", "timing samples taken"),
-        field("calls_per_sample", &Row::calls_per_sample, "count",
-              "calls (or graph replays) between the two clock reads of one sample"),
-        judged(field("cpu_us_median", &Row::cpu_us_median, "us",
-                     "host wall time per call (CUDA: to enqueue it; CPU: to run it), no "
-                     "profiler attached"),
-               host_time()),
-        field("cpu_us_p10", &Row::cpu_us_p10, "us", "10th percentile host time per call"),
-        field("cpu_us_p90", &Row::cpu_us_p90, "us", "90th percentile host time per call"),
-        field("host_mhz", &Row::host_mhz, "MHz",
-              "the worker core's effective clock just before the cpu pass"),
-        field("host_preempted_per_call", &Row::host_preempted_per_call, "count",
-              "involuntary context switches per call in the cpu pass"),
-        field("host_migrated_per_call", &Row::host_migrated_per_call, "count",
-              "moves to another core per call in the cpu pass"),
-        judged(field("aten_ops_per_call", &Row::aten_ops_per_call, "count",
-                     "ATen ops the backend called itself (top level, views not counted)"),
-               count()),
-        field("aten_ops", &Row::aten_ops, "", "those ops' names in call order"),
-        judged(field("aten_ops_nested_per_call", &Row::aten_ops_nested_per_call, "count",
-                     "every ATen op at any depth, views included"),
-               count()),
-        judged(field("aten_copies_per_call", &Row::aten_copies_per_call, "count",
-                     "aten::copy_ of data at any depth: the hidden copies"),
-               count()),
-        judged(field("kernels_per_call", &Row::kernels_per_call, "count",
-                     "GPU kernels per call (CUPTI, a pass of its own)"),
-               count()),
-        judged(field("memcpy_per_call", &Row::memcpy_per_call, "count", "GPU memcpys per call"),
-               count()),
-        judged(field("memset_per_call", &Row::memset_per_call, "count", "GPU memsets per call"),
-               count()),
-        field("occupancy_pct", &Row::occupancy_pct, "%",
-              "theoretical occupancy of the kernel with the most GPU time per call"),
-        judged(field("peak_mem_mib", &Row::peak_mem_mib, "MiB",
-                     "peak device memory a call allocated beyond its inputs and output"),
-               count()),
-        judged(field("rel_err", &Row::rel_err, "ratio",
-                     "largest per-row relative error against float64 (docs/correctness.md)"),
-               count()),
-        field("tolerance", &Row::tolerance, "ratio", "the limit for rel_err"),
-        field("gflop", &Row::gflop, "GFLOP",
-              "useful work: 4 batch heads head_dim pairs (unmasked pairs when causal), 2.5x bwd"),
-        judged(field("tflops", &Row::tflops, "TFLOP/s", "gflop / time_ms_median"),
-               gpu_time(true, true)),
-        judged(field("pct_of_peak", &Row::pct_of_peak, "%",
-                     "tflops against the matmul peak (attnbench calibrate or peak_tflops)"),
-               gpu_time(true, true)),
-        field("sm_clock_mhz_start", &Row::sm_clock_mhz_start, "MHz",
-              "SM clock (NVML) when the timing pass started"),
-        field("sm_clock_mhz_end", &Row::sm_clock_mhz_end, "MHz",
-              "SM clock when the timing pass ended"),
-        field("power_w", &Row::power_w, "W", "board power at the end of the timing pass"),
-        field("temperature_c", &Row::temperature_c, "C",
-              "GPU temperature at the end of the timing pass"),
-        field("flags", &Row::flags, "", "`;`-separated notes (docs/columns.md, Flags)"),
-        field("expectation", &Row::expectation, "",
-              "the config's predictions: empty, `met`, or `missed: ...`"),
-    });
+    append(
+        f,
+        {
+            field("timing_mode", &Row::timing_mode, "",
+                  "how time_ms_* was taken: `cold`, `batch`, `graph` (CUDA) or `wall` (CPU)"),
+            not_predictable(field("repetition", &Row::repetition, "count",
+                                  "0-based pass through the sweep (run --repetitions)")),
+            field("device_index", &Row::device_index, "",
+                  "the GPU a run --devices worker measured on; empty without --devices"),
+            field("status", &Row::status, "",
+                  "`ok`, `unsupported`, `wrong`, `error`, `oom`, `crashed` or `timeout`"),
+            field("reason", &Row::reason, "", "why, when status is not ok"),
+            judged(field("time_ms_median", &Row::time_ms_median, "ms",
+                         "median time per call over the samples"),
+                   gpu_time(false, true)),
+            judged(field("time_ms_p10", &Row::time_ms_p10, "ms", "10th percentile time per call"),
+                   gpu_time(false, false)),
+            judged(field("time_ms_p90", &Row::time_ms_p90, "ms", "90th percentile time per call"),
+                   gpu_time(false, false)),
+            field("time_rel_spread", &Row::time_rel_spread, "ratio", "(p90 - p10) / median"),
+            field("time_rel_noise", &Row::time_rel_noise, "ratio",
+                  "robust relative standard deviation: max(1.4826 MAD, IQR / 1.349) / median"),
+            field("samples", &Row::samples, "count", "timing samples taken"),
+            field("calls_per_sample", &Row::calls_per_sample, "count",
+                  "calls (or graph replays) between the two clock reads of one sample"),
+            judged(field("cpu_us_median", &Row::cpu_us_median, "us",
+                         "host wall time per call (CUDA: to enqueue it; CPU: to run it), no "
+                         "profiler attached"),
+                   host_time()),
+            field("cpu_us_p10", &Row::cpu_us_p10, "us", "10th percentile host time per call"),
+            field("cpu_us_p90", &Row::cpu_us_p90, "us", "90th percentile host time per call"),
+            field("host_mhz", &Row::host_mhz, "MHz",
+                  "the worker core's effective clock just before the cpu pass"),
+            field("host_preempted_per_call", &Row::host_preempted_per_call, "count",
+                  "involuntary context switches per call in the cpu pass"),
+            field("host_migrated_per_call", &Row::host_migrated_per_call, "count",
+                  "moves to another core per call in the cpu pass"),
+            judged(field("aten_ops_per_call", &Row::aten_ops_per_call, "count",
+                         "ATen ops the backend called itself (top level, views not counted)"),
+                   count()),
+            field("aten_ops", &Row::aten_ops, "", "those ops' names in call order"),
+            judged(field("aten_ops_nested_per_call", &Row::aten_ops_nested_per_call, "count",
+                         "every ATen op at any depth, views included"),
+                   count()),
+            judged(field("aten_copies_per_call", &Row::aten_copies_per_call, "count",
+                         "aten::copy_ of data at any depth: the hidden copies"),
+                   count()),
+            judged(field("kernels_per_call", &Row::kernels_per_call, "count",
+                         "GPU kernels per call (CUPTI, a pass of its own)"),
+                   count()),
+            judged(field("memcpy_per_call", &Row::memcpy_per_call, "count", "GPU memcpys per call"),
+                   count()),
+            judged(field("memset_per_call", &Row::memset_per_call, "count", "GPU memsets per call"),
+                   count()),
+            field("occupancy_pct", &Row::occupancy_pct, "%",
+                  "theoretical occupancy of the kernel with the most GPU time per call"),
+            judged(field("peak_mem_mib", &Row::peak_mem_mib, "MiB",
+                         "peak device memory a call allocated beyond its inputs and output"),
+                   count()),
+            judged(field("rel_err", &Row::rel_err, "ratio",
+                         "largest per-row relative error against float64 (docs/correctness.md)"),
+                   count()),
+            field("tolerance", &Row::tolerance, "ratio", "the limit for rel_err"),
+            field(
+                "gflop", &Row::gflop, "GFLOP",
+                "useful work: 4 batch heads head_dim pairs (unmasked pairs when causal), 2.5x bwd"),
+            judged(field("tflops", &Row::tflops, "TFLOP/s", "gflop / time_ms_median"),
+                   gpu_time(true, true)),
+            judged(field("pct_of_peak", &Row::pct_of_peak, "%",
+                         "tflops against the matmul peak (attnbench calibrate or peak_tflops)"),
+                   gpu_time(true, true)),
+            field("sm_clock_mhz_start", &Row::sm_clock_mhz_start, "MHz",
+                  "SM clock (NVML) when the timing pass started"),
+            field("sm_clock_mhz_end", &Row::sm_clock_mhz_end, "MHz",
+                  "SM clock when the timing pass ended"),
+            field("power_w", &Row::power_w, "W", "board power at the end of the timing pass"),
+            field("temperature_c", &Row::temperature_c, "C",
+                  "GPU temperature at the end of the timing pass"),
+            field("flags", &Row::flags, "", "`;`-separated notes (docs/columns.md, Flags)"),
+            field("expectation", &Row::expectation, "",
+                  "the config's predictions: empty, `met`, or `missed: ...`"),
+        });
     append(f, nested(&Row::run, run_info_fields()));
     return f;
   }();
@@ -252,50 +192,10 @@ const std::vector<Field<KernelRow>>& kernel_row_fields() {
         field("bytes", &K::bytes, "bytes", "memcpy/memset size"),
     };
     for (const auto& g : nested(&K::run, run_info_fields()))
-      if (g.name == "device_name" || g.name == "git_sha" || g.name == "started_at")
-        f.push_back(g);
+      if (g.name == "device_name" || g.name == "git_sha" || g.name == "started_at") f.push_back(g);
     return f;
   }();
   return fields;
-}
-
-namespace {
-
-template <class R>
-void table(std::ostringstream& out, const std::vector<Field<R>>& fields) {
-  out << "| column | type | unit | meaning |\n| --- | --- | --- | --- |\n";
-  for (const auto& f : fields)
-    out << "| `" << f.name << "` | " << type_name(f.type) << " | " << f.unit << " | " << f.doc
-        << " |\n";
-}
-
-}  // namespace
-
-std::string columns_markdown() {
-  std::ostringstream out;
-  out << "# Columns\n\n"
-         "Generated from core/src/records/fields.cpp by `attnbench columns`; a test fails when\n"
-         "this page and the tables differ. An empty cell: not measured, or does not apply.\n\n"
-         "## Main CSV (`<output>.csv`), one row per point, backend and timing mode\n\n"
-         "The first column is `schema_version`.\n\n";
-  table(out, row_fields());
-  out << "\n## Kernel CSV (`<output>.kernels.csv`), one row per point, backend and kernel\n\n";
-  table(out, kernel_row_fields());
-  out << "\n## `measurement:` keys of a sweep\n\n";
-  out << "| key | type | unit | meaning |\n| --- | --- | --- | --- |\n";
-  for (const auto& s : measure_settings_fields()) {
-    if (!s.config_key) continue;
-    out << "| `" << s.field.name << "` | " << type_name(s.field.type) << " | " << s.field.unit
-        << " | " << s.field.doc << " |\n";
-  }
-  out << "\n## What compare judges\n\n| metric | better | threshold |\n| --- | --- | --- |\n";
-  for (const auto& f : row_fields()) {
-    if (!f.metric) continue;
-    out << "| `" << f.name << "` | " << (f.metric->higher_is_better ? "higher" : "lower")
-        << " | " << (f.metric->threshold > 0 ? std::to_string(int(f.metric->threshold * 100 + 0.5)) + "%" : "any change")
-        << " |\n";
-  }
-  return out.str();
 }
 
 }  // namespace attnbench

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "base/enums.hpp"
+#include "base/names.hpp"
 
 #include <attnbench/backend.hpp>
 
@@ -61,13 +62,12 @@ struct Row {
   // The GPU around the timing pass (NVML): SM clock at its start and end, power and temperature at
   // its end.
   std::optional<double> sm_clock_mhz_start, sm_clock_mhz_end, power_w, temperature_c;
-  std::string
-      flags;  // ';'-separated notes: noise_target_missed, kernel_set_varies, above_peak, ...
+  std::string flags;        // ';'-separated Flag names (base/enums.hpp)
   std::string expectation;  // the config's predictions: "", "met" or "missed: ..."
 
   RunInfo run;
 
-  void add_flag(const std::string& flag) { flags += (flags.empty() ? "" : ";") + flag; }
+  void add_flag(Flag flag) { flags += (flags.empty() ? "" : ";") + to_string(flag); }
 };
 
 // One row per (point, backend, kernel) in the kernel CSV; joins the main CSV on (point_id,

@@ -1,7 +1,7 @@
+#include "base/stats.hpp"
 #include "base/time.hpp"
-#include "measure/device/calibration.hpp"
 #include "measure/device/cuda_timing.hpp"
-#include "measure/stats.hpp"
+#include "run/calibration.hpp"
 
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>

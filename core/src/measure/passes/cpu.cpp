@@ -1,8 +1,8 @@
 #include "measure/passes/passes.hpp"
 
+#include "base/stats.hpp"
 #include "measure/device/cupti_tracer.hpp"
 #include "measure/device/host_clock.hpp"
-#include "measure/stats.hpp"
 
 #include <algorithm>
 #include <chrono>

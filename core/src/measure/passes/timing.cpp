@@ -1,8 +1,8 @@
 #include "measure/passes/passes.hpp"
 
+#include "base/stats.hpp"
 #include "measure/device/cuda_timing.hpp"
 #include "measure/device/device_monitor.hpp"
-#include "measure/stats.hpp"
 
 #include <chrono>
 #include <functional>

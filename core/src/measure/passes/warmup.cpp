@@ -1,6 +1,6 @@
 #include "measure/passes/passes.hpp"
 
-#include "measure/stats.hpp"
+#include "base/stats.hpp"
 
 #include <chrono>
 

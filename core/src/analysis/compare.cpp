@@ -1,0 +1,360 @@
+#include "analysis/compare.hpp"
+
+#include "analysis/compare_flags.hpp"
+#include "analysis/normalize.hpp"
+#include "base/errors.hpp"
+#include "base/hash.hpp"
+#include "base/stats.hpp"
+#include "records/fields.hpp"
+#include "write/schema.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <map>
+
+namespace attnbench {
+
+const std::vector<Metric>& metric_table() {
+  static const std::vector<Metric> metrics = [] {
+    std::vector<Metric> out;
+    for (const auto& f : row_fields()) {
+      if (!f.metric) continue;
+      const MetricTraits& m = *f.metric;
+      out.push_back({f.name, m.higher_is_better, m.noise_column, m.p10_column, m.p90_column,
+                     m.threshold, m.from_time_samples});
+    }
+    return out;
+  }();
+  return metrics;
+}
+
+std::string to_string(IntervalBasis basis) {
+  switch (basis) {
+    case IntervalBasis::exact: return "exact";
+    case IntervalBasis::repetitions: return "repetitions";
+    case IntervalBasis::samples: return "samples";
+    case IntervalBasis::noise: return "noise";
+  }
+  return "?";
+}
+
+const Metric& find_metric(const std::string& name) {
+  std::string known;
+  for (const auto& m : metric_table()) {
+    if (m.name == name) return m;
+    known += (known.empty() ? "" : ", ") + m.name;
+  }
+  throw InputError("'" + name + "' is not a metric compare can judge; use one of " + known);
+}
+
+namespace {
+
+// Relative standard deviation of one measurement; 0 for deterministic metrics (counts, errors).
+double noise(const CsvTable& t, size_t row, const Metric& metric) {
+  if (!metric.noise_column.empty()) return t.number(row, metric.noise_column).value_or(0);
+  const auto median = t.number(row, metric.name), p10 = t.number(row, metric.p10_column),
+             p90 = t.number(row, metric.p90_column);
+  // For a normal distribution p90 - p10 spans 2.563 standard deviations.
+  if (median && p10 && p90 && *median != 0) return (*p90 - *p10) / (2.563 * std::abs(*median));
+  return 0;
+}
+
+// The rows of one (point, backend, timing mode): one per repetition.
+using Group = std::vector<size_t>;
+
+struct Pairing {
+  Group base, candidate;
+};
+
+// The first status of a group that is not ok, else ok.
+std::string group_status(const CsvTable& t, const Group& g) {
+  for (size_t r : g)
+    if (t.at(r, "status") != "ok") return t.at(r, "status");
+  return "ok";
+}
+
+// The metric in every row of a group; empty when a row lacks it.
+std::vector<double> group_values(const CsvTable& t, const Group& g, const std::string& metric) {
+  std::vector<double> out;
+  for (size_t r : g) {
+    const auto v = t.number(r, metric);
+    if (!v) return {};
+    out.push_back(*v);
+  }
+  return out;
+}
+
+double geometric_mean(const std::vector<double>& values) {
+  double log_sum = 0;
+  for (double v : values) log_sum += std::log(v);
+  return std::exp(log_sum / static_cast<double>(values.size()));
+}
+
+const std::vector<double>* samples_of(const SampleSets& sets, const ComparedRow& row,
+                                      const std::string& backend) {
+  auto it = sets.find(sample_key(row.point_id, backend, row.timing_mode));
+  return it == sets.end() || it->second.size() < 5 ? nullptr : &it->second;
+}
+
+// The verdict from where the ratio lies: beyond the threshold on one side, inside it, or across it.
+Verdict verdict_of(double low, double high, double threshold, bool higher_is_better) {
+  // u > 1 is worse, whichever way the metric points.
+  const double worse_low = higher_is_better ? 1 / high : low;
+  const double worse_high = higher_is_better ? 1 / low : high;
+  const double up = 1 + threshold, down = 1 / (1 + threshold);
+  if (worse_low > up) return Verdict::worse;
+  if (worse_high < down) return Verdict::better;
+  if (worse_low >= down && worse_high <= up) return Verdict::same;
+  return Verdict::unsure;
+}
+
+ComparedRow judge(const CsvTable& bt, const Group& bg, const CsvTable& ct, const Group& cg,
+                  const Metric& metric, const CompareOptions& options, const SampleSets& bs,
+                  const SampleSets& cs, std::optional<RatioInterval>& time_interval) {
+  ComparedRow row;
+  const size_t br = bg.front(), cr = cg.front();
+  row.point_id = ct.at(cr, "point_id");
+  row.backend = ct.at(cr, "backend");
+  row.timing_mode = ct.at(cr, "timing_mode");
+  row.base_repetitions = static_cast<int>(bg.size());
+  row.candidate_repetitions = static_cast<int>(cg.size());
+  row.base_status = group_status(bt, bg);
+  row.candidate_status = group_status(ct, cg);
+  for (size_t r : bg) row.flags = merged_flags(row.flags, flags_of(bt, r));
+  for (size_t r : cg) row.flags = merged_flags(row.flags, flags_of(ct, r));
+  if (metric.name == "cpu_us_median")
+    for (size_t b : bg)
+      for (size_t c : cg) row.flags = merged_flags(row.flags, host_flags(bt, b, ct, c));
+  const std::vector<double> base_values = group_values(bt, bg, metric.name);
+  const std::vector<double> new_values = group_values(ct, cg, metric.name);
+  if (row.base_status != "ok" || row.candidate_status != "ok" || base_values.empty() ||
+      new_values.empty())
+    return row;
+  row.base = summarize(base_values).median;  // the median over repetitions
+  row.candidate = summarize(new_values).median;
+  row.ratio = *row.base != 0 ? *row.candidate / *row.base : INFINITY;
+  row.ci_low = row.ci_high = row.ratio;
+  if (!metric.deterministic()) {
+    row.threshold = options.threshold_pct ? *options.threshold_pct / 100 : metric.threshold;
+    const std::vector<double>* base_samples = samples_of(bs, row, bt.at(br, "backend"));
+    const std::vector<double>* new_samples = samples_of(cs, row, row.backend);
+    if (const auto repeated = repetition_ratio_interval(base_values, new_values)) {
+      // Repetitions: each one observation, so run-to-run drift is in the interval, which narrows
+      // as repetitions are added. Values and ratio are the repetitions' geometric means.
+      row.base = geometric_mean(base_values);
+      row.candidate = geometric_mean(new_values);
+      row.ratio = *row.candidate / *row.base;
+      row.ci_low = repeated->low;
+      row.ci_high = repeated->high;
+      row.interval_from = IntervalBasis::repetitions;
+    } else if (metric.from_time_samples && base_samples && new_samples) {
+      // The interval of the time ratio, bootstrapped once per pair whatever the metrics; a
+      // higher-is-better metric of the time is its inverse.
+      if (!time_interval)
+        time_interval =
+            median_ratio_interval(*base_samples, *new_samples,
+                                  fnv1a(sample_key(row.point_id, row.backend, row.timing_mode)));
+      const RatioInterval t = *time_interval;
+      row.ci_low = metric.higher_is_better ? 1 / t.high : t.low;
+      row.ci_high = metric.higher_is_better ? 1 / t.low : t.high;
+      row.interval_from = IntervalBasis::samples;
+    } else {
+      double base_noise = 0, new_noise = 0;
+      for (size_t r : bg) base_noise = std::max(base_noise, noise(bt, r, metric));
+      for (size_t r : cg) new_noise = std::max(new_noise, noise(ct, r, metric));
+      row.band = std::max(options.min_band, base_noise + new_noise);
+      row.ci_low = row.ratio / (1 + row.band);
+      row.ci_high = row.ratio * (1 + row.band);
+      row.interval_from = IntervalBasis::noise;
+    }
+  }
+  if (*row.base == *row.candidate && metric.deterministic()) {
+    row.verdict = Verdict::same;
+    return row;
+  }
+  row.verdict = verdict_of(row.ci_low, row.ci_high, row.threshold, metric.higher_is_better);
+  const double change = metric.higher_is_better ? 1 / row.ratio - 1 : row.ratio - 1;
+  row.regression = row.verdict == Verdict::worse && options.fail_on_regression_pct &&
+                   change * 100 > *options.fail_on_regression_pct;
+  return row;
+}
+
+// The geometric mean of a backend's ratios and its 95% interval: each row's interval read as a
+// normal spread of its log ratio, the rows independent, so the geomean's spread is theirs in
+// quadrature over the count. It is the uncertainty of the measurements, not of the choice of
+// points.
+struct GeomeanSum {
+  double log_sum = 0, variance_sum = 0;
+  int rows = 0;
+  void add(const ComparedRow& row) {
+    log_sum += std::log(row.ratio);
+    if (row.ci_low > 0 && std::isfinite(row.ci_high)) {
+      const double se = (std::log(row.ci_high) - std::log(row.ci_low)) / (2 * kZ95);
+      variance_sum += se * se;
+    }
+    ++rows;
+  }
+  Geomean geomean(const std::string& backend) const {
+    const double mean = log_sum / rows, half = kZ95 * std::sqrt(variance_sum) / rows;
+    return {backend, std::exp(mean), rows, std::exp(mean - half), std::exp(mean + half)};
+  }
+  static constexpr double kZ95 = 1.959964;
+};
+
+Comparison compare_pairs(const std::vector<Pairing>& pairs, const CsvTable& bt, const CsvTable& ct,
+                         const CompareOptions& options, const SampleSets& bs, const SampleSets& cs,
+                         Comparison c) {
+  c.fail_on_regression_pct = options.fail_on_regression_pct;
+  std::vector<std::optional<RatioInterval>> time_intervals(pairs.size());
+  for (const auto& name : options.metrics) {
+    MetricComparison mc;
+    mc.metric = find_metric(name);
+    std::map<std::string, GeomeanSum> sums;  // per backend
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      const Pairing& p = pairs[i];
+      ComparedRow row =
+          judge(bt, p.base, ct, p.candidate, mc.metric, options, bs, cs, time_intervals[i]);
+      if (row.verdict != Verdict::not_comparable && std::isfinite(row.ratio) && row.ratio > 0) {
+        sums[row.backend].add(row);
+        ++c.compared;
+      }
+      c.regressions += row.regression;
+      mc.rows.push_back(std::move(row));
+    }
+    for (const auto& [backend, sum] : sums) mc.geomeans.push_back(sum.geomean(backend));
+    c.metrics.push_back(std::move(mc));
+  }
+  return c;
+}
+
+std::string key(const CsvTable& t, size_t r, bool with_backend) {
+  return t.at(r, "point_id") + "|" + (with_backend ? t.at(r, "backend") + "|" : "") +
+         t.at(r, "timing_mode");
+}
+
+}  // namespace
+
+std::string sample_key(const std::string& point, const std::string& backend,
+                       const std::string& mode) {
+  return point + "|" + backend + "|" + mode;
+}
+
+SampleSets read_samples(const std::string& report_csv) {
+  std::string path = report_csv;
+  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".csv") == 0)
+    path.resize(path.size() - 4);
+  path += ".samples.csv";
+  SampleSets sets;
+  if (!std::filesystem::exists(path)) return sets;
+  const CsvTable t = read_csv(path);
+  for (const char* needed : {"point_id", "backend", "timing_mode", "time_ms"})
+    if (t.column(needed) < 0) throw InputError(path + ": no column '" + std::string(needed) + "'");
+  for (size_t r = 0; r < t.rows.size(); ++r)
+    if (auto v = t.number(r, "time_ms"))
+      sets[sample_key(t.at(r, "point_id"), t.at(r, "backend"), t.at(r, "timing_mode"))].push_back(
+          *v);
+  return sets;
+}
+
+void check_report(const CsvTable& table, const std::vector<std::string>& metrics) {
+  const int c = table.column("schema_version");
+  if (c < 0) throw InputError(table.path + ": not an attnbench report (no schema_version column)");
+  for (size_t r = 0; r < table.rows.size(); ++r)
+    if (!readable_schema_version(table.rows[r][static_cast<size_t>(c)]))
+      throw InputError(table.path + ": schema version '" + table.rows[r][static_cast<size_t>(c)] +
+                       "', this attnbench reads versions 1 to " +
+                       std::to_string(kCsvSchemaVersion));
+  for (const char* needed : {"point_id", "backend", "timing_mode", "status"})
+    if (table.column(needed) < 0)
+      throw InputError(table.path + ": no column '" + std::string(needed) + "'");
+  for (const auto& m : metrics) {
+    const Metric& metric = find_metric(m);
+    for (const std::string& column :
+         {metric.name, metric.noise_column, metric.p10_column, metric.p90_column})
+      if (!column.empty() && table.column(column) < 0)
+        throw InputError(table.path + ": no column '" + column + "' to compare " + metric.name);
+  }
+}
+
+// Rows grouped by key, the groups in the order their first row appears.
+std::vector<std::pair<std::string, Group>> groups(const CsvTable& t, bool with_backend,
+                                                  const std::function<bool(size_t)>& wanted) {
+  std::vector<std::pair<std::string, Group>> out;
+  std::map<std::string, size_t> index;
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    if (!wanted(r)) continue;
+    const std::string k = key(t, r, with_backend);
+    auto [it, fresh] = index.emplace(k, out.size());
+    if (fresh) out.push_back({k, {}});
+    out[it->second].second.push_back(r);
+  }
+  return out;
+}
+
+Comparison compare_reports(const CsvTable& base_report, const CsvTable& candidate_report,
+                           const CompareOptions& options, const SampleSets& base_report_samples,
+                           const SampleSets& candidate_report_samples) {
+  check_report(base_report, options.metrics);
+  check_report(candidate_report, options.metrics);
+  const bool normalize = options.normalize_by.has_value();
+  const CsvTable base =
+      normalize ? normalized_by(base_report, *options.normalize_by, options.metrics) : base_report;
+  const CsvTable candidate =
+      normalize ? normalized_by(candidate_report, *options.normalize_by, options.metrics)
+                : candidate_report;
+  const SampleSets none;
+  const SampleSets& base_samples = normalize ? none : base_report_samples;
+  const SampleSets& candidate_samples = normalize ? none : candidate_report_samples;
+  auto all = [](size_t) { return true; };
+  std::map<std::string, Group> base_groups;
+  for (auto& [k, g] : groups(base, true, all)) base_groups[k] = g;
+  std::vector<Pairing> pairs;
+  Comparison c;
+  for (auto& [k, g] : groups(candidate, true, all)) {
+    auto it = base_groups.find(k);
+    if (it == base_groups.end()) {
+      ++c.only_in_candidate;
+      continue;
+    }
+    pairs.push_back({it->second, g});
+  }
+  c.base_label = normalize ? "base / " + *options.normalize_by : "base";
+  c.candidate_label = normalize ? "new / " + *options.normalize_by : "new";
+  c.base_path = base.path;
+  c.candidate_path = candidate.path;
+  c.base_rows = base.rows.size();
+  c.candidate_rows = candidate.rows.size();
+  c.joined = pairs.size();
+  c.only_in_base = base_groups.size() - pairs.size();
+  return compare_pairs(pairs, base, candidate, options, base_samples, candidate_samples,
+                       std::move(c));
+}
+
+Comparison compare_backends(const CsvTable& table, const CompareOptions& options,
+                            const SampleSets& samples) {
+  check_report(table, options.metrics);
+  const std::string& baseline = options.baseline_backend.value();
+  std::map<std::string, Group> base_groups;
+  for (auto& [k, g] :
+       groups(table, false, [&](size_t r) { return table.at(r, "backend") == baseline; }))
+    base_groups[k] = g;
+  if (base_groups.empty())
+    throw InputError(table.path + ": no rows for the baseline backend '" + baseline + "'");
+  std::vector<Pairing> pairs;
+  for (auto& [k, g] :
+       groups(table, true, [&](size_t r) { return table.at(r, "backend") != baseline; })) {
+    auto it = base_groups.find(key(table, g.front(), false));
+    if (it != base_groups.end()) pairs.push_back({it->second, g});
+  }
+  Comparison c;
+  c.base_label = baseline;
+  c.candidate_label = "backend";
+  c.base_path = c.candidate_path = table.path;
+  c.base_rows = c.candidate_rows = table.rows.size();
+  c.joined = pairs.size();
+  return compare_pairs(pairs, table, table, options, samples, samples, std::move(c));
+}
+
+}  // namespace attnbench

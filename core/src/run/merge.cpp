@@ -1,0 +1,127 @@
+#include "run/merge.hpp"
+
+#include "analysis/compare.hpp"
+#include "base/errors.hpp"
+#include "write/csv.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace attnbench {
+
+namespace {
+
+std::string describe(const RecordKey& k) {
+  return std::get<1>(k) + " @ " + std::get<0>(k) +
+         (std::get<2>(k) > 0 ? " (repetition " + std::to_string(std::get<2>(k) + 1) + ")" : "");
+}
+
+// One side file (kernels or samples) of every input, its rows kept when their measurement is in
+// the merged main rows; "" when any input lacks it (a partial file would mislead).
+std::string merge_side(const std::vector<MergeInput>& inputs, std::string ReportTexts::*file,
+                       const char* suffix, const std::set<RecordKey>& kept,
+                       const std::map<RecordKey, size_t>& order) {
+  std::vector<std::string> header;
+  std::vector<std::pair<size_t, std::vector<std::string>>> rows;  // (order, fields)
+  for (const MergeInput& in : inputs) {
+    const std::string& text = in.texts.*file;
+    if (text.empty()) return "";
+    const CsvTable t = parse_csv(complete_records(text), in.path + suffix);
+    if (header.empty()) header = t.header;
+    if (t.header != header)
+      throw InputError(in.path + suffix + ": its columns differ from " + inputs.front().path +
+                       suffix + "'s (reports of different schema versions)");
+    for (size_t r = 0; r < t.rows.size(); ++r) {
+      const RecordKey k = record_key(t, r);
+      if (kept.count(k)) rows.emplace_back(order.at(k), t.rows[r]);
+    }
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string out = csv_line(header);
+  for (const auto& [o, fields] : rows) out += csv_line(fields);
+  return out;
+}
+
+}  // namespace
+
+Merged merge_reports(const std::vector<MergeInput>& inputs,
+                     const std::optional<std::vector<RecordKey>>& expected) {
+  if (inputs.empty()) throw InputError("merge: no reports given");
+  std::vector<CsvTable> tables;
+  for (const MergeInput& in : inputs) {
+    if (in.texts.rows.empty()) throw InputError(in.path + ": cannot read the report");
+    tables.push_back(parse_csv(complete_records(in.texts.rows), in.path));
+    check_report(tables.back(), {});
+    if (tables.back().column("config_fingerprint") < 0)
+      throw InputError(in.path + ": no config_fingerprint column (a report older than merge)");
+    if (tables.back().header != tables.front().header)
+      throw InputError(in.path + ": its columns differ from " + inputs.front().path +
+                       "'s (reports of different schema versions)");
+  }
+
+  // One sweep: the same fingerprint everywhere; one split: the same N.
+  std::string fingerprint, fingerprint_file;
+  int shard_count = 0;
+  std::string shard_file;
+  std::set<int> shards;
+  for (const CsvTable& t : tables)
+    for (size_t r = 0; r < t.rows.size(); ++r) {
+      const std::string& f = t.at(r, "config_fingerprint");
+      if (fingerprint.empty()) fingerprint = f, fingerprint_file = t.path;
+      if (f != fingerprint)
+        throw InputError("merge: " + t.path + " is of another sweep than " + fingerprint_file +
+                         " (config fingerprint " + f + ", not " + fingerprint + ")");
+      const std::string shard = t.column("shard") < 0 ? "" : t.at(r, "shard");
+      if (shard.empty()) continue;
+      const int k = std::stoi(shard.substr(0, shard.find('/')));
+      const int n = std::stoi(shard.substr(shard.find('/') + 1));
+      if (shard_count == 0) shard_count = n, shard_file = t.path;
+      if (n != shard_count)
+        throw InputError("merge: " + t.path + " is a shard of " + std::to_string(n) + " parts, " +
+                         shard_file + " of " + std::to_string(shard_count) +
+                         ": shards of different splits overlap");
+      shards.insert(k);
+    }
+
+  // Every row once: a (point, backend, repetition, mode) in two reports is refused, by name.
+  std::map<RecordKey, size_t> order;  // position in the sweep, or of first appearance
+  if (expected)
+    for (size_t i = 0; i < expected->size(); ++i) order.emplace((*expected)[i], i);
+  std::map<std::tuple<std::string, std::string, int, std::string>, std::string> seen;
+  std::vector<std::pair<size_t, std::vector<std::string>>> rows;
+  std::set<RecordKey> kept;
+  for (const CsvTable& t : tables)
+    for (size_t r = 0; r < t.rows.size(); ++r) {
+      const RecordKey k = record_key(t, r);
+      const auto full = std::tuple_cat(k, std::make_tuple(t.at(r, "timing_mode")));
+      if (auto [it, fresh] = seen.emplace(full, t.path); !fresh)
+        throw InputError("merge: " + describe(k) + " [" + t.at(r, "timing_mode") + "] is in both " +
+                         it->second + " and " + t.path +
+                         ": the same measurement twice (a shard given twice, or run unsharded)");
+      order.emplace(k, order.size() + (expected ? expected->size() : 0));
+      rows.emplace_back(order.at(k), t.rows[r]);
+      kept.insert(k);
+    }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+
+  Merged out;
+  out.texts.rows = csv_line(tables.front().header);
+  for (const auto& [o, fields] : rows) out.texts.rows += csv_line(fields);
+  out.texts.kernels = merge_side(inputs, &ReportTexts::kernels, ".kernels.csv", kept, order);
+  out.texts.samples = merge_side(inputs, &ReportTexts::samples, ".samples.csv", kept, order);
+  out.measurements = kept.size();
+
+  for (int k = 1; k <= shard_count; ++k)
+    if (!shards.count(k))
+      out.gaps.push_back("shard " + std::to_string(k) + "/" + std::to_string(shard_count) +
+                         ": no report given");
+  if (expected)
+    for (const RecordKey& k : *expected)
+      if (!kept.count(k)) out.gaps.push_back(describe(k) + ": not measured");
+  return out;
+}
+
+}  // namespace attnbench

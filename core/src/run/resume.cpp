@@ -1,0 +1,97 @@
+#include "run/resume.hpp"
+
+#include "base/errors.hpp"
+#include "write/csv.hpp"
+#include "write/report_writer.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace attnbench {
+
+namespace {
+
+// The records of a table whose key is in `done`, with its header; "" for no file.
+std::string keep(const std::string& text, const std::string& path,
+                 const std::set<RecordKey>& done) {
+  if (text.empty()) return "";
+  const CsvTable t = parse_csv(complete_records(text), path);
+  std::string out = csv_line(t.header);
+  for (size_t r = 0; r < t.rows.size(); ++r)
+    if (done.count(record_key(t, r))) out += csv_line(t.rows[r]);
+  return out;
+}
+
+void refuse(const std::string& path, const std::string& why) {
+  throw InputError(path + ": cannot resume: " + why +
+                   "; --force starts it over, or give another -o");
+}
+
+}  // namespace
+
+RecordKey record_key(const CsvTable& t, size_t r) {
+  const std::string rep = t.column("repetition") < 0 ? "" : t.at(r, "repetition");
+  return {t.at(r, "point_id"), t.at(r, "backend"), rep.empty() ? 0 : std::stoi(rep)};
+}
+
+Resumed resume_report(const ReportTexts& files, const std::string& path,
+                      const std::string& fingerprint, const std::string& device_name,
+                      const std::string& torch_version, size_t modes_per_cuda_point) {
+  Resumed out;
+  const std::string rows_text = complete_records(files.rows);
+  if (rows_text.empty()) return out;  // not even a header survived: start over
+  const CsvTable t = parse_csv(rows_text, path);
+  if (t.column("config_fingerprint") < 0)
+    refuse(path, "it has no config_fingerprint column (an older report)");
+  std::map<RecordKey, size_t> rows;
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    if (t.at(r, "config_fingerprint") != fingerprint)
+      refuse(path, "it was written by another sweep (config fingerprint " +
+                       t.at(r, "config_fingerprint") + ", this run " + fingerprint + ")");
+    if (t.at(r, "device_name") != device_name || t.at(r, "torch_version") != torch_version)
+      refuse(path, "it was measured on " + t.at(r, "device_name") + " with torch " +
+                       t.at(r, "torch_version") + ", this is " + device_name + " with torch " +
+                       torch_version);
+    ++rows[record_key(t, r)];
+  }
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    const RecordKey key = record_key(t, r);
+    const size_t expected = t.at(r, "device") == "cuda" ? modes_per_cuda_point : 1;
+    if (rows[key] == expected) out.done.insert(key);
+  }
+  out.kept.rows = keep(files.rows, path, out.done);
+  out.kept.kernels = keep(files.kernels, sibling(path, ".kernels.csv"), out.done);
+  out.kept.samples = keep(files.samples, sibling(path, ".samples.csv"), out.done);
+  return out;
+}
+
+ReportTexts read_report_texts(const std::string& output_csv) {
+  auto slurp = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    if (in) text << in.rdbuf();
+    return text.str();
+  };
+  return {slurp(output_csv), slurp(sibling(output_csv, ".kernels.csv")),
+          slurp(sibling(output_csv, ".samples.csv"))};
+}
+
+void write_report_texts(const std::string& output_csv, const ReportTexts& texts) {
+  auto put = [](const std::string& path, const std::string& text) {
+    if (text.empty()) return;
+    const std::string tmp = path + ".resume-tmp";
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      out << text;
+      if (!out) throw std::runtime_error(tmp + ": write failed");
+    }
+    std::filesystem::rename(tmp, path);  // atomic: a kill now leaves the old file or the new one
+  };
+  put(output_csv, texts.rows);
+  put(sibling(output_csv, ".kernels.csv"), texts.kernels);
+  put(sibling(output_csv, ".samples.csv"), texts.samples);
+}
+
+}  // namespace attnbench

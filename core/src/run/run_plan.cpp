@@ -1,0 +1,170 @@
+#include "run/run_plan.hpp"
+
+#include "base/hash.hpp"
+#include "base/names.hpp"
+#include "base/problem.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+namespace attnbench {
+
+namespace {
+
+template <class Parse>
+auto overridden(const std::vector<std::string>& names, const char* flag, Parse parse) {
+  try {
+    return parse(names);
+  } catch (const ListItemError& e) {
+    throw InputError(std::string(flag) + ": " + e.what());
+  }
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+Shard parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  Shard s;
+  try {
+    size_t used = 0;
+    if (slash == std::string::npos) throw std::invalid_argument(text);
+    s.index = std::stoi(text.substr(0, slash), &used);
+    if (used != slash) throw std::invalid_argument(text);
+    s.count = std::stoi(text.substr(slash + 1), &used);
+    if (used != text.size() - slash - 1) throw std::invalid_argument(text);
+  } catch (const std::exception&) {
+    throw InputError("--shard: expected K/N (e.g. 2/4), got '" + text + "'");
+  }
+  if (s.count < 1 || s.index < 1 || s.index > s.count)
+    throw InputError("--shard " + text + ": K must be between 1 and N");
+  return s;
+}
+
+std::vector<Task> shard_tasks(const std::vector<Task>& tasks, const Shard& shard) {
+  std::vector<size_t> order(tasks.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return tasks[a].cost > tasks[b].cost; });
+  std::vector<double> load(static_cast<size_t>(shard.count), 0.0);
+  std::vector<int> part(tasks.size(), 0);
+  for (size_t i : order) {
+    const size_t lightest =
+        static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[lightest] += tasks[i].cost;
+    part[i] = static_cast<int>(lightest) + 1;
+  }
+  std::vector<Task> mine;
+  for (size_t i = 0; i < tasks.size(); ++i)
+    if (part[i] == shard.index) mine.push_back(tasks[i]);
+  return mine;
+}
+
+std::string output_path(const SweepConfig& config, const RunOverrides& o) {
+  if (!o.output.empty()) return o.output;
+  std::string path = !config.output.empty()
+                         ? config.output
+                         : "results/" + std::filesystem::path(config.file).stem().string() + ".csv";
+  if (!o.shard.empty()) {  // each shard its own file: results/seed.shard-2-of-4.csv
+    const Shard s = parse_shard(o.shard);
+    const std::filesystem::path p(path);
+    path = (p.parent_path() / (p.stem().string() + ".shard-" + std::to_string(s.index) + "-of-" +
+                               std::to_string(s.count) + p.extension().string()))
+               .string();
+  }
+  return path;
+}
+
+std::string config_fingerprint(const SweepConfig& config, const std::vector<Point>& all_points) {
+  const MeasureSettings& m = config.measurement;
+  std::ostringstream text;
+  text.precision(17);
+  text << "v1|warmup " << m.warmup_ms << "|samples " << m.min_samples << ' ' << m.max_samples
+       << "|time " << m.min_time_s << ' ' << m.max_time_s << "|noise " << m.target_rel_noise
+       << "|batch " << m.batch_sample_ms << "|kernels " << m.kernel_pass_iterations << "|cpu "
+       << m.cpu_pass_calls << "|modes";
+  for (auto mode : m.timing_modes) text << ' ' << to_string(mode);
+  text << "|passes";
+  for (auto pass : m.passes) text << ' ' << to_string(pass);
+  text << "|tolerance";
+  for (const auto& [dtype, limit] : config.tolerance)
+    text << ' ' << to_string(dtype) << '=' << limit;
+  text << "|seed " << config.seed << "|peak " << (config.peak_tflops ? *config.peak_tflops : 0)
+       << "|points";
+  for (const auto& p : all_points) text << ' ' << p.id;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(text.str())));
+  return hex;
+}
+
+RunPlan plan_run(SweepConfig config, const RunOverrides& o,
+                 const std::vector<std::string>& available, bool cuda_available) {
+  const bool backends_from_file = o.backends.empty();
+  if (!o.backends.empty()) config.backends = o.backends;
+  if (!o.passes.empty()) config.measurement.passes = overridden(o.passes, "--passes", parse_passes);
+  if (!o.timing_modes.empty())
+    config.measurement.timing_modes =
+        overridden(o.timing_modes, "--timing-modes", parse_timing_modes);
+
+  if (o.timeout_s > 0) config.measurement.timeout_s = o.timeout_s;
+  if (o.repetitions > 0) config.measurement.repetitions = o.repetitions;
+
+  RunPlan plan;
+  plan.output = output_path(config, o);
+  plan.points = expand_sweep(config, cuda_available);
+  plan.fingerprint = config_fingerprint(config, plan.points);
+  if (!o.points.empty()) {
+    std::vector<Point> chosen;
+    for (const auto& id : o.points) {
+      auto it = std::find_if(plan.points.begin(), plan.points.end(),
+                             [&](const Point& p) { return p.id == id; });
+      if (it == plan.points.end())
+        throw InputError("--points: the sweep has no point '" + id + "' (see --dry-run)");
+      chosen.push_back(*it);
+    }
+    plan.points = std::move(chosen);
+  }
+
+  plan.backends = config.backends.empty() ? available : config.backends;
+  for (size_t i = 0; i < config.backends.size(); ++i) {
+    if (std::find(available.begin(), available.end(), config.backends[i]) != available.end())
+      continue;
+    const std::string msg = "no plugin provides backend '" + config.backends[i] +
+                            "' (found: " + joined(available) + ")";
+    if (!backends_from_file) throw InputError("--backends: " + msg);
+    const auto [line, column] = config.backend_marks.at(i);
+    throw ConfigError(config.file, line, column, "backends", msg);
+  }
+  if (plan.backends.empty()) throw InputError("no backend plugins found");
+  double total_flop = 0;
+  for (const Point& p : plan.points) total_flop += attention_flop(p.problem);
+  const double fixed =
+      plan.points.empty() ? 0 : total_flop / static_cast<double>(plan.points.size());
+  for (size_t i = 0; i < plan.points.size(); ++i)
+    for (const auto& b : plan.backends)
+      plan.tasks.push_back({i, b, attention_flop(plan.points[i].problem) + fixed});
+  if (!o.shard.empty()) {
+    plan.shard = parse_shard(o.shard);
+    plan.tasks = shard_tasks(plan.tasks, *plan.shard);
+  }
+  // Names in `expect:` were checked against the file's backends; without a list, against the
+  // plugins found.
+  for (const BackendReference& ref : config.expect.references)
+    if (std::find(available.begin(), available.end(), ref.backend) == available.end() &&
+        std::find(config.backends.begin(), config.backends.end(), ref.backend) ==
+            config.backends.end())
+      throw ConfigError(
+          config.file, ref.line, ref.column, ref.key,
+          "no plugin provides backend '" + ref.backend + "' (found: " + joined(available) + ")");
+  plan.config = std::move(config);
+  return plan;
+}
+
+}  // namespace attnbench

@@ -1,0 +1,55 @@
+#include "write/schema.hpp"
+
+#include "base/names.hpp"
+#include "records/fields.hpp"
+#include "write/csv.hpp"
+
+namespace attnbench {
+
+namespace {
+
+template <class R>
+std::vector<std::string> header_of(const std::vector<Field<R>>& fields) {
+  std::vector<std::string> out{"schema_version"};
+  for (const auto& f : fields) out.push_back(f.name);
+  return out;
+}
+
+template <class R>
+std::vector<std::string> fields_of(const std::vector<Field<R>>& fields, const R& row) {
+  std::vector<std::string> out{std::to_string(kCsvSchemaVersion)};
+  for (const auto& f : fields) out.push_back(field_text(f.get(row)));
+  return out;
+}
+
+}  // namespace
+
+bool readable_schema_version(const std::string& text) {
+  for (int v = 1; v <= kCsvSchemaVersion; ++v)
+    if (text == std::to_string(v)) return true;
+  return false;
+}
+
+std::vector<std::string> row_header() { return header_of(row_fields()); }
+std::vector<std::string> row_cells(const Row& row) { return fields_of(row_fields(), row); }
+std::vector<std::string> kernel_row_header() { return header_of(kernel_row_fields()); }
+std::vector<std::string> kernel_row_cells(const KernelRow& row) {
+  return fields_of(kernel_row_fields(), row);
+}
+
+std::vector<std::string> sample_header() {
+  return {"point_id", "backend", "timing_mode", "repetition", "sample", "time_ms"};
+}
+
+std::vector<std::string> sample_fields(const std::string& point_id, const std::string& backend,
+                                       TimingMode mode, int repetition, size_t index,
+                                       double time_ms) {
+  return {point_id,
+          backend,
+          to_string(mode),
+          std::to_string(repetition),
+          std::to_string(index),
+          format_number(time_ms)};
+}
+
+}  // namespace attnbench
