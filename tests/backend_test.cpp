@@ -1,4 +1,5 @@
 #include <attnbench/sdpa/forced_sdpa.hpp>
+#include "base/names.hpp"
 #include "measure/op_counter.hpp"
 #include "test_support.hpp"
 
@@ -74,9 +75,15 @@ TEST(CpuBackends, NaiveCopiesTheScoresAndInplaceDoesNot) {
   EXPECT_GT(naive.nested, inplace.nested);
 }
 
+// Every bundled backend but the three ATen ones (efficient, flash, cudnn, fa3, cudnn-fe where
+// built).
 TEST(CpuBackends, FusedBackendsSayTheyNeedCuda) {
   const Problem p = problem(1, 1, 64, 64, DType::bf16, true, Device::cpu);
-  for (const char* name : {"efficient", "flash", "cudnn", "fa3"}) {
+  std::vector<std::string> fused;
+  for (const auto& name : split(ATTNBENCH_BUNDLED, ','))
+    if (name != "naive" && name != "inplace" && name != "math") fused.push_back(name);
+  ASSERT_GE(fused.size(), 4u);
+  for (const auto& name : fused) {
     const Support s = backend(name).supports(p);
     EXPECT_FALSE(s.supported) << name;
     EXPECT_NE(s.reason.find("CUDA kernel"), std::string::npos) << name << ": " << s.reason;

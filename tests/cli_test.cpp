@@ -1,4 +1,5 @@
 // The attnbench executable end to end: exit codes, messages, files written or not.
+#include "base/names.hpp"
 #include "cli_support.hpp"
 #include "write/csv.hpp"
 #include "write/schema.hpp"
@@ -49,7 +50,8 @@ TEST_F(Cli, RunWritesOneRowPerBackendAndPrintsTheSummary) {
   EXPECT_NE(r.output.find("wrote "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("backend"), std::string::npos) << r.output;  // the summary's header
   const CsvTable t = read_csv(path("out/tiny.csv"));
-  ASSERT_EQ(t.rows.size(), 7u);  // every bundled backend, the CUDA-only ones unsupported
+  // Every bundled backend (ATTNBENCH_BUNDLED), the CUDA-only ones unsupported.
+  ASSERT_EQ(t.rows.size(), split(ATTNBENCH_BUNDLED, ',').size());
   for (size_t i = 0; i < t.rows.size(); ++i) {
     const std::string& backend = t.at(i, "backend");
     const std::string& status = t.at(i, "status");
@@ -307,7 +309,9 @@ TEST_F(Cli, DryRunPrintsThePointsAndWritesNothing) {
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("b4-h1-s256-d64-bf16-causal-cpu"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("b1-h1-s1024-d64-bf16-causal-cpu"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("2 points x 7 backends"), std::string::npos) << r.output;
+  const std::string counted =
+      "2 points x " + std::to_string(split(ATTNBENCH_BUNDLED, ',').size()) + " backends";
+  EXPECT_NE(r.output.find(counted), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(path("never.csv")));
 }
 

@@ -545,7 +545,8 @@ TEST(Compare, BootstrapEndpointsAreExactForAFixedSeed) {
   EXPECT_DOUBLE_EQ(ci.low, 1.8 / 1.0);  // ratios of the inputs' order statistics
   EXPECT_DOUBLE_EQ(ci.high, 2.2 / 0.9);
   EXPECT_DOUBLE_EQ(median_ratio_interval(base, candidate, 42).low, ci.low);
-  EXPECT_NE(median_ratio_interval(base, candidate, 43).low + median_ratio_interval(base, candidate, 43).high,
+  EXPECT_NE(median_ratio_interval(base, candidate, 43).low +
+                median_ratio_interval(base, candidate, 43).high,
             ci.low + ci.high);
 }
 

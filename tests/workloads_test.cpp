@@ -113,19 +113,19 @@ TEST_P(BackwardTest, GradientsMatchFloat64Autograd) {
   EXPECT_TRUE(dq.equal(dq2) && dk.equal(dk2) && dv.equal(dv2));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    NaiveInplaceMath, BackwardTest,
-    ::testing::Values(BackwardCase{"naive", 2, 2, 40, 40, true},
-                      BackwardCase{"inplace", 4, 2, 24, 56, true},
-                      BackwardCase{"math", 4, 2, 24, 56, true},
-                      BackwardCase{"math", 3, 1, 1, 70, false},
-                      BackwardCase{"naive", 6, 3, 17, 17, false}),
-    [](const auto& info) {
-      const BackwardCase& c = info.param;
-      return std::string(c.backend) + "_h" + std::to_string(c.heads) + "kv" +
-             std::to_string(c.kv_heads) + "_s" + std::to_string(c.seq) + "skv" +
-             std::to_string(c.seq_kv) + (c.causal ? "_causal" : "_full");
-    });
+INSTANTIATE_TEST_SUITE_P(NaiveInplaceMath, BackwardTest,
+                         ::testing::Values(BackwardCase{"naive", 2, 2, 40, 40, true},
+                                           BackwardCase{"inplace", 4, 2, 24, 56, true},
+                                           BackwardCase{"math", 4, 2, 24, 56, true},
+                                           BackwardCase{"math", 3, 1, 1, 70, false},
+                                           BackwardCase{"naive", 6, 3, 17, 17, false}),
+                         [](const auto& info) {
+                           const BackwardCase& c = info.param;
+                           return std::string(c.backend) + "_h" + std::to_string(c.heads) + "kv" +
+                                  std::to_string(c.kv_heads) + "_s" + std::to_string(c.seq) +
+                                  "skv" + std::to_string(c.seq_kv) +
+                                  (c.causal ? "_causal" : "_full");
+                         });
 
 // The reference's query blocks (of block_scores / (group x seq_len_kv) rows) give the same
 // gradients as one block: blocks of 1, 3 and 7 rows (uneven last block) against all rows at once,

@@ -11,12 +11,14 @@ out=/tmp/attnbench-logs  # logs; packed with results/h200 into $OUT/run.tgz at t
 mkdir -p "$out" results/h200
 export PATH=/opt/torch/.venv/bin:$PATH
 log() { echo "== $(date +%T) $*"; }
-# The Hopper plugins' wheels travel with the call in .whl/ (the machine has no network; see
-# tools/setup.sh deps): installed into /tmp/site, found by the plugins through $PYTHONPATH.
+# The Hopper plugins' dependencies travel with the call in .whl/ (the machine has no network;
+# `tools/setup.sh device-deps` fills it): wheels installed into /tmp/site (fa3 finds its library
+# through $PYTHONPATH), the cuDNN frontend's headers used from where they are (cudnn-fe).
 if compgen -G ".whl/*.whl" >/dev/null; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 fi
+[ -f .whl/cudnn-frontend/include/cudnn_frontend.h ] && export ATTNBENCH_CUDNN_FRONTEND_INCLUDE=$src/.whl/cudnn-frontend/include
 for step in "$@"; do
   case $step in
     build)
@@ -74,7 +76,8 @@ for step in "$@"; do
     hopper-check|hopper-prefill|hopper-decode)
       log "$step"
       mkdir -p results/h200/hopper
-      "$build/attnbench" run "configs/$step.yaml" --force -o "results/h200/hopper/$step.csv" 2>"$out/$step.stderr" \
+      check=; [ "$step" = hopper-check ] && check=--check  # its predictions are what the H200 showed
+      "$build/attnbench" run "configs/$step.yaml" --force $check -o "results/h200/hopper/$step.csv" 2>"$out/$step.stderr" \
         | tee "results/h200/hopper/$step.summary.txt" | tail -70
       echo "exit code ${PIPESTATUS[0]}" | tee -a "results/h200/hopper/$step.summary.txt"
       ;;

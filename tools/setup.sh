@@ -6,6 +6,9 @@
 #   tools/setup.sh test           runs the whole test suite (GPU tests skip themselves without CUDA),
 #                                 the install check and the Slurm check
 #   tools/setup.sh build          only builds
+#   tools/setup.sh device-deps    fills .whl/ (git-ignored) with what the Hopper plugins need on a
+#                                 machine without network (the H200): the fa3-fwd wheel and the
+#                                 cuDNN frontend's headers; tools/device_run.sh installs them there
 set -euo pipefail
 cd "$(dirname "$0")/.."
 action=${1:-run}
@@ -34,9 +37,27 @@ if ! python3 -c 'import matplotlib' 2>/dev/null; then
   say "installing matplotlib (attnbench plot draws with it)"
   python3 -m pip install -q matplotlib
 fi
+# The cudnn-fe plugin's headers (header-only; cuDNN itself comes with torch). Without them the
+# plugin is skipped at configure time, never the build.
+if ! python3 -c 'import importlib.metadata as m; m.version("nvidia-cudnn-frontend")' 2>/dev/null; then
+  say "installing nvidia-cudnn-frontend (the cudnn-fe plugin's headers)"
+  python3 -m pip install -q nvidia-cudnn-frontend==1.32.0 || say "nvidia-cudnn-frontend not installed: cudnn-fe will be skipped"
+fi
 if [ "$action" = test ] && ! python3 -c 'import scipy' 2>/dev/null; then
   say "installing scipy (Google Benchmark's compare.py, run by a test, needs it)"
   python3 -m pip install -q scipy
+fi
+
+if [ "$action" = device-deps ]; then
+  # For the H200 (python 3.12, no network): the fa3-fwd wheel, and the frontend's include folder.
+  mkdir -p .whl
+  python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+    --platform manylinux_2_24_x86_64 --platform manylinux_2_28_x86_64 -d .whl fa3-fwd==0.0.3
+  site=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  rm -rf .whl/cudnn-frontend && mkdir -p .whl/cudnn-frontend && cp -r "$site/include" .whl/cudnn-frontend/
+  grep -qx '/.whl/' .git/info/exclude 2>/dev/null || echo '/.whl/' >> .git/info/exclude
+  du -sh .whl
+  exit 0
 fi
 
 if [ ! -f "$build/build.ninja" ]; then

@@ -1,7 +1,8 @@
 // FlashAttention-3's forward (Hopper), from the op library of the `fa3-fwd` wheel (ops
 // fa3_fwd::*) or of `tokenspeed-fa3` (flash_attn_3::*, with fp16). Nothing of FA3 is needed to
 // build: the library is dlopen'ed when the first CUDA point asks, its static initialisers register
-// the ops with PyTorch's dispatcher, and forward() calls the op boxed, as torch.ops does from Python.
+// the ops with PyTorch's dispatcher, and forward() calls the op boxed, as torch.ops does from
+// Python.
 #include "fa3_library.hpp"
 
 #include <attnbench/plugin.hpp>

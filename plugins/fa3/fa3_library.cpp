@@ -65,8 +65,8 @@ Library load(const fs::path& so, const Package& package) {
   // unloaded: its ops are registered with the process-wide dispatcher.
   if (!dlopen(lib.path.c_str(), RTLD_LAZY | RTLD_GLOBAL)) {
     const char* why = dlerror();
-    lib.error = "FlashAttention-3 found at " + lib.path + " but not loaded: " +
-                (why ? why : "unknown dlopen error");
+    lib.error = "FlashAttention-3 found at " + lib.path +
+                " but not loaded: " + (why ? why : "unknown dlopen error");
     return lib;
   }
   if (!c10::Dispatcher::singleton().findSchema({lib.op, ""}))
@@ -116,8 +116,8 @@ const Library& library() {
 }
 
 at::Tensor call_forward(const Library& lib, const std::map<std::string, c10::IValue>& args) {
-  static const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(
-      lib.op.c_str(), "");
+  static const c10::OperatorHandle op =
+      c10::Dispatcher::singleton().findSchemaOrThrow(lib.op.c_str(), "");
   std::vector<c10::IValue> stack;
   for (const c10::Argument& a : op.schema().arguments()) {
     if (auto it = args.find(a.name()); it != args.end())
@@ -125,7 +125,8 @@ at::Tensor call_forward(const Library& lib, const std::map<std::string, c10::IVa
     else if (a.default_value())
       stack.push_back(*a.default_value());
     else
-      throw std::runtime_error(lib.op + " needs argument '" + a.name() + "', which attnbench does "
+      throw std::runtime_error(lib.op + " needs argument '" + a.name() +
+                               "', which attnbench does "
                                "not give: another FA3 version than the one this plugin knows");
   }
   try {

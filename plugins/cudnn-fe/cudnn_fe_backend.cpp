@@ -1,0 +1,235 @@
+// SDPA through cuDNN's frontend graph API directly, without PyTorch's SDPA wrapper: how much of
+// `cudnn`'s host time per call is cuDNN and how much is the wrapper. The frontend (header-only,
+// from the nvidia-cudnn-frontend wheel) loads cuDNN dynamically: the libcudnn.so.9 that PyTorch
+// already loaded. One graph and execution plan per shape, built at the shape's first call (outside
+// every timed call), its workspace allocated then too; a call is one execute().
+#include <attnbench/plugin.hpp>
+#include <attnbench/sdpa/forced_sdpa.hpp>
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+
+#include <cudnn_frontend.h>
+
+#include <dlfcn.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
+namespace cudnn_frontend {
+void* cudnn_dlhandle = nullptr;  // the frontend's dynamic loading reads cuDNN's symbols from here
+}
+
+namespace {
+
+namespace fe = cudnn_frontend;
+using attnbench::Problem;
+using attnbench::Support;
+
+enum Uid : int64_t { kQ = 1, kK, kV, kO, kStats, kDO, kDQ, kDK, kDV };
+
+void check(fe::error_t status, const char* what) {
+  if (!status.is_good())
+    throw attnbench::Unsupported(std::string("cuDNN frontend: ") + what + ": " +
+                                 status.get_message());
+}
+
+// The harness's layout: [batch, heads, seq, dim], contiguous.
+std::shared_ptr<fe::graph::Tensor_attributes> bhsd(fe::graph::Graph& g, const char* name,
+                                                   int64_t uid, const at::Tensor& t) {
+  std::vector<int64_t> dims(t.sizes().begin(), t.sizes().end());
+  std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
+  return g.tensor(
+      fe::graph::Tensor_attributes().set_name(name).set_uid(uid).set_dim(dims).set_stride(strides));
+}
+
+fe::DataType_t io_type(const at::Tensor& t) {
+  return t.scalar_type() == at::kBFloat16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF;
+}
+
+struct Plan {
+  std::shared_ptr<fe::graph::Graph> graph;
+  at::Tensor workspace;
+};
+
+// A plan per (shape, dtype, mask, direction), built once.
+using ShapeKey = std::tuple<std::vector<int64_t>, std::vector<int64_t>, int, bool, bool>;
+
+class CudnnFe {
+ public:
+  CudnnFe() {
+    // PyTorch's CUDA build has cuDNN loaded already; RTLD_NOLOAD finds that copy.
+    fe::cudnn_dlhandle = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_NOLOAD);
+    if (!fe::cudnn_dlhandle) fe::cudnn_dlhandle = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_GLOBAL);
+    if (!fe::cudnn_dlhandle)
+      throw attnbench::Unsupported("cuDNN (libcudnn.so.9) is not loaded and cannot be found");
+    if (fe::detail::create_handle(&handle_) != CUDNN_STATUS_SUCCESS)
+      throw attnbench::Unsupported("cudnnCreate failed");
+  }
+  cudnnHandle_t handle() const { return handle_; }
+
+ private:
+  cudnnHandle_t handle_ = nullptr;
+};
+
+class CudnnFeBackend final : public attnbench::Backend {
+ public:
+  std::string name() const override { return "cudnn-fe"; }
+  std::string description() const override {
+    return "cuDNN SDPA through the frontend graph API (no PyTorch SDPA), forward and backward, "
+           "causal bottom-right, GQA; one plan per shape built outside the timed calls";
+  }
+  Support supports(const Problem& p) const override {
+    if (auto cuda = attnbench::sdpa::needs_cuda(p, "cuDNN's fused attention"); !cuda.supported)
+      return cuda;
+    if (p.dtype == attnbench::DType::f32)
+      return Support::no("cuDNN's fused attention takes fp16 and bf16, not fp32");
+    if (p.head_dim > 256 || p.head_dim % 8 != 0)
+      return Support::no("cuDNN's fused attention needs head_dim <= 256 and a multiple of 8, not " +
+                         std::to_string(p.head_dim));
+    return Support::yes();
+  }
+
+  at::Tensor forward(const attnbench::Inputs& in) override {
+    const Plan& plan = forward_plan(in, /*stats=*/false);
+    at::Tensor out = at::empty_like(in.q);
+    std::unordered_map<int64_t, void*> pack = {
+        {kQ, in.q.data_ptr()}, {kK, in.k.data_ptr()}, {kV, in.v.data_ptr()}, {kO, out.data_ptr()}};
+    execute(plan, pack);
+    return out;
+  }
+
+  std::unique_ptr<attnbench::BackwardPass> prepare_backward(const attnbench::Inputs& in) override;
+
+  // Builds (once) and returns the plan of this shape; `stats` also writes the softmax statistics
+  // the backward pass needs.
+  const Plan& forward_plan(const attnbench::Inputs& in, bool stats) {
+    const ShapeKey key{in.q.sizes().vec(), in.k.sizes().vec(), int(in.q.scalar_type()),
+                       in.causal_mask != nullptr, stats};
+    const std::lock_guard<std::mutex> lock(mutex_);
+    auto it = forward_plans_.find(key);
+    if (it != forward_plans_.end()) return it->second;
+    auto g = std::make_shared<fe::graph::Graph>();
+    g->set_io_data_type(io_type(in.q))
+        .set_intermediate_data_type(fe::DataType_t::FLOAT)
+        .set_compute_data_type(fe::DataType_t::FLOAT);
+    auto q = bhsd(*g, "q", kQ, in.q), k = bhsd(*g, "k", kK, in.k), v = bhsd(*g, "v", kV, in.v);
+    auto options =
+        fe::graph::SDPA_attributes().set_name("sdpa").set_generate_stats(stats).set_attn_scale(
+            static_cast<float>(in.scale));
+    if (in.causal_mask) options.set_causal_mask_bottom_right(true);
+    auto [o, st] = g->sdpa(q, k, v, options);
+    o->set_output(true).set_uid(kO).set_dim(in.q.sizes().vec()).set_stride(in.q.strides().vec());
+    if (stats) st->set_output(true).set_uid(kStats).set_data_type(fe::DataType_t::FLOAT);
+    return forward_plans_.emplace(key, build(g)).first->second;
+  }
+
+  Plan build(const std::shared_ptr<fe::graph::Graph>& g) {
+    check(g->validate(), "validate");
+    check(g->build_operation_graph(cudnn().handle()), "build_operation_graph");
+    check(g->create_execution_plans({fe::HeurMode_t::A}), "create_execution_plans");
+    check(g->check_support(), "check_support");
+    check(g->build_plans(), "build_plans");
+    int64_t bytes = 0;
+    check(g->get_workspace_size(bytes), "get_workspace_size");
+    return {
+        g, at::empty({std::max<int64_t>(bytes, 1)}, at::TensorOptions(at::kCUDA).dtype(at::kByte))};
+  }
+
+  void execute(const Plan& plan, std::unordered_map<int64_t, void*>& pack) {
+    cudnnHandle_t h = cudnn().handle();
+    fe::detail::set_stream(h, at::cuda::getCurrentCUDAStream().stream());
+    fe::error_t status = plan.graph->execute(h, pack, plan.workspace.data_ptr());
+    if (!status.is_good())
+      throw std::runtime_error("cuDNN frontend: execute: " + status.get_message());
+  }
+
+  std::mutex mutex_;
+  std::map<ShapeKey, Plan> forward_plans_;
+  std::map<ShapeKey, Plan> backward_plans_;
+
+ private:
+  CudnnFe& cudnn() {
+    if (!cudnn_) cudnn_ = std::make_unique<CudnnFe>();
+    return *cudnn_;
+  }
+  std::unique_ptr<CudnnFe> cudnn_;
+};
+
+// The forward ran once (here, untimed) and saved its output and softmax statistics; run() is one
+// execute of the backward graph.
+class CudnnFeBackward final : public attnbench::BackwardPass {
+ public:
+  CudnnFeBackward(CudnnFeBackend& backend, const attnbench::Inputs& in)
+      : backend_(backend), q_(in.q), k_(in.k), v_(in.v) {
+    const Plan& fwd = backend.forward_plan(in, /*stats=*/true);
+    out_ = at::empty_like(in.q);
+    stats_ =
+        at::empty({in.q.size(0), in.q.size(1), in.q.size(2), 1}, in.q.options().dtype(at::kFloat));
+    std::unordered_map<int64_t, void*> pack = {{kQ, q_.data_ptr()},
+                                               {kK, k_.data_ptr()},
+                                               {kV, v_.data_ptr()},
+                                               {kO, out_.data_ptr()},
+                                               {kStats, stats_.data_ptr()}};
+    backend.execute(fwd, pack);
+    plan_ = &backward_plan(in);
+  }
+
+  void run(const at::Tensor& grad_out, at::Tensor& dq, at::Tensor& dk, at::Tensor& dv) override {
+    dq = at::empty_like(q_), dk = at::empty_like(k_), dv = at::empty_like(v_);
+    std::unordered_map<int64_t, void*> pack = {
+        {kQ, q_.data_ptr()},   {kK, k_.data_ptr()},         {kV, v_.data_ptr()},
+        {kO, out_.data_ptr()}, {kStats, stats_.data_ptr()}, {kDO, grad_out.data_ptr()},
+        {kDQ, dq.data_ptr()},  {kDK, dk.data_ptr()},        {kDV, dv.data_ptr()}};
+    backend_.execute(*plan_, pack);
+  }
+
+ private:
+  const Plan& backward_plan(const attnbench::Inputs& in) {
+    const ShapeKey key{in.q.sizes().vec(), in.k.sizes().vec(), int(in.q.scalar_type()),
+                       in.causal_mask != nullptr, true};
+    {
+      const std::lock_guard<std::mutex> lock(backend_.mutex_);
+      auto it = backend_.backward_plans_.find(key);
+      if (it != backend_.backward_plans_.end()) return it->second;
+    }
+    auto g = std::make_shared<fe::graph::Graph>();
+    g->set_io_data_type(io_type(in.q))
+        .set_intermediate_data_type(fe::DataType_t::FLOAT)
+        .set_compute_data_type(fe::DataType_t::FLOAT);
+    auto q = bhsd(*g, "q", kQ, q_), k = bhsd(*g, "k", kK, k_), v = bhsd(*g, "v", kV, v_);
+    auto o = bhsd(*g, "o", kO, out_), d_o = bhsd(*g, "dO", kDO, out_);
+    auto stats = g->tensor(fe::graph::Tensor_attributes()
+                               .set_name("stats")
+                               .set_uid(kStats)
+                               .set_dim(stats_.sizes().vec())
+                               .set_stride(stats_.strides().vec())
+                               .set_data_type(fe::DataType_t::FLOAT));
+    auto options = fe::graph::SDPA_backward_attributes()
+                       .set_name("sdpa_backward")
+                       .set_attn_scale(static_cast<float>(in.scale));
+    if (in.causal_mask) options.set_causal_mask_bottom_right(true);
+    auto [dq, dk, dv] = g->sdpa_backward(q, k, v, o, d_o, stats, options);
+    dq->set_output(true).set_uid(kDQ).set_dim(q_.sizes().vec()).set_stride(q_.strides().vec());
+    dk->set_output(true).set_uid(kDK).set_dim(k_.sizes().vec()).set_stride(k_.strides().vec());
+    dv->set_output(true).set_uid(kDV).set_dim(v_.sizes().vec()).set_stride(v_.strides().vec());
+    Plan plan = backend_.build(g);
+    const std::lock_guard<std::mutex> lock(backend_.mutex_);
+    return backend_.backward_plans_.emplace(key, std::move(plan)).first->second;
+  }
+
+  CudnnFeBackend& backend_;
+  at::Tensor q_, k_, v_, out_, stats_;
+  const Plan* plan_ = nullptr;
+};
+
+std::unique_ptr<attnbench::BackwardPass> CudnnFeBackend::prepare_backward(
+    const attnbench::Inputs& in) {
+  return std::make_unique<CudnnFeBackward>(*this, in);
+}
+
+}  // namespace
+
+ATTNBENCH_PLUGIN(CudnnFeBackend)
