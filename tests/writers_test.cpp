@@ -120,19 +120,33 @@ TEST(Writers, OneSetOfRecordsThroughEveryWriter) {
   }
   EXPECT_EQ(runs, 3);
 
-  // The trace: the kernel on the GPU lane for as long as the records say, with the arrow from its
-  // launch (flow start on the host lane, end on the GPU lane).
+  // The trace: the kernel on the GPU lane for as long as the records say, and the arrow from its
+  // launch: it starts ('s') on the host lane at the launch, on the launching thread, and ends ('f',
+  // bound to the enclosing slice) on the GPU lane at the kernel, on its stream.
   const auto trace = nlohmann::json::parse(chrome_trace_json(all[1]));
-  bool kernel = false, flow_start = false, flow_end = false;
+  int host_pid = -1, gpu_pid = -1;
+  for (const auto& e : trace.at("traceEvents"))
+    if (e.at("ph") == "M" && e.at("name") == "process_name")
+      (e.at("args").at("name") == "host" ? host_pid : gpu_pid) = e.at("pid").get<int>();
+  ASSERT_NE(host_pid, gpu_pid);
+  const nlohmann::json *kernel = nullptr, *start = nullptr, *end = nullptr;
   for (const auto& e : trace.at("traceEvents")) {
-    if (e.value("name", "") == "flash_fwd" && e.at("ph") == "X") {
-      kernel = true;
-      EXPECT_DOUBLE_EQ(e.at("dur").get<double>(), 125.0);
-    }
-    if (e.at("ph") == "s") flow_start = e.at("id") == 7;
-    if (e.at("ph") == "f") flow_end = e.at("id") == 7;
+    if (e.value("name", "") == "flash_fwd" && e.at("ph") == "X") kernel = &e;
+    if (e.at("ph") == "s") start = &e;
+    if (e.at("ph") == "f") end = &e;
   }
-  EXPECT_TRUE(kernel && flow_start && flow_end) << trace.dump();
+  ASSERT_TRUE(kernel && start && end) << trace.dump();
+  EXPECT_EQ(kernel->at("pid"), gpu_pid);
+  EXPECT_DOUBLE_EQ(kernel->at("dur").get<double>(), 125.0);
+  EXPECT_EQ(start->at("id"), 7);
+  EXPECT_EQ(end->at("id"), 7);
+  EXPECT_EQ(start->at("pid"), host_pid);
+  EXPECT_EQ(start->at("tid"), 0);
+  EXPECT_DOUBLE_EQ(start->at("ts").get<double>(), 1.0);  // the launch
+  EXPECT_EQ(end->at("pid"), gpu_pid);
+  EXPECT_EQ(end->at("tid"), 7);
+  EXPECT_DOUBLE_EQ(end->at("ts").get<double>(), 5.0);  // the kernel
+  EXPECT_EQ(end->at("bp"), "e");
   fs::remove_all(dir);
 }
 
