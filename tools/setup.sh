@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One entry point for a fresh machine: installs what is missing (idempotent, quick when present),
 # configures and builds in build/, then
-#   tools/setup.sh run [CONFIG]   runs a sweep (default configs/seed.yaml), prints its summary and
+#   tools/setup.sh run [CONFIG]   runs a sweep (default configs/seed.yaml; configs/tiny.yaml on a
+#                                 machine without a GPU), prints its summary and
 #                                 draws its plots (results/<config>.plots/)
 #   tools/setup.sh test           runs the whole test suite (GPU tests skip themselves without CUDA),
 #                                 the install check and the Slurm check
@@ -65,13 +66,22 @@ if [ ! -f "$build/build.ninja" ]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$torch_prefix" >"$build.configure.log" 2>&1 \
     || { cat "$build.configure.log"; exit 1; }
 fi
-say "building (ninja -C $build)"
-ninja -C "$build" -j"$(nproc)" >"$build.build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$build.build.log" | head -80; echo "build failed: $build.build.log" >&2; exit 1; }
+# `run` builds only what a run needs (the executables and the plugins); `test` and `build` all.
+targets=(); [ "$action" = run ] && targets=(attnbench_runnable)
+say "building (ninja -C $build ${targets[*]})"
+ninja -C "$build" -j"$(nproc)" "${targets[@]}" >"$build.build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$build.build.log" | head -80; echo "build failed: $build.build.log" >&2; exit 1; }
 
 case $action in
   build) ;;
   run)
-    config=${2:-configs/seed.yaml}
+    # No GPU here: the study's sweep would take minutes on the CPU; a newcomer's first run gets
+    # the seconds-long sweep (name a config to run another).
+    default=configs/seed.yaml
+    if ! nvidia-smi -L >/dev/null 2>&1; then
+      default=configs/tiny.yaml
+      [ -z "${2:-}" ] && say "no GPU: running $default (tools/setup.sh run configs/seed.yaml for the study's sweep)"
+    fi
+    config=${2:-$default}
     output=results/$(basename "$config" .yaml).csv
     "$build/attnbench" run "$config" --force -o "$output" && status=0 || status=$?
     "$build/attnbench" plot "$output"  # the pictures, beside the report in <stem>.plots/
