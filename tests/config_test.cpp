@@ -72,6 +72,24 @@ TEST(Config, RangeWithStepAndZipGroups) {
   EXPECT_EQ(c.zips[0].line, 4);
 }
 
+// Ranges up to int64's largest value end without overflowing: both ends of each kind, exactly.
+TEST(Config, RangesStopBeforeOverflowing) {
+  const SweepConfig mul = parse_config(
+      "sweep:\n  seq_len: {from: 1, to: 9223372036854775807, mul: 2}\n  device: cpu\n", "m.yaml");
+  ASSERT_EQ(mul.axes.size(), 2u);
+  EXPECT_EQ(mul.axes[0].values.size(), 63u);  // 2^0 .. 2^62
+  const SweepConfig step = parse_config(
+      "sweep:\n  seq_len: {from: 9223372036854775800, to: 9223372036854775807, step: 3}\n",
+      "s.yaml");
+  EXPECT_EQ(step.axes[0].values.size(), 3u);  // ...800, ...803, ...806
+  const SweepConfig exact =
+      parse_config("sweep:\n  seq_len: {from: 2, to: 8, step: 3}\n", "e.yaml");
+  EXPECT_EQ(exact.axes[0].values.size(), 3u);  // 2, 5, 8: `to` itself when a step lands on it
+  const SweepConfig exact_mul =
+      parse_config("sweep:\n  seq_len: {from: 3, to: 24, mul: 2}\n", "f.yaml");
+  EXPECT_EQ(exact_mul.axes[0].values.size(), 4u);  // 3, 6, 12, 24
+}
+
 struct BadConfig {
   const char* what;
   const char* yaml;
@@ -92,6 +110,12 @@ const BadConfig kBadConfigs[] = {
     {"unknown axis", "sweep:\n  seq_len: 1\n  hedas: 2\n", 3, 3, "sweep.hedas",
      "did you mean 'heads'"},
     {"batch zero", "sweep:\n  seq_len: 128\n  batch: 0\n", 3, 10, "sweep.batch", "at least 1"},
+    {"infinite tolerance", "tolerance:\n  bf16: inf\nsweep:\n  seq_len: 1\n", 2, 9,
+     "tolerance.bf16", "expected a finite number, got 'inf'"},
+    {"infinite time", "measurement:\n  max_time_s: inf\nsweep:\n  seq_len: 1\n", 2, 15,
+     "measurement.max_time_s", "expected a finite number"},
+    {"samples beyond int", "measurement:\n  max_samples: 99999999999\nsweep:\n  seq_len: 1\n", 2,
+     16, "measurement.max_samples", "99999999999 is out of range"},
     {"negative seq_len", "sweep:\n  seq_len: [128, -4]\n", 2, 18, "sweep.seq_len", "at least 1"},
     {"float head_dim", "sweep:\n  seq_len: 128\n  head_dim: 64.5\n", 3, 13, "sweep.head_dim",
      "expected an integer"},

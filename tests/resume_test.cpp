@@ -46,6 +46,23 @@ std::set<RecordKey> owners(const std::string& text) {
   return out;
 }
 
+// A hand-edited repetition is located (file and line), never std::stoi's bare "stoi".
+TEST(Resume, AnUnreadableRepetitionIsLocated) {
+  const CsvTable t = parse_csv("point_id,backend,repetition\np,b,1\np,b,two\np,b,-1\n", "r.csv");
+  EXPECT_EQ(std::get<2>(record_key(t, 0)), 1);
+  for (size_t row : {1u, 2u}) {
+    try {
+      record_key(t, row);
+      FAIL() << "row " << row << " was read";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(
+                    "r.csv:" + std::to_string(row + 2) + ": column 'repetition'", 0),
+                0u)
+          << e.what();
+    }
+  }
+}
+
 TEST(Resume, ACompleteReportIsKeptWhole) {
   const ReportTexts full = full_report();
   const Resumed r = resume_report(full, "r.csv", "fp1", "NVIDIA H200", "2.11.0", 2);

@@ -215,6 +215,23 @@ TEST(RunPlan, ShardTextIsChecked) {
   RunOverrides o;
   o.shard = "3/2";
   EXPECT_THROW(plan_run(config("sweep:\n  seq_len: 8\n"), o, kAvailable, false), InputError);
+  // More parts than (point, backend)s: refused before anything is split (1/1000000000 once
+  // allocated gigabytes), and the message says how many there are. As many parts as tasks: fine.
+  const SweepConfig two_points = config("sweep:\n  seq_len: [8, 16]\n  device: cpu\n");
+  const size_t tasks = plan_run(two_points, {}, kAvailable, false).tasks.size();
+  o.shard = "1/1000000000";
+  try {
+    plan_run(two_points, o, kAvailable, false);
+    FAIL() << "a split into more parts than measurements was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("has " + std::to_string(tasks) + " (point, backend)s"),
+              std::string::npos)
+        << e.what();
+  }
+  o.shard = std::to_string(tasks) + "/" + std::to_string(tasks);
+  EXPECT_EQ(plan_run(two_points, o, kAvailable, false).tasks.size(), 1u);
+  o.shard = "1/" + std::to_string(tasks + 1);
+  EXPECT_THROW(plan_run(two_points, o, kAvailable, false), InputError);
 }
 
 }  // namespace

@@ -33,8 +33,9 @@ double attended_pairs(const Problem& p) {
 
 double attention_flop(const Problem& p) {
   // QK^T and PV: 2 FLOP per multiply-add, head_dim multiply-adds per (query, key) pair each.
-  const double forward =
-      4.0 * static_cast<double>(p.batch * p.heads * p.head_dim) * attended_pairs(p);
+  // In double throughout: the int64 product of batch, heads and head_dim can overflow.
+  const double forward = 4.0 * static_cast<double>(p.batch) * static_cast<double>(p.heads) *
+                         static_cast<double>(p.head_dim) * attended_pairs(p);
   return p.direction == Direction::bwd ? 2.5 * forward : forward;
 }
 

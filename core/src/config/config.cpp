@@ -39,13 +39,17 @@ std::vector<AxisValue> parse_range(const YamlReader& r, const YAML::Node& node,
   std::vector<AxisValue> values;
   if (has_step) {
     const int64_t step = r.integer(node["step"], key + ".step", 1);
-    for (int64_t v = from; v <= to; v += step) {
+    for (int64_t v = from;; v += step) {  // v + step stays within to: no overflow
       values.emplace_back(v);
       if (values.size() > kMaxAxisValues) r.fail(node, key, "the range has more than 10000 values");
+      if (to - v < step) break;
     }
   } else {
     const int64_t mul = r.integer(node["mul"], key + ".mul", 2);
-    for (int64_t v = from; v <= to; v *= mul) values.emplace_back(v);
+    for (int64_t v = from;; v *= mul) {  // v * mul stays within to: no overflow
+      values.emplace_back(v);
+      if (v > to / mul) break;
+    }
   }
   return values;
 }

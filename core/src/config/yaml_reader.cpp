@@ -3,6 +3,7 @@
 #include "base/names.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <sstream>
 
@@ -122,6 +123,7 @@ double YamlReader::number(const YAML::Node& node, const std::string& key, double
   } catch (const std::exception&) {
     fail(node, key, "expected a number, got '" + text + "'");
   }
+  if (!std::isfinite(value)) fail(node, key, "expected a finite number, got '" + text + "'");
   if (!(value > min_value || (!exclusive_min && value == min_value)))
     fail(node, key,
          std::string("must be ") + (exclusive_min ? "greater than " : "at least ") +

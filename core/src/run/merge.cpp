@@ -2,6 +2,7 @@
 
 #include "analysis/compare.hpp"
 #include "base/errors.hpp"
+#include "run/run_plan.hpp"
 #include "write/csv.hpp"
 
 #include <algorithm>
@@ -75,8 +76,13 @@ Merged merge_reports(const std::vector<MergeInput>& inputs,
                          " (config fingerprint " + f + ", not " + fingerprint + ")");
       const std::string shard = t.column("shard") < 0 ? "" : t.at(r, "shard");
       if (shard.empty()) continue;
-      const int k = std::stoi(shard.substr(0, shard.find('/')));
-      const int n = std::stoi(shard.substr(shard.find('/') + 1));
+      Shard parsed;
+      try {
+        parsed = parse_shard(shard);
+      } catch (const InputError&) {
+        throw InputError(t.where(r) + ": column 'shard' holds '" + shard + "', not K/N");
+      }
+      const int k = parsed.index, n = parsed.count;
       if (shard_count == 0) shard_count = n, shard_file = t.path;
       if (n != shard_count)
         throw InputError("merge: " + t.path + " is a shard of " + std::to_string(n) + " parts, " +

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -32,8 +33,11 @@ void refuse(const std::string& path, const std::string& why) {
 }  // namespace
 
 RecordKey record_key(const CsvTable& t, size_t r) {
-  const std::string rep = t.column("repetition") < 0 ? "" : t.at(r, "repetition");
-  return {t.at(r, "point_id"), t.at(r, "backend"), rep.empty() ? 0 : std::stoi(rep)};
+  const auto rep = t.integer(r, "repetition");  // absent before schema 5: 0
+  if (rep && (*rep < 0 || *rep > std::numeric_limits<int>::max()))
+    throw InputError(t.where(r) + ": column 'repetition' holds " + std::to_string(*rep) +
+                     ", not a repetition");
+  return {t.at(r, "point_id"), t.at(r, "backend"), rep ? static_cast<int>(*rep) : 0};
 }
 
 Resumed resume_report(const ReportTexts& files, const std::string& path,

@@ -152,6 +152,12 @@ RunPlan plan_run(SweepConfig config, const RunOverrides& o,
       plan.tasks.push_back({i, b, attention_flop(plan.points[i].problem) + fixed});
   if (!o.shard.empty()) {
     plan.shard = parse_shard(o.shard);
+    // More parts than measurements would leave parts empty (and make the split's bookkeeping as
+    // large as N): refused.
+    if (static_cast<size_t>(plan.shard->count) > plan.tasks.size())
+      throw InputError("--shard " + o.shard + ": the sweep has " +
+                       std::to_string(plan.tasks.size()) +
+                       " (point, backend)s, so N can be at most that");
     plan.tasks = shard_tasks(plan.tasks, *plan.shard);
   }
   // Names in `expect:` were checked against the file's backends; without a list, against the

@@ -63,6 +63,10 @@ const std::string& CsvTable::at(size_t row, const std::string& name) const {
   return rows.at(row).at(static_cast<size_t>(c));
 }
 
+std::string CsvTable::where(size_t row) const {
+  return path + (row < lines.size() ? ":" + std::to_string(lines[row]) : "");
+}
+
 std::optional<double> CsvTable::number(size_t row, const std::string& name) const {
   const int c = column(name);
   if (c < 0) return std::nullopt;
@@ -74,7 +78,19 @@ std::optional<double> CsvTable::number(size_t row, const std::string& name) cons
     if (used != text.size()) throw std::invalid_argument(text);
     return v;
   } catch (const std::exception&) {
-    throw InputError(path + ": column '" + name + "' holds '" + text + "', not a number");
+    throw InputError(where(row) + ": column '" + name + "' holds '" + text + "', not a number");
+  }
+}
+
+std::optional<int64_t> CsvTable::integer(size_t row, const std::string& name) const {
+  const int c = column(name);
+  if (c < 0) return std::nullopt;
+  const std::string& text = rows.at(row).at(static_cast<size_t>(c));
+  if (text.empty()) return std::nullopt;
+  try {
+    return std::get<int64_t>(parse_field_text(FieldType::integer, text));
+  } catch (const std::exception&) {
+    throw InputError(where(row) + ": column '" + name + "' holds '" + text + "', not an integer");
   }
 }
 
@@ -145,6 +161,7 @@ CsvTable parse_csv(const std::string& text, const std::string& path) {
                        std::to_string(records[r].size()) + " fields, the header has " +
                        std::to_string(table.header.size()));
     table.rows.push_back(std::move(records[r]));
+    table.lines.push_back(record_lines[r]);
   }
   return table;
 }

@@ -5,6 +5,7 @@
 
 #include "base/field.hpp"  // format_number
 
+#include <cstdint>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -45,6 +46,10 @@ struct CsvTable {
   // The cell as a number; nullopt when the column is absent or the cell empty; InputError naming
   // the file and column when it holds anything else.
   std::optional<double> number(size_t row, const std::string& name) const;
+  // The cell as an integer, likewise (InputError with file, line and column).
+  std::optional<int64_t> integer(size_t row, const std::string& name) const;
+  std::string where(size_t row) const;  // "path:line" of a row, for messages
+  std::vector<int> lines;               // the line each row starts on
 };
 
 CsvTable parse_csv(const std::string& text, const std::string& path);
