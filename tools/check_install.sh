@@ -3,7 +3,7 @@
 # examples/custom-cuda-attention against the installed package (find_package(attnbench)), and runs
 # the installed attnbench with the example's plugin: `list` must show it next to the bundled six,
 # and the example's check sweep must run (on a machine without a GPU its rows are `unsupported`,
-# with the reason). README's "Writing a backend" code is built and run the same way, as written.
+# with the reason). docs/backends.md's plugin code is built and run the same way, as written.
 # With a GPU, WORK keeps the check report.
 # Usage: tools/check_install.sh [BUILD] [WORK]   (defaults: build, a temporary folder)
 set -euo pipefail
@@ -25,10 +25,10 @@ cmake -S examples/custom-cuda-attention -B "$work/example" -G Ninja -DCMAKE_BUIL
   || { tail -30 "$work/example-configure.log"; exit 1; }
 cmake --build "$work/example" >"$work/example-build.log" 2>&1 || { tail -40 "$work/example-build.log"; exit 1; }
 
-# README's "Writing a backend", its CMake and C++ blocks as written, built the same way.
-say "building README's plugin"
+# docs/backends.md's plugin, its CMake and C++ blocks as written, built the same way.
+say "building docs/backends.md's plugin"
 mkdir -p "$work/readme"
-awk '/^## Writing a backend/{on=1} /^## Layout/{on=0} on' README.md >"$work/readme/section.md"
+awk '/^## The bundled Hopper plugins/{exit} {print}' docs/backends.md >"$work/readme/section.md"
 awk '/^```cmake/{on=1; next} /^```/{on=0} on' "$work/readme/section.md" >"$work/readme/CMakeLists.txt"
 awk '/^```cpp/{on=1; next} /^```/{on=0} on' "$work/readme/section.md" >"$work/readme/mine_backend.cpp"
 cmake -S "$work/readme" -B "$work/readme/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix;$torch_prefix" \
@@ -41,7 +41,7 @@ echo "$list"
 for name in naive inplace math efficient flash cudnn wmma mine; do
   grep -q "^$name " <<<"$list" || { say "installed attnbench does not list '$name'"; exit 1; }
 done
-say "the example's check sweep with the installed attnbench (and README's plugin)"
+say "the example's check sweep with the installed attnbench (and docs/backends.md's plugin)"
 "$work/prefix/bin/attnbench" run examples/custom-cuda-attention/check.yaml --force \
   --backends wmma,flash,mine -o "$work/check.csv" --no-summary
 "$work/prefix/bin/attnbench" summary "$work/check.csv" | sed -n 1,8p
