@@ -63,6 +63,17 @@ TEST(Resume, AnUnreadableRepetitionIsLocated) {
   }
 }
 
+// Reports before schema 5 have no repetition column: every row is repetition 0. And an integer in
+// the first column reads like any other.
+TEST(Resume, WithoutARepetitionColumnEveryRowIsTheFirst) {
+  const CsvTable t = parse_csv("point_id,backend\np,b\n", "old.csv");
+  EXPECT_EQ(std::get<2>(record_key(t, 0)), 0);
+  EXPECT_EQ(t.integer(0, "repetition"), std::nullopt);
+  const CsvTable first = parse_csv("repetition,point_id,backend\n3,p,b\n", "r.csv");
+  EXPECT_EQ(first.integer(0, "repetition"), 3);
+  EXPECT_EQ(std::get<2>(record_key(first, 0)), 3);
+}
+
 TEST(Resume, ACompleteReportIsKeptWhole) {
   const ReportTexts full = full_report();
   const Resumed r = resume_report(full, "r.csv", "fp1", "NVIDIA H200", "2.11.0", 2);
