@@ -572,6 +572,13 @@ TEST(Compare, RepetitionIntervalCoversTheTrueRatioNinetyFivePercentOfTheTime) {
     EXPECT_LE(covered, trials * 975 / 1000) << n << " repetitions";  // Welch: a little over 95
   }
   EXPECT_FALSE(repetition_ratio_interval({1.0}, {1.1}).has_value());  // no spread to go by
+  // Two repetitions a side are Welch's case (the smallest with spread on both sides): by hand,
+  // log variances 0.004542 and 0.003203, se^2 0.003873, 1.94 degrees of freedom, t 4.42, so
+  // exp(0.1747 -+ 0.2752).
+  const auto two = repetition_ratio_interval({1.0, 1.1}, {1.2, 1.3});
+  ASSERT_TRUE(two.has_value());
+  EXPECT_NEAR(two->low, 0.904038745906, 1e-9);
+  EXPECT_NEAR(two->high, 1.568717961043, 1e-9);
   EXPECT_FALSE(repetition_ratio_interval({1.0, 0.0}, {1.1, 1.2}).has_value());
 }
 

@@ -1,5 +1,6 @@
 #include "config/config.hpp"
 #include "base/errors.hpp"
+#include "config/yaml_reader.hpp"
 
 #include <gtest/gtest.h>
 
@@ -88,6 +89,18 @@ TEST(Config, RangesStopBeforeOverflowing) {
   const SweepConfig exact_mul =
       parse_config("sweep:\n  seq_len: {from: 3, to: 24, mul: 2}\n", "f.yaml");
   EXPECT_EQ(exact_mul.axes[0].values.size(), 4u);  // 3, 6, 12, 24
+}
+
+// A node built without a source (yaml-cpp marks it -1) is located at line 1, column 1, never 0.
+TEST(Config, AnErrorWithoutASourcePositionIsLineOne) {
+  const YamlReader r("x.yaml");
+  try {
+    r.fail(YAML::Node(), "sweep", "a message");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.line(), 1);
+    EXPECT_EQ(std::string(e.what()).rfind("x.yaml:1:1: key 'sweep'", 0), 0u) << e.what();
+  }
 }
 
 struct BadConfig {
