@@ -67,11 +67,17 @@ std::string CsvTable::where(size_t row) const {
   return path + (row < lines.size() ? ":" + std::to_string(lines[row]) : "");
 }
 
-std::optional<double> CsvTable::number(size_t row, const std::string& name) const {
+const std::string* CsvTable::cell(size_t row, const std::string& name) const {
   const int c = column(name);
-  if (c < 0) return std::nullopt;
+  if (c < 0) return nullptr;
   const std::string& text = rows.at(row).at(static_cast<size_t>(c));
-  if (text.empty()) return std::nullopt;
+  return text.empty() ? nullptr : &text;
+}
+
+std::optional<double> CsvTable::number(size_t row, const std::string& name) const {
+  const std::string* cell_text = cell(row, name);
+  if (!cell_text) return std::nullopt;
+  const std::string& text = *cell_text;
   try {
     size_t used = 0;
     const double v = std::stod(text, &used);
@@ -83,10 +89,9 @@ std::optional<double> CsvTable::number(size_t row, const std::string& name) cons
 }
 
 std::optional<int64_t> CsvTable::integer(size_t row, const std::string& name) const {
-  const int c = column(name);
-  if (c < 0) return std::nullopt;
-  const std::string& text = rows.at(row).at(static_cast<size_t>(c));
-  if (text.empty()) return std::nullopt;
+  const std::string* cell_text = cell(row, name);
+  if (!cell_text) return std::nullopt;
+  const std::string& text = *cell_text;
   try {
     return std::get<int64_t>(parse_field_text(FieldType::integer, text));
   } catch (const std::exception&) {

@@ -49,6 +49,8 @@ struct CsvTable {
   // The cell as an integer, likewise (InputError with file, line and column).
   std::optional<int64_t> integer(size_t row, const std::string& name) const;
   std::string where(size_t row) const;  // "path:line" of a row, for messages
+  // The cell's text; nullptr when the column is absent or the cell empty.
+  const std::string* cell(size_t row, const std::string& name) const;
   std::vector<int> lines;               // the line each row starts on
 };
 
