@@ -11,6 +11,7 @@ namespace {
 
 using test::backend;
 using test::problem;
+using test::with_kv;
 
 struct CpuCase {
   const char* backend;
@@ -108,6 +109,51 @@ TEST(Fa3, RefusesWhatNoFa3WheelRuns) {
   EXPECT_EQ(reason(p), "FlashAttention-3 needs head_dim <= 256 and a multiple of 8, not 320");
   p.head_dim = 64, p.direction = Direction::bwd;
   EXPECT_EQ(reason(p), "the FA3 wheels are built forward-only (FLASHATTENTION_DISABLE_BACKWARD)");
+}
+
+// fp8_e4m3 is for kernels written for it: fa3 and cudnn-fe take it (fa3 where its library is
+// found), every other bundled backend refuses it with the reason, on the GPU as on the CPU.
+TEST(Fp8, OnlyFa3AndCudnnFeTakeIt) {
+  for (const auto& name : split(ATTNBENCH_BUNDLED, ',')) {
+    const Problem p = problem(1, 2, 128, 64, DType::fp8_e4m3, false, Device::cuda);
+    const Support s = backend(name).supports(p);
+    if (name == "cudnn-fe") {
+      EXPECT_TRUE(s.supported) << s.reason;
+    } else if (name == "fa3") {
+      EXPECT_TRUE(s.supported || s.reason.find("not found") != std::string::npos) << s.reason;
+    } else {
+      EXPECT_FALSE(s.supported) << name;
+      EXPECT_NE(
+          s.reason.find(name == "flashinfer" ? "bf16 only" : "need a kernel written for them"),
+          std::string::npos)
+          << name << ": " << s.reason;
+    }
+  }
+}
+
+// flashinfer offers the kernel instances it compiled, says which, and refuses the rest by name.
+TEST(FlashInfer, SaysWhatItCompiledAndRefusesTheRest) {
+  const std::vector<std::string> bundled = split(ATTNBENCH_BUNDLED, ',');
+  if (std::find(bundled.begin(), bundled.end(), "flashinfer") == bundled.end())
+    GTEST_SKIP() << "skipped: flashinfer not built here (no FlashInfer headers or nvcc)";
+  Backend& fi = backend("flashinfer");
+  EXPECT_NE(fi.description().find("head_dim 64/128"), std::string::npos) << fi.description();
+  auto reason = [&](Problem p) { return fi.supports(p).reason; };
+  Problem p = problem(2, 8, 512, 128, DType::bf16, true, Device::cuda);
+  EXPECT_TRUE(fi.supports(p).supported);
+  EXPECT_TRUE(fi.supports(with_kv(p, 2, 1024)).supported);  // GQA, a query block vs a cache
+  Problem decode = with_kv(problem(8, 32, 1, 128, DType::bf16, false, Device::cuda), 8, 4096);
+  EXPECT_TRUE(fi.supports(decode).supported);
+  decode.heads = 5, decode.kv_heads = 1;  // a group of 5: FlashInfer does not dispatch it
+  EXPECT_NE(reason(decode).find("groups of 5"), std::string::npos) << reason(decode);
+  p.head_dim = 256;
+  EXPECT_NE(reason(p).find("no FlashInfer prefill kernel compiled for head_dim 256 causal"),
+            std::string::npos)
+      << reason(p);
+  p.head_dim = 128, p.dtype = DType::f16;
+  EXPECT_EQ(reason(p), "this plugin compiles FlashInfer's kernels for bf16 only");
+  p.dtype = DType::bf16, p.direction = Direction::bwd;
+  EXPECT_EQ(reason(p), "FlashInfer has no backward pass (an inference library)");
 }
 
 std::vector<bool> sdpa_switches() {

@@ -1,5 +1,6 @@
 #include "config/config.hpp"
 #include "base/errors.hpp"
+#include "config/sweep.hpp"
 #include "config/yaml_reader.hpp"
 
 #include <gtest/gtest.h>
@@ -52,10 +53,10 @@ TEST(Config, ParsesEveryKey) {
   EXPECT_DOUBLE_EQ(c.tolerance.at(DType::f16), default_tolerances().at(DType::f16));
   EXPECT_DOUBLE_EQ(*c.peak_tflops, 800);
   EXPECT_EQ(c.seed, 7u);
-  ASSERT_EQ(c.axes.size(), 7u);
-  EXPECT_EQ(c.axes[2].name, AxisName::seq_len);
-  EXPECT_EQ(c.axes[2].values.size(), 4u);  // 512 1024 2048 4096
-  EXPECT_EQ(std::get<int64_t>(c.axes[2].values.back()), 4096);
+  ASSERT_EQ(c.sweeps[0].axes.size(), 7u);
+  EXPECT_EQ(c.sweeps[0].axes[2].name, AxisName::seq_len);
+  EXPECT_EQ(c.sweeps[0].axes[2].values.size(), 4u);  // 512 1024 2048 4096
+  EXPECT_EQ(std::get<int64_t>(c.sweeps[0].axes[2].values.back()), 4096);
 }
 
 TEST(Config, RangeWithStepAndZipGroups) {
@@ -66,29 +67,30 @@ TEST(Config, RangeWithStepAndZipGroups) {
       seq_len: [1024, 2048, 4096]
 )",
                                      "zip.yaml");
-  ASSERT_EQ(c.axes.size(), 1u);
-  EXPECT_EQ(c.axes[0].values.size(), 3u);
-  ASSERT_EQ(c.zips.size(), 1u);
-  EXPECT_EQ(c.zips[0].axes.size(), 2u);
-  EXPECT_EQ(c.zips[0].line, 4);
+  ASSERT_EQ(c.sweeps[0].axes.size(), 1u);
+  EXPECT_EQ(c.sweeps[0].axes[0].values.size(), 3u);
+  ASSERT_EQ(c.sweeps[0].zips.size(), 1u);
+  EXPECT_EQ(c.sweeps[0].zips[0].axes.size(), 2u);
+  EXPECT_EQ(c.sweeps[0].zips[0].line, 4);
 }
 
 // Ranges up to int64's largest value end without overflowing: both ends of each kind, exactly.
 TEST(Config, RangesStopBeforeOverflowing) {
   const SweepConfig mul = parse_config(
       "sweep:\n  seq_len: {from: 1, to: 9223372036854775807, mul: 2}\n  device: cpu\n", "m.yaml");
-  ASSERT_EQ(mul.axes.size(), 2u);
-  EXPECT_EQ(mul.axes[0].values.size(), 63u);  // 2^0 .. 2^62
+  ASSERT_EQ(mul.sweeps[0].axes.size(), 2u);
+  EXPECT_EQ(mul.sweeps[0].axes[0].values.size(), 63u);  // 2^0 .. 2^62
   const SweepConfig step = parse_config(
       "sweep:\n  seq_len: {from: 9223372036854775800, to: 9223372036854775807, step: 3}\n",
       "s.yaml");
-  EXPECT_EQ(step.axes[0].values.size(), 3u);  // ...800, ...803, ...806
+  EXPECT_EQ(step.sweeps[0].axes[0].values.size(), 3u);  // ...800, ...803, ...806
   const SweepConfig exact =
       parse_config("sweep:\n  seq_len: {from: 2, to: 8, step: 3}\n", "e.yaml");
-  EXPECT_EQ(exact.axes[0].values.size(), 3u);  // 2, 5, 8: `to` itself when a step lands on it
+  EXPECT_EQ(exact.sweeps[0].axes[0].values.size(),
+            3u);  // 2, 5, 8: `to` itself when a step lands on it
   const SweepConfig exact_mul =
       parse_config("sweep:\n  seq_len: {from: 3, to: 24, mul: 2}\n", "f.yaml");
-  EXPECT_EQ(exact_mul.axes[0].values.size(), 4u);  // 3, 6, 12, 24
+  EXPECT_EQ(exact_mul.sweeps[0].axes[0].values.size(), 4u);  // 3, 6, 12, 24
 }
 
 // A node built without a source (yaml-cpp marks it -1) is located at line 1, column 1, never 0.
@@ -286,11 +288,12 @@ TEST(Config, WorkloadAxesTakeListsRangesAndZipGroups) {
       kv_heads: [8, 8]
 )",
                                      "w.yaml");
-  ASSERT_EQ(c.axes.size(), 3u);
-  EXPECT_EQ(c.axes[1].name, AxisName::seq_len_kv);
-  EXPECT_EQ(c.axes[1].values.size(), 8u);  // 1k .. 128k
-  EXPECT_EQ(c.axes[2].name, AxisName::direction);
-  EXPECT_EQ(c.zips.at(0).axes.at(1).name, AxisName::kv_heads);  // a zipped value may repeat
+  ASSERT_EQ(c.sweeps[0].axes.size(), 3u);
+  EXPECT_EQ(c.sweeps[0].axes[1].name, AxisName::seq_len_kv);
+  EXPECT_EQ(c.sweeps[0].axes[1].values.size(), 8u);  // 1k .. 128k
+  EXPECT_EQ(c.sweeps[0].axes[2].name, AxisName::direction);
+  EXPECT_EQ(c.sweeps[0].zips.at(0).axes.at(1).name,
+            AxisName::kv_heads);  // a zipped value may repeat
   // Without a cause to fail: fewer keys than queries is fine when not causal.
   EXPECT_NO_THROW(
       parse_config("sweep:\n  seq_len: 64\n  seq_len_kv: 16\n  causal: false\n", "n.yaml"));
@@ -348,12 +351,14 @@ TEST(Config, BooleansInEveryAllowedSpelling) {
   for (const char* yes : {"true", "True", "yes"})
     EXPECT_TRUE(std::get<bool>(
         parse_config(std::string("sweep:\n  seq_len: 1\n  causal: ") + yes + "\n", "b.yaml")
+            .sweeps[0]
             .axes.at(1)
             .values.at(0)))
         << yes;
   for (const char* no : {"false", "False", "no"})
     EXPECT_FALSE(std::get<bool>(
         parse_config(std::string("sweep:\n  seq_len: 1\n  causal: ") + no + "\n", "b.yaml")
+            .sweeps[0]
             .axes.at(1)
             .values.at(0)))
         << no;
@@ -361,6 +366,7 @@ TEST(Config, BooleansInEveryAllowedSpelling) {
 
 TEST(Config, LimitsAreInclusive) {
   EXPECT_EQ(parse_config("sweep:\n  seq_len: {from: 1, to: 10000, step: 1}\n", "r.yaml")
+                .sweeps[0]
                 .axes[0]
                 .values.size(),
             10000u);
@@ -392,8 +398,10 @@ TEST(Config, SmallestSettingsAllowed) {
 }
 
 TEST(Config, DefaultTolerances) {
-  EXPECT_EQ(default_tolerances(),
-            (std::map<DType, double>{{DType::bf16, 2e-2}, {DType::f16, 5e-3}, {DType::f32, 1e-4}}));
+  EXPECT_EQ(
+      default_tolerances(),
+      (std::map<DType, double>{
+          {DType::bf16, 2e-2}, {DType::f16, 5e-3}, {DType::f32, 1e-4}, {DType::fp8_e4m3, 1e-1}}));
 }
 
 TEST(Config, NoSuggestionWithoutANearMiss) {
@@ -404,7 +412,38 @@ TEST(Config, NoSuggestionWithoutANearMiss) {
     EXPECT_EQ(std::string(e.what()),
               "s.yaml:1:1: key 'ep': unknown key; allowed here: name, description, output, "
               "backends, measurement, "
-              "sweep, tolerance, peak_tflops, seed, expect");
+              "sweep, tolerance, peak_tflops, peak_tflops_fp8, seed, expect");
+  }
+}
+
+TEST(Config, AListOfSweepBlocksIsTheirPointsInTurnEachOnce) {
+  const SweepConfig c = parse_config(
+      "sweep:\n  - seq_len: [8, 16]\n    device: cpu\n  - seq_len: [16, 32]\n    device: cpu\n"
+      "    heads: 2\n  - seq_len: 16\n    device: cpu\n",
+      "blocks.yaml");
+  ASSERT_EQ(c.sweeps.size(), 3u);
+  std::vector<std::string> ids;
+  for (const Point& p : expand_sweep(c, false)) ids.push_back(p.id);
+  // The third block's point is the first block's second: measured once.
+  ASSERT_EQ(ids.size(), 4u);
+  EXPECT_EQ(
+      ids[0],
+      expand_sweep(parse_config("sweep:\n  seq_len: 8\n  device: cpu\n", "a.yaml"), false)[0].id);
+  EXPECT_NE(ids[2].find("h2"), std::string::npos) << ids[2];
+  // Errors name the block.
+  try {
+    parse_config("sweep:\n  - seq_len: 8\n  - heads: 2\n", "b.yaml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("sweep[1].seq_len"), std::string::npos) << e.what();
+  }
+  try {
+    parse_config("sweep:\n  - seq_len: 8\n  - seq_len: 8\n    heads: 4\n    kv_heads: 3\n",
+                 "c.yaml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("c.yaml:5:5: key 'sweep[1].kv_heads'"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -412,11 +451,13 @@ TEST(Config, ZipGroupsStandWhereTheyAreWritten) {
   EXPECT_EQ(
       parse_config("sweep:\n  zip:\n    - batch: [1, 2]\n      seq_len: [8, 16]\n  heads: [1, 2]\n",
                    "z.yaml")
+          .sweeps[0]
           .zips_at,
       0u);
   EXPECT_EQ(
       parse_config("sweep:\n  heads: [1, 2]\n  zip:\n    - batch: [1, 2]\n      seq_len: [8, 16]\n",
                    "z.yaml")
+          .sweeps[0]
           .zips_at,
       1u);
 }

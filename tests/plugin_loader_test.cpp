@@ -16,7 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Every bundled plugin this build made (plugins/CMakeLists.txt: the study's six, fa3, and cudnn-fe
-// where its headers were found): all load, on any machine, and refuse what they cannot run.
+// and flashinfer where their headers were found): all load, on any machine, and refuse what they cannot run.
 std::vector<std::string> bundled() {
   std::vector<std::string> names = split(ATTNBENCH_BUNDLED, ',');
   std::sort(names.begin(), names.end());

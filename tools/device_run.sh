@@ -19,6 +19,10 @@ if compgen -G ".whl/*.whl" >/dev/null; then
     && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 fi
 [ -f .whl/cudnn-frontend/include/cudnn_frontend.h ] && export ATTNBENCH_CUDNN_FRONTEND_INCLUDE=$src/.whl/cudnn-frontend/include
+if [ -f .whl/flashinfer-data.tar.xz ]; then
+  mkdir -p /tmp/flashinfer-data && tar xJf .whl/flashinfer-data.tar.xz -C /tmp/flashinfer-data \
+    && export ATTNBENCH_FLASHINFER_DATA=/tmp/flashinfer-data
+fi
 for step in "$@"; do
   case $step in
     build)
@@ -72,6 +76,16 @@ for step in "$@"; do
     seqlen)
       log seqlen
       "$build/attnbench" run configs/sweep-seqlen.yaml --force -o results/h200/sweep-seqlen.csv 2>"$out/seqlen.stderr" | tee "$out/seqlen.summary"
+      ;;
+    hopper)
+      log hopper
+      # Every backend at the Hopper shapes in one report; --resume: a second call continues a
+      # sweep the first one's time limit cut short.
+      mkdir -p results/h200/hopper
+      resume=--force; [ -f results/h200/hopper/hopper.csv ] && resume=--resume
+      "$build/attnbench" run configs/hopper.yaml $resume -o results/h200/hopper/hopper.csv 2>"$out/hopper.stderr" \
+        | tee results/h200/hopper/hopper.summary.txt | tail -30
+      echo "exit code ${PIPESTATUS[0]}" | tee -a results/h200/hopper/hopper.summary.txt
       ;;
     hopper-check|hopper-prefill|hopper-decode)
       log "$step"

@@ -8,8 +8,9 @@
 #                                 the install check and the Slurm check
 #   tools/setup.sh build          only builds
 #   tools/setup.sh device-deps    fills .whl/ (git-ignored) with what the Hopper plugins need on a
-#                                 machine without network (the H200): the fa3-fwd wheel and the
-#                                 cuDNN frontend's headers; tools/device_run.sh installs them there
+#                                 machine without network (the H200): the fa3-fwd wheel, the
+#                                 cuDNN frontend's headers and FlashInfer's (with its CUTLASS and
+#                                 CCCL, xz-packed); tools/device_run.sh installs them there
 set -euo pipefail
 cd "$(dirname "$0")/.."
 action=${1:-run}
@@ -44,6 +45,13 @@ if ! python3 -c 'import importlib.metadata as m; m.version("nvidia-cudnn-fronten
   say "installing nvidia-cudnn-frontend (the cudnn-fe plugin's headers)"
   python3 -m pip install -q nvidia-cudnn-frontend==1.32.0 || say "nvidia-cudnn-frontend not installed: cudnn-fe will be skipped"
 fi
+# The flashinfer plugin's headers (FlashInfer is header-only in C++; the wheel is pure Python plus
+# flashinfer/data: its include/, CUTLASS and CCCL). --no-deps: its Python dependencies are not
+# needed to compile the kernels.
+if ! python3 -c 'import importlib.metadata as m; m.version("flashinfer-python")' 2>/dev/null; then
+  say "installing flashinfer-python (the flashinfer plugin's headers)"
+  python3 -m pip install -q --no-deps flashinfer-python==0.7.2.post1 || say "flashinfer-python not installed: flashinfer will be skipped"
+fi
 if [ "$action" = test ] && ! python3 -c 'import scipy' 2>/dev/null; then
   say "installing scipy (Google Benchmark's compare.py, run by a test, needs it)"
   python3 -m pip install -q scipy
@@ -56,6 +64,9 @@ if [ "$action" = device-deps ]; then
     --platform manylinux_2_24_x86_64 --platform manylinux_2_28_x86_64 -d .whl fa3-fwd==0.0.3
   site=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
   rm -rf .whl/cudnn-frontend && mkdir -p .whl/cudnn-frontend && cp -r "$site/include" .whl/cudnn-frontend/
+  # FlashInfer's headers, only the folders the plugin includes (62 MB, 3.6 MB packed)
+  (cd "$site/flashinfer/data" && tar cJf - include cutlass/include cutlass/tools/util/include \
+    cccl/cub cccl/thrust cccl/libcudacxx/include spdlog/include) >.whl/flashinfer-data.tar.xz
   grep -qx '/.whl/' .git/info/exclude 2>/dev/null || echo '/.whl/' >> .git/info/exclude
   du -sh .whl
   exit 0

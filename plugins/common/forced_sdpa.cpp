@@ -178,4 +178,17 @@ Support needs_cuda(const Problem& problem, const std::string& what) {
   return Support::yes();
 }
 
+Support no_fp8(const Problem& problem, const std::string& what) {
+  if (problem.dtype == DType::fp8_e4m3)
+    return Support::no(what +
+                       " takes fp16, bf16 and fp32; fp8_e4m3 inputs with per-tensor scales "
+                       "need a kernel written for them (fa3, cudnn-fe)");
+  return Support::yes();
+}
+
+Support pytorch_fused(const Problem& problem, const std::string& what) {
+  if (Support cuda = needs_cuda(problem, what); !cuda.supported) return cuda;
+  return no_fp8(problem, what);
+}
+
 }  // namespace attnbench::sdpa

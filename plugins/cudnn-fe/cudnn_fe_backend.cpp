@@ -28,7 +28,30 @@ namespace fe = cudnn_frontend;
 using attnbench::Problem;
 using attnbench::Support;
 
-enum Uid : int64_t { kQ = 1, kK, kV, kO, kStats, kDO, kDQ, kDK, kDV };
+enum Uid : int64_t {
+  kQ = 1,
+  kK,
+  kV,
+  kO,
+  kStats,
+  kDO,
+  kDQ,
+  kDK,
+  kDV,
+  // fp8: the scales (device scalars) and the amax outputs
+  kDescaleQ,
+  kDescaleK,
+  kDescaleV,
+  kDescaleS,
+  kScaleS,
+  kScaleO,
+  kAmaxS,
+  kAmaxO
+};
+
+// fp8: the softmax probabilities P (in [0, 1]) go to fp8 for the P x V product scaled by this,
+// the largest e4m3 number, and back.
+constexpr float kFp8Max = 448.f;
 
 void check(fe::error_t status, const char* what) {
   if (!status.is_good())
@@ -46,12 +69,30 @@ std::shared_ptr<fe::graph::Tensor_attributes> bhsd(fe::graph::Graph& g, const ch
 }
 
 fe::DataType_t io_type(const at::Tensor& t) {
-  return t.scalar_type() == at::kBFloat16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF;
+  switch (t.scalar_type()) {
+    case at::kBFloat16: return fe::DataType_t::BFLOAT16;
+    case at::kFloat8_e4m3fn: return fe::DataType_t::FP8_E4M3;
+    default: return fe::DataType_t::HALF;
+  }
+}
+
+std::shared_ptr<fe::graph::Tensor_attributes> scalar(fe::graph::Graph& g, const char* name,
+                                                     int64_t uid) {
+  return g.tensor(fe::graph::Tensor_attributes()
+                      .set_name(name)
+                      .set_uid(uid)
+                      .set_dim({1, 1, 1, 1})
+                      .set_stride({1, 1, 1, 1})
+                      .set_data_type(fe::DataType_t::FLOAT));
 }
 
 struct Plan {
   std::shared_ptr<fe::graph::Graph> graph;
   at::Tensor workspace;
+  // fp8: the six scales (descale q, k, v, s; scale s, o) and the two amax outputs, float32 on the
+  // device, filled when the plan is made (outside the timed calls) for the scales it was made for.
+  at::Tensor fp8_scalars;
+  std::tuple<double, double, double> fp8_scales;
 };
 
 // A plan per (shape, dtype, mask, direction), built once.
@@ -89,16 +130,80 @@ class CudnnFeBackend final : public attnbench::Backend {
     if (p.head_dim > 256 || p.head_dim % 8 != 0)
       return Support::no("cuDNN's fused attention needs head_dim <= 256 and a multiple of 8, not " +
                          std::to_string(p.head_dim));
+    if (p.dtype == attnbench::DType::fp8_e4m3) {
+      if (p.direction == attnbench::Direction::bwd)
+        return Support::no("this plugin runs cuDNN's fp8 attention forward only");
+      if (p.head_dim % 16 != 0)
+        return Support::no("cuDNN's fp8 attention needs head_dim a multiple of 16");
+      if (p.causal && p.seq_len != p.seq_len_kv)
+        return Support::no(
+            "cuDNN's fp8 attention aligns a causal mask bottom-right only on "
+            "Blackwell (frontend 1.32: sdpa_support_surface.h); on Hopper it is "
+            "top-left, which is the same only when seq_len == seq_len_kv");
+    }
     return Support::yes();
   }
 
   at::Tensor forward(const attnbench::Inputs& in) override {
-    const Plan& plan = forward_plan(in, /*stats=*/false);
-    at::Tensor out = at::empty_like(in.q);
+    const bool fp8 = in.q.scalar_type() == at::kFloat8_e4m3fn;
+    const Plan& plan = fp8 ? fp8_forward_plan(in) : forward_plan(in, /*stats=*/false);
+    at::Tensor out = at::empty_like(in.q);  // fp8: out / v_scale (scale_o), as backend.hpp allows
     std::unordered_map<int64_t, void*> pack = {
         {kQ, in.q.data_ptr()}, {kK, in.k.data_ptr()}, {kV, in.v.data_ptr()}, {kO, out.data_ptr()}};
+    if (fp8) {
+      auto* s = static_cast<float*>(plan.fp8_scalars.data_ptr());
+      const int64_t uids[] = {kDescaleQ, kDescaleK, kDescaleV, kDescaleS,
+                              kScaleS,   kScaleO,   kAmaxS,    kAmaxO};
+      for (int i = 0; i < 8; ++i) pack[uids[i]] = s + i;
+    }
     execute(plan, pack);
     return out;
+  }
+
+  // fp8_e4m3 forward (q, k, v and the output in fp8; Hopper's cuDNN has no bf16 output for it):
+  // one plan per shape and scales, the scales on the device beside it.
+  const Plan& fp8_forward_plan(const attnbench::Inputs& in) {
+    const auto scales = std::make_tuple(in.q_scale, in.k_scale, in.v_scale);
+    const ShapeKey key{in.q.sizes().vec(), in.k.sizes().vec(), int(in.q.scalar_type()),
+                       in.causal_mask != nullptr, false};
+    const std::lock_guard<std::mutex> lock(mutex_);
+    auto it = forward_plans_.find(key);
+    if (it != forward_plans_.end() && it->second.fp8_scales == scales) return it->second;
+    if (it != forward_plans_.end()) forward_plans_.erase(it);
+    auto g = std::make_shared<fe::graph::Graph>();
+    g->set_io_data_type(fe::DataType_t::FP8_E4M3)
+        .set_intermediate_data_type(fe::DataType_t::FLOAT)
+        .set_compute_data_type(fe::DataType_t::FLOAT);
+    auto q = bhsd(*g, "q", kQ, in.q), k = bhsd(*g, "k", kK, in.k), v = bhsd(*g, "v", kV, in.v);
+    auto options = fe::graph::SDPA_fp8_attributes()
+                       .set_name("sdpa_fp8")
+                       .set_generate_stats(false)
+                       .set_attn_scale(static_cast<float>(in.scale));
+    if (in.causal_mask) options.set_causal_mask(true);  // top-left: supports() keeps it square
+    auto [o, stats, amax_s, amax_o] =
+        g->sdpa_fp8(q, k, v, scalar(*g, "descale_q", kDescaleQ), scalar(*g, "descale_k", kDescaleK),
+                    scalar(*g, "descale_v", kDescaleV), scalar(*g, "descale_s", kDescaleS),
+                    scalar(*g, "scale_s", kScaleS), scalar(*g, "scale_o", kScaleO), options);
+    (void)stats;
+    o->set_output(true).set_uid(kO).set_dim(in.q.sizes().vec()).set_stride(in.q.strides().vec());
+    for (auto& [amax, uid] : {std::pair{amax_s, kAmaxS}, std::pair{amax_o, kAmaxO}})
+      amax->set_output(true)
+          .set_uid(uid)
+          .set_dim({1, 1, 1, 1})
+          .set_stride({1, 1, 1, 1})
+          .set_data_type(fe::DataType_t::FLOAT);
+    Plan plan = build(g);
+    const std::vector<float> values = {float(in.q_scale),
+                                       float(in.k_scale),
+                                       float(in.v_scale),
+                                       1.f / kFp8Max,
+                                       kFp8Max,
+                                       float(1 / in.v_scale),
+                                       0.f,
+                                       0.f};
+    plan.fp8_scalars = at::tensor(values, at::kFloat).to(in.q.device());
+    plan.fp8_scales = scales;
+    return forward_plans_.emplace(key, std::move(plan)).first->second;
   }
 
   std::unique_ptr<attnbench::BackwardPass> prepare_backward(const attnbench::Inputs& in) override;

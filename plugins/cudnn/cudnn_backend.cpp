@@ -11,7 +11,7 @@ class CudnnBackend final : public attnbench::Backend {
     return "scaled_dot_product_attention forced to CUDNN_ATTENTION (cuDNN picks a plan per shape)";
   }
   attnbench::Support supports(const attnbench::Problem& problem) const override {
-    return attnbench::sdpa::needs_cuda(problem, "cuDNN fused attention");
+    return attnbench::sdpa::pytorch_fused(problem, "cuDNN fused attention");
   }
   at::Tensor forward(const attnbench::Inputs& in) override {
     return attnbench::sdpa::forced_attention(attnbench::sdpa::Kernel::cudnn, in);

@@ -13,7 +13,7 @@ class EfficientBackend final : public attnbench::Backend {
            "xformers)";
   }
   attnbench::Support supports(const attnbench::Problem& problem) const override {
-    return attnbench::sdpa::needs_cuda(problem, "memory-efficient (CUTLASS, from xformers)");
+    return attnbench::sdpa::pytorch_fused(problem, "memory-efficient (CUTLASS, from xformers)");
   }
   at::Tensor forward(const attnbench::Inputs& in) override {
     return attnbench::sdpa::forced_attention(attnbench::sdpa::Kernel::efficient, in);

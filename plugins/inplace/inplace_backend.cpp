@@ -1,6 +1,7 @@
 // Textbook attention with masked_fill in place (masked_fill_): no copy of the scores.
 #include <attnbench/plugin.hpp>
 #include <attnbench/sdpa/autograd_backward.hpp>
+#include <attnbench/sdpa/forced_sdpa.hpp>
 #include <attnbench/sdpa/textbook_attention.hpp>
 
 namespace {
@@ -11,8 +12,8 @@ class InplaceBackend final : public attnbench::Backend {
   std::string description() const override {
     return "matmul, scale, masked_fill_ (in place), softmax, matmul";
   }
-  attnbench::Support supports(const attnbench::Problem&) const override {
-    return attnbench::Support::yes();
+  attnbench::Support supports(const attnbench::Problem& problem) const override {
+    return attnbench::sdpa::no_fp8(problem, "the textbook attention (ATen ops)");
   }
   at::Tensor forward(const attnbench::Inputs& in) override {
     return attnbench::textbook_attention(in, /*mask_in_place=*/true);

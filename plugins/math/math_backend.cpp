@@ -11,8 +11,8 @@ class MathBackend final : public attnbench::Backend {
   std::string description() const override {
     return "scaled_dot_product_attention forced to the MATH backend (unfused reference)";
   }
-  attnbench::Support supports(const attnbench::Problem&) const override {
-    return attnbench::Support::yes();
+  attnbench::Support supports(const attnbench::Problem& problem) const override {
+    return attnbench::sdpa::no_fp8(problem, "SDPA's math backend");
   }
   at::Tensor forward(const attnbench::Inputs& in) override {
     return attnbench::sdpa::forced_attention(attnbench::sdpa::Kernel::math, in);

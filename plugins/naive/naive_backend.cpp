@@ -1,6 +1,7 @@
 // Textbook attention with masked_fill out of place: the scores are copied once more than needed.
 #include <attnbench/plugin.hpp>
 #include <attnbench/sdpa/autograd_backward.hpp>
+#include <attnbench/sdpa/forced_sdpa.hpp>
 #include <attnbench/sdpa/textbook_attention.hpp>
 
 namespace {
@@ -11,8 +12,8 @@ class NaiveBackend final : public attnbench::Backend {
   std::string description() const override {
     return "matmul, scale, masked_fill (out of place), softmax, matmul";
   }
-  attnbench::Support supports(const attnbench::Problem&) const override {
-    return attnbench::Support::yes();
+  attnbench::Support supports(const attnbench::Problem& problem) const override {
+    return attnbench::sdpa::no_fp8(problem, "naive attention (ATen ops)");
   }
   at::Tensor forward(const attnbench::Inputs& in) override {
     return attnbench::textbook_attention(in, /*mask_in_place=*/false);

@@ -15,10 +15,11 @@ class Tensor;  // plugins include ATen themselves; the harness's non-torch code 
 namespace attnbench {
 
 // Bump whenever a type in this header changes layout or meaning. 2: kv_heads, seq_len_kv,
-// direction and the backward pass.
-inline constexpr int kPluginAbiVersion = 2;
+// direction and the backward pass. 3: fp8_e4m3 and the inputs' per-tensor scales.
+inline constexpr int kPluginAbiVersion = 3;
 
-enum class DType { f16, bf16, f32 };
+// fp8_e4m3: q, k, v are float8_e4m3fn, each quantized with a per-tensor scale (Inputs::q_scale).
+enum class DType { f16, bf16, f32, fp8_e4m3 };
 enum class Device { cpu, cuda };
 enum class Direction { fwd, bwd };  // bwd: the harness times the backward pass only
 
@@ -60,6 +61,10 @@ struct Inputs {
   // [seq_len, seq_len_kv] bool, true = masked out, aligned bottom-right; null unless causal.
   const at::Tensor* causal_mask;
   double scale;  // softmax scale, 1/sqrt(head_dim)
+  // fp8_e4m3 only (1 otherwise): a value is its fp8 number times its tensor's scale (the
+  // "descale" of FlashAttention-3 and cuDNN). The output is bf16, or fp8_e4m3 holding out / v_scale
+  // (attention's output is a convex combination of v's rows, so that never overflows).
+  double q_scale = 1, k_scale = 1, v_scale = 1;
 };
 
 // One forward's backward, ready to run. The backward pass needs what its forward saved (the

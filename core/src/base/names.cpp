@@ -6,10 +6,17 @@ namespace attnbench {
 
 template <>
 const std::vector<EnumName<DType>>& name_table() {
-  static const std::vector<EnumName<DType>> t = {
-      {DType::f16, "fp16"},          {DType::bf16, "bf16"},      {DType::f32, "fp32"},
-      {DType::f16, "float16", true}, {DType::f16, "half", true}, {DType::bf16, "bfloat16", true},
-      {DType::f32, "float32", true}, {DType::f32, "float", true}};
+  static const std::vector<EnumName<DType>> t = {{DType::f16, "fp16"},
+                                                 {DType::bf16, "bf16"},
+                                                 {DType::f32, "fp32"},
+                                                 {DType::fp8_e4m3, "fp8_e4m3"},
+                                                 {DType::f16, "float16", true},
+                                                 {DType::f16, "half", true},
+                                                 {DType::bf16, "bfloat16", true},
+                                                 {DType::f32, "float32", true},
+                                                 {DType::f32, "float", true},
+                                                 {DType::fp8_e4m3, "fp8", true},
+                                                 {DType::fp8_e4m3, "float8_e4m3fn", true}};
   return t;
 }
 

@@ -16,8 +16,9 @@ int cmd_calibrate(const std::string& output) {
   const Calibration c = calibrate_device(host);
   const std::string path = output.empty() ? default_calibration_path(host.device_name) : output;
   save_calibration(c, path);
-  std::cout << c.device_name << ": bf16 matmul " << c.bf16_matmul_tflops << " TFLOP/s, device copy "
-            << c.copy_gbps << " GB/s\nwrote " << path << '\n';
+  std::cout << c.device_name << ": bf16 matmul " << c.bf16_matmul_tflops << " TFLOP/s, fp8 matmul "
+            << (c.fp8_matmul_tflops ? std::to_string(*c.fp8_matmul_tflops) + " TFLOP/s" : "none")
+            << ", device copy " << c.copy_gbps << " GB/s\nwrote " << path << '\n';
   return 0;
 }
 #endif

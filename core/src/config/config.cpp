@@ -93,8 +93,8 @@ std::vector<AxisValue> parse_axis_values(const YamlReader& r, AxisName axis, con
 
 const std::vector<std::string>& config_keys() {
   static const std::vector<std::string> keys = {
-      "name",  "description", "output",      "backends", "measurement",
-      "sweep", "tolerance",   "peak_tflops", "seed",     "expect"};
+      "name",      "description", "output",          "backends", "measurement", "sweep",
+      "tolerance", "peak_tflops", "peak_tflops_fp8", "seed",     "expect"};
   return keys;
 }
 
@@ -148,10 +148,13 @@ void parse_measurement(const YamlReader& r, const YAML::Node& node, MeasureSetti
     r.fail(node, key("max_time_s"), "max_time_s is below min_time_s");
 }
 
-void parse_sweep(const YamlReader& r, const YAML::Node& node, SweepConfig& config) {
+// One block; `where` is "sweep", or "sweep[i]" in a list of blocks.
+SweepBlock parse_sweep_block(const YamlReader& r, const YAML::Node& node,
+                             const std::string& block_key) {
+  SweepBlock config;
   std::vector<std::string> allowed = enum_names<AxisName>();
   allowed.push_back("zip");
-  r.check_keys(node, "sweep", allowed);
+  r.check_keys(node, block_key, allowed);
 
   std::set<AxisName> seen;
   for (const auto& kv : node) {
@@ -161,7 +164,7 @@ void parse_sweep(const YamlReader& r, const YAML::Node& node, SweepConfig& confi
       continue;
     }
     const AxisName axis = *parse_enum<AxisName>(name);
-    const std::string key = "sweep." + name;
+    const std::string key = block_key + "." + name;
     config.axes.push_back({axis, parse_axis_values(r, axis, kv.second, key), key,
                            kv.first.Mark().line + 1, kv.first.Mark().column + 1});
     seen.insert(axis);
@@ -169,11 +172,11 @@ void parse_sweep(const YamlReader& r, const YAML::Node& node, SweepConfig& confi
   if (const YAML::Node zip = node["zip"]) {
     if (!zip.IsSequence() || zip.size() == 0)
       r.fail(
-          zip, "sweep.zip",
+          zip, block_key + ".zip",
           "expected a non-empty list of groups, each a mapping of axes to lists of equal length");
     for (size_t g = 0; g < zip.size(); ++g) {
       const YAML::Node group = zip[g];
-      const std::string where = "sweep.zip[" + std::to_string(g) + "]";
+      const std::string where = block_key + ".zip[" + std::to_string(g) + "]";
       std::vector<std::string> axis_names(allowed.begin(), allowed.end() - 1);
       r.check_keys(group, where, axis_names);
       ZipGroup zg;
@@ -200,24 +203,50 @@ void parse_sweep(const YamlReader& r, const YAML::Node& node, SweepConfig& confi
       config.zips.push_back(std::move(zg));
     }
   }
-  if (!seen.count(AxisName::seq_len)) r.fail(node, "sweep.seq_len", "the sweep needs seq_len");
+  if (!seen.count(AxisName::seq_len))
+    r.fail(node, block_key + ".seq_len", "the sweep needs seq_len");
+  return config;
+}
 
-  size_t points = 1;
-  for (const auto& a : config.axes) points *= a.values.size();
-  for (const auto& z : config.zips) points *= z.axes.front().values.size();
+void parse_sweep(const YamlReader& r, const YAML::Node& node, SweepConfig& config) {
+  if (node.IsSequence()) {
+    if (node.size() == 0)
+      r.fail(node, "sweep", "expected a sweep block or a non-empty list of them");
+    for (size_t i = 0; i < node.size(); ++i)
+      config.sweeps.push_back(parse_sweep_block(r, node[i], "sweep[" + std::to_string(i) + "]"));
+  } else {
+    config.sweeps.push_back(parse_sweep_block(r, node, "sweep"));
+  }
+  size_t points = 0;
+  for (const SweepBlock& block : config.sweeps) {
+    size_t product = 1;
+    for (const auto& a : block.axes) product = std::min(product * a.values.size(), kMaxPoints + 1);
+    for (const auto& z : block.zips)
+      product = std::min(product * z.axes.front().values.size(), kMaxPoints + 1);
+    points = std::min(points + product, kMaxPoints + 1);
+  }
   if (points > kMaxPoints)
     r.fail(node, "sweep",
            "expands to " + std::to_string(points) + " points, more than " +
                std::to_string(kMaxPoints));
 }
 
-const Axis* find_axis(const SweepConfig& config, AxisName name) {
-  for (const auto& a : config.axes)
-    if (a.name == name) return &a;
-  for (const auto& z : config.zips)
-    for (const auto& a : z.axes)
-      if (a.name == name) return &a;
-  return nullptr;
+// The axis a point's value of `name` came from (the last block that sweeps it, for messages).
+const Axis* find_axis(const SweepConfig& config, const Point& point, AxisName name) {
+  const Axis* found = nullptr;
+  for (const SweepBlock& block : config.sweeps) {
+    SweepConfig one;
+    one.sweeps = {block};
+    bool has_point = false;
+    for (const Point& p : expand_sweep(one, false)) has_point = has_point || p.id == point.id;
+    if (!has_point) continue;
+    for (const auto& a : block.axes)
+      if (a.name == name) found = &a;
+    for (const auto& z : block.zips)
+      for (const auto& a : z.axes)
+        if (a.name == name) found = &a;
+  }
+  return found;
 }
 
 // Combinations the axes cannot make one at a time: the first bad point, located at the axis that
@@ -226,7 +255,7 @@ void check_points(const SweepConfig& config) {
   for (const Point& point : expand_sweep(config, /*cuda_available=*/false)) {
     const Problem& p = point.problem;
     auto fail = [&](AxisName at, const std::string& msg) {
-      const Axis* axis = find_axis(config, at);
+      const Axis* axis = find_axis(config, point, at);
       throw ConfigError(config.file, axis ? axis->line : 1, axis ? axis->column : 1,
                         axis ? axis->key : "sweep." + to_string(at),
                         msg + " (point " + point.id + ")");
@@ -289,6 +318,8 @@ SweepConfig parse_config_unguarded(const std::string& yaml_text, const std::stri
   }
   if (root["peak_tflops"])
     config.peak_tflops = r.number(root["peak_tflops"], "peak_tflops", 0, true);
+  if (root["peak_tflops_fp8"])
+    config.peak_tflops_fp8 = r.number(root["peak_tflops_fp8"], "peak_tflops_fp8", 0, true);
   if (root["seed"]) config.seed = static_cast<uint64_t>(r.integer(root["seed"], "seed", 0));
   if (!root["sweep"]) r.fail(root, "sweep", "the config needs a 'sweep' section");
   parse_sweep(r, root["sweep"], config);

@@ -34,6 +34,13 @@ struct ZipGroup {
   int line = 0;  // for messages
 };
 
+// One `sweep:` block: its points are the product of its axes and zip groups.
+struct SweepBlock {
+  std::vector<Axis> axes;  // free axes, cartesian product, in file order
+  std::vector<ZipGroup> zips;
+  size_t zips_at = 0;  // the zip groups stand before axes[zips_at] (where `zip:` was written)
+};
+
 struct SweepConfig {
   std::string file;
   std::string name;
@@ -42,11 +49,12 @@ struct SweepConfig {
   std::vector<std::string> backends;               // empty: every backend found
   std::vector<std::pair<int, int>> backend_marks;  // line, column of each name, for messages
   MeasureSettings measurement;
-  std::vector<Axis> axes;  // free axes, cartesian product, in file order
-  std::vector<ZipGroup> zips;
-  size_t zips_at = 0;  // the zip groups stand before axes[zips_at] (where `zip:` was written)
+  // `sweep:` is one block or a list of them (prefill, decode and FP8 shapes in one report):
+  // the points of each block in turn, a point named twice measured once.
+  std::vector<SweepBlock> sweeps;
   std::map<DType, double> tolerance;  // max relative error per row against the float64 reference
   std::optional<double> peak_tflops;  // overrides the calibration file
+  std::optional<double> peak_tflops_fp8;  // fp8_e4m3 rows' peak, likewise
   uint64_t seed = 1234;
   Expectations expect;  // predictions checked against the rows; not part of the fingerprint
 };

@@ -59,7 +59,10 @@ const std::vector<SettingField>& measure_settings_fields() {
 std::map<DType, double> default_tolerances() {
   // Per-row relative error against float64. bf16 keeps 8 mantissa bits, so rounding the output
   // alone costs ~4e-3; fp16 keeps 11; fp32 matmuls run without TF32 in PyTorch's default.
-  return {{DType::bf16, 2e-2}, {DType::f16, 5e-3}, {DType::f32, 1e-4}};
+  // fp8_e4m3 keeps 4: the reference is computed from the quantized inputs, so what is left is
+  // the kernels' own fp8 rounding of the softmax probabilities (and of the output, for cuDNN):
+  // results/README.md, "FP8", has the errors measured on the H200.
+  return {{DType::bf16, 2e-2}, {DType::f16, 5e-3}, {DType::f32, 1e-4}, {DType::fp8_e4m3, 1e-1}};
 }
 
 namespace {

@@ -37,9 +37,8 @@ struct Factor {
   size_t size() const { return axes.front()->values.size(); }
 };
 
-}  // namespace
-
-std::vector<Point> expand_sweep(const SweepConfig& config, bool cuda_available) {
+void expand_block(const SweepBlock& config, bool cuda_available, std::vector<Point>& points,
+                  std::unordered_set<std::string>& ids) {
   // Factors in file order: the free axes written before `zip:`, the zip groups, the axes after.
   std::vector<Factor> factors;
   for (size_t i = 0; i <= config.axes.size(); ++i) {
@@ -59,8 +58,6 @@ std::vector<Point> expand_sweep(const SweepConfig& config, bool cuda_available) 
   defaults.kv_heads = 0;  // 0: follow heads, seq_len
   defaults.seq_len_kv = 0;
 
-  std::vector<Point> points;
-  std::unordered_set<std::string> ids;
   std::vector<size_t> index(factors.size(), 0);
   while (true) {
     Problem p = defaults;
@@ -79,10 +76,19 @@ std::vector<Point> expand_sweep(const SweepConfig& config, bool cuda_available) 
       --f;
       if (++index[f] < factors[f].size()) break;
       index[f] = 0;
-      if (f == 0) return points;
+      if (f == 0) return;
     }
-    if (factors.empty()) return points;
+    if (factors.empty()) return;
   }
+}
+
+}  // namespace
+
+std::vector<Point> expand_sweep(const SweepConfig& config, bool cuda_available) {
+  std::vector<Point> points;
+  std::unordered_set<std::string> ids;
+  for (const SweepBlock& block : config.sweeps) expand_block(block, cuda_available, points, ids);
+  return points;
 }
 
 }  // namespace attnbench

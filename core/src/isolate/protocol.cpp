@@ -174,9 +174,12 @@ std::string hello_message(const Hello& h) {
 std::string setup_message(const RunOptions& o) {
   json tolerance = json::object();
   for (const auto& [dtype, limit] : o.tolerance) tolerance[to_string(dtype)] = limit;
-  json options = {
-      {"measurement", o.measurement}, {"tolerance", tolerance}, {"seed", o.seed}, {"info", record_json(run_info_fields(), o.info)}};
+  json options = {{"measurement", o.measurement},
+                  {"tolerance", tolerance},
+                  {"seed", o.seed},
+                  {"info", record_json(run_info_fields(), o.info)}};
   put(options, "peak_tflops", o.peak_tflops);
+  put(options, "peak_tflops_fp8", o.peak_tflops_fp8);
   return line(json{{"type", "setup"}, {"options", options}});
 }
 
@@ -226,6 +229,7 @@ Message parse_message(const std::string& line) {
       m.options.seed = o.at("seed");
       record_from_json(run_info_fields(), o.at("info"), m.options.info);
       get(o, "peak_tflops", m.options.peak_tflops);
+      get(o, "peak_tflops_fp8", m.options.peak_tflops_fp8);
     } else if (m.type == "measure") {
       m.point.id = j.at("point").at("id");
       m.point.problem = j.at("point").at("problem");

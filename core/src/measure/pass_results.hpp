@@ -20,6 +20,11 @@ struct PassFailure {
   std::string reason;
 };
 
+// fp8 points: the per-tensor scales the inputs were quantized with (value = fp8 number * scale).
+struct InputScales {
+  double q = 1, k = 1, v = 1;
+};
+
 struct CorrectnessResult {
   // Forward: the largest per-row relative error of the output against float64; backward: the
   // largest normwise error of dq, dk, dv per head. NaN: a non-finite value.
@@ -104,6 +109,7 @@ struct KernelsResult {
 // Everything the passes of one (point, backend) produced; a pass that did not run stays empty.
 struct PassResults {
   std::optional<PassFailure> refused;  // unsupported, or the first call failed: nothing else ran
+  std::optional<InputScales> fp8_scales;
   std::optional<CorrectnessResult> correctness;
   std::optional<WarmupResult> warmup;
   std::vector<TimedMode> timing;

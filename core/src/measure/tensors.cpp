@@ -17,13 +17,37 @@ at::ScalarType scalar_type(DType dtype) {
     case DType::f16: return at::kHalf;
     case DType::bf16: return at::kBFloat16;
     case DType::f32: return at::kFloat;
+    case DType::fp8_e4m3: return at::kFloat8_e4m3fn;
   }
   return at::kFloat;
 }
 
+namespace {
+
+constexpr double kFp8E4m3Max = 448;
+
+// Quantizes `t` to fp8_e4m3 with one scale for the whole tensor; returns the scale.
+double quantize_fp8(at::Tensor& t) {
+  const double amax = t.abs().max().item<double>();
+  const double scale = amax > 0 ? amax / kFp8E4m3Max : 1.0;
+  t = (t.to(at::kFloat) / scale).to(at::kFloat8_e4m3fn);
+  return scale;
+}
+
+at::Tensor widened(const at::Tensor& t) {
+  return t.scalar_type() == at::kFloat8_e4m3fn ? t.to(at::kBFloat16) : t;
+}
+
+}  // namespace
+
+at::Tensor dequantized(const at::Tensor& t, double scale) {
+  return scale == 1 ? t.to(at::kDouble) : t.to(at::kDouble) * scale;
+}
+
 InputTensors make_inputs(const Problem& p, uint64_t seed) {
+  const bool fp8 = p.dtype == DType::fp8_e4m3;
   const auto options = at::TensorOptions()
-                           .dtype(scalar_type(p.dtype))
+                           .dtype(fp8 ? at::kBFloat16 : scalar_type(p.dtype))
                            .device(p.device == Device::cuda ? at::kCUDA : at::kCPU);
   at::manual_seed(seed);
   InputTensors in;
@@ -31,6 +55,11 @@ InputTensors make_inputs(const Problem& p, uint64_t seed) {
   in.k = at::randn({p.batch, p.kv_heads, p.seq_len_kv, p.head_dim}, options);
   in.v = at::randn({p.batch, p.kv_heads, p.seq_len_kv, p.head_dim}, options);
   if (p.direction == Direction::bwd) in.grad_out = at::randn_like(in.q);
+  if (fp8) {
+    in.q_scale = quantize_fp8(in.q);
+    in.k_scale = quantize_fp8(in.k);
+    in.v_scale = quantize_fp8(in.v);
+  }
   if (p.causal)  // query i sees keys up to i + seq_len_kv - seq_len
     in.causal_mask = at::ones({p.seq_len, p.seq_len_kv}, options.dtype(at::kBool))
                          .triu(1 + p.seq_len_kv - p.seq_len);
@@ -45,9 +74,8 @@ void check_like(const at::Tensor& got, const at::Tensor& want, const char* name)
     throw std::runtime_error(std::string(name) + " has shape " + c10::str(got.sizes()) +
                              ", expected " + c10::str(want.sizes()));
   if (got.scalar_type() != want.scalar_type())
-    throw std::runtime_error(std::string(name) + " dtype is " +
-                             c10::toString(got.scalar_type()) + ", expected " +
-                             c10::toString(want.scalar_type()));
+    throw std::runtime_error(std::string(name) + " dtype is " + c10::toString(got.scalar_type()) +
+                             ", expected " + c10::toString(want.scalar_type()));
 }
 
 // Float64 attention of query rows `rows` (positions in the sequence) of q [..., rows, d] against
@@ -69,8 +97,23 @@ double normwise(const at::Tensor& got, const at::Tensor& ref) {
 
 }  // namespace
 
-ReferenceError forward_error(const InputTensors& in, const at::Tensor& out) {
-  check_like(out, in.q, "output");
+ReferenceError forward_error(const InputTensors& in, const at::Tensor& out_as_returned) {
+  at::Tensor out = out_as_returned;
+  double out_scale = 1;
+  if (in.q.scalar_type() == at::kFloat8_e4m3fn) {
+    // bf16, or fp8 holding out / v_scale (backend.hpp)
+    if (out.scalar_type() == at::kFloat8_e4m3fn)
+      out_scale = in.v_scale;
+    else if (out.scalar_type() != at::kBFloat16)
+      throw std::runtime_error("output dtype is " + std::string(c10::toString(out.scalar_type())) +
+                               "; fp8 inputs take a bf16 or float8_e4m3fn output");
+    if (out.sizes() != in.q.sizes())
+      throw std::runtime_error("output has shape " + c10::str(out.sizes()) + ", expected " +
+                               c10::str(in.q.sizes()));
+  } else {
+    check_like(out, in.q, "output");
+  }
+  out = widened(out);
   if (!at::isfinite(out).all().item<bool>())
     return {std::numeric_limits<double>::quiet_NaN(), "out"};
 
@@ -84,13 +127,14 @@ ReferenceError forward_error(const InputTensors& in, const at::Tensor& out) {
   double worst = 0;
   for (int64_t b : {int64_t{0}, batch - 1}) {
     for (int64_t g = 0; g < in.k.size(1); ++g) {  // every kv head with its group of query heads
-      const at::Tensor k = in.k[b][g].to(at::kDouble);
-      const at::Tensor v = in.v[b][g].to(at::kDouble);
-      const at::Tensor q = in.q[b].narrow(0, g * group, group).index_select(1, rows);
-      const at::Tensor ref = reference_attention(q.to(at::kDouble), k, v, rows, offset,
+      const at::Tensor k = dequantized(in.k[b][g], in.k_scale);
+      const at::Tensor v = dequantized(in.v[b][g], in.v_scale);
+      // fp8 widened to bf16 (exactly) first: not every op takes fp8
+      const at::Tensor q = widened(in.q[b].narrow(0, g * group, group)).index_select(1, rows);
+      const at::Tensor ref = reference_attention(dequantized(q, in.q_scale), k, v, rows, offset,
                                                  in.causal_mask.defined(), in.scale);
       const at::Tensor got =
-          out[b].narrow(0, g * group, group).index_select(1, rows).to(at::kDouble);
+          dequantized(out[b].narrow(0, g * group, group).index_select(1, rows), out_scale);
       const at::Tensor err = (got - ref).norm(2, {2}) / ref.norm(2, {2});
       worst = std::max(worst, err.max().item<double>());
     }
@@ -132,8 +176,7 @@ ReferenceError backward_error(const InputTensors& in, const at::Tensor& dq, cons
         const at::Tensor rows = at::arange(start, start + n, dbl.dtype(at::kLong));
         const at::Tensor out =
             reference_attention(q, k, v, rows, offset, in.causal_mask.defined(), in.scale);
-        const auto grads =
-            torch::autograd::grad({out}, {q, k, v}, {heads_do.narrow(1, start, n)});
+        const auto grads = torch::autograd::grad({out}, {q, k, v}, {heads_do.narrow(1, start, n)});
         ref_dq.narrow(1, start, n).copy_(grads[0]);
         ref_dk += grads[1];
         ref_dv += grads[2];

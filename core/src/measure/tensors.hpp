@@ -18,12 +18,17 @@ struct InputTensors {
   at::Tensor causal_mask;  // [seq_len, seq_len_kv], bottom-right; undefined unless causal
   at::Tensor grad_out;     // like q; undefined unless the problem is bwd
   double scale = 1;
+  double q_scale = 1, k_scale = 1, v_scale = 1;  // fp8: value = fp8 number * scale
 
-  Inputs view() const { return {q, k, v, causal_mask.defined() ? &causal_mask : nullptr, scale}; }
+  Inputs view() const {
+    return {q,     k,       v,       causal_mask.defined() ? &causal_mask : nullptr,
+            scale, q_scale, k_scale, v_scale};
+  }
 };
 
 // Fresh standard-normal q, k, v (and grad_out for bwd) from `seed`: never zeros, they hide
-// unwritten outputs.
+// unwritten outputs. fp8_e4m3 points draw the same numbers and quantize each tensor with the scale
+// that maps its largest magnitude to fp8's largest (448); grad_out is then bf16.
 InputTensors make_inputs(const Problem& problem, uint64_t seed);
 
 // How far a backend's result is from float64 attention; NaN when it has a non-finite value.
@@ -31,6 +36,9 @@ struct ReferenceError {
   double rel_err = 0;
   std::string worst;  // which result: "out", "dq", "dk" or "dv"
 };
+
+// q, k or v as the float64 values a backend must attend over (its fp8 numbers times the scale).
+at::Tensor dequantized(const at::Tensor& t, double scale);
 
 // Forward: the largest per-row relative error ||out - ref|| / ||ref|| on a slice: the first and
 // last batch entry, every head (a wrong head-to-kv-head mapping shows in any), up to 64 query rows

@@ -75,7 +75,8 @@ RowSetup row_setup(const std::string& point_id, const Problem& problem, const st
                                                : std::vector<TimingMode>{TimingMode::wall};
   if (auto it = options.tolerance.find(problem.dtype); it != options.tolerance.end())
     setup.tolerance = it->second;
-  setup.peak_tflops = options.peak_tflops;
+  setup.peak_tflops =
+      problem.dtype == DType::fp8_e4m3 ? options.peak_tflops_fp8 : options.peak_tflops;
   setup.keep_samples = options.measurement.keep_samples;
   return setup;
 }
@@ -85,6 +86,9 @@ BackendRecords assemble_records(const RowSetup& setup, const PassResults& r) {
   out.point_id = setup.point_id;
   out.backend = setup.backend;
   Row base = base_row(setup);
+  if (r.fp8_scales)
+    base.fp8_scale_q = r.fp8_scales->q, base.fp8_scale_k = r.fp8_scales->k,
+    base.fp8_scale_v = r.fp8_scales->v;
   if (r.refused) {
     base.status = r.refused->status;
     base.reason = r.refused->reason;

@@ -144,13 +144,19 @@ const std::vector<Field<Row>>& row_fields() {
                          "largest per-row relative error against float64 (docs/correctness.md)"),
                    count()),
             field("tolerance", &Row::tolerance, "ratio", "the limit for rel_err"),
+            field("fp8_scale_q", &Row::fp8_scale_q, "",
+                  "fp8_e4m3: q's per-tensor scale (value = fp8 number x scale; amax / 448)"),
+            field("fp8_scale_k", &Row::fp8_scale_k, "", "fp8_e4m3: k's per-tensor scale"),
+            field("fp8_scale_v", &Row::fp8_scale_v, "", "fp8_e4m3: v's per-tensor scale"),
             field(
                 "gflop", &Row::gflop, "GFLOP",
                 "useful work: 4 batch heads head_dim pairs (unmasked pairs when causal), 2.5x bwd"),
             judged(field("tflops", &Row::tflops, "TFLOP/s", "gflop / time_ms_median"),
                    gpu_time(true, true)),
             judged(field("pct_of_peak", &Row::pct_of_peak, "%",
-                         "tflops against the matmul peak (attnbench calibrate or peak_tflops)"),
+                         "tflops against the matmul peak of the row's dtype: fp8 rows against the "
+                         "fp8 one "
+                         "(attnbench calibrate, or peak_tflops and peak_tflops_fp8)"),
                    gpu_time(true, true)),
             field("sm_clock_mhz_start", &Row::sm_clock_mhz_start, "MHz",
                   "SM clock (NVML) when the timing pass started"),

@@ -58,6 +58,8 @@ struct Row {
   std::optional<double> occupancy_pct;
   std::optional<double> peak_mem_mib;  // device memory above inputs and output
   std::optional<double> rel_err, tolerance;
+  // fp8_e4m3 points: each input's per-tensor scale (value = fp8 number * scale).
+  std::optional<double> fp8_scale_q, fp8_scale_k, fp8_scale_v;
   std::optional<double> gflop, tflops, pct_of_peak;
   // The GPU around the timing pass (NVML): SM clock at its start and end, power and temperature at
   // its end.

@@ -10,8 +10,9 @@ namespace attnbench {
 
 struct Calibration {
   std::string device_name;
-  double bf16_matmul_tflops = 0;  // 8192^3 bf16 matrix product on random data
-  double copy_gbps = 0;           // device-to-device copy, bytes read + written
+  double bf16_matmul_tflops = 0;            // 8192^3 bf16 matrix product on random data
+  std::optional<double> fp8_matmul_tflops;  // the same in fp8_e4m3 (at::_scaled_mm); none: no fp8
+  double copy_gbps = 0;                     // device-to-device copy, bytes read + written
   std::string torch_version;
   std::string measured_at;
 };

@@ -96,8 +96,9 @@ std::string config_fingerprint(const SweepConfig& config, const std::vector<Poin
   text << "|tolerance";
   for (const auto& [dtype, limit] : config.tolerance)
     text << ' ' << to_string(dtype) << '=' << limit;
-  text << "|seed " << config.seed << "|peak " << (config.peak_tflops ? *config.peak_tflops : 0)
-       << "|points";
+  text << "|seed " << config.seed << "|peak " << (config.peak_tflops ? *config.peak_tflops : 0);
+  if (config.peak_tflops_fp8) text << "|peak fp8 " << *config.peak_tflops_fp8;  // new: old stay
+  text << "|points";
   for (const auto& p : all_points) text << ' ' << p.id;
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(text.str())));

@@ -16,7 +16,7 @@ namespace attnbench {
 // power and temperature, 5 `repetition` (in all three files), 6 `occupancy_pct`, `expectation`,
 // `device_index`, `shard` and the host columns, 7 `host_name` and `host_cpus`; readers read
 // columns by name and accept every version (a missing repetition is 0).
-inline constexpr int kCsvSchemaVersion = 7;
+inline constexpr int kCsvSchemaVersion = 8;
 bool readable_schema_version(const std::string& text);
 
 // <output>.csv: one row per (point, backend, timing mode).

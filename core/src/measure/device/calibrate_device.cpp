@@ -33,6 +33,16 @@ Calibration calibrate_device(const HostInfo& host) {
   at::Tensor product;
   const double mm_ms = median_ms([&] { product = at::mm(a, b); });
   c.bf16_matmul_tflops = 2.0 * n * n * n / (mm_ms * 1e-3) / 1e12;
+  try {  // fp8: cuBLASLt through _scaled_mm wants the second operand column-major
+    const at::Tensor a8 = a.to(at::kFloat8_e4m3fn),
+                     b8 = b.to(at::kFloat8_e4m3fn).t().contiguous().t();
+    const at::Tensor one = at::ones({}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA));
+    const double fp8_ms = median_ms([&] {
+      product = at::_scaled_mm(a8, b8, one, one, std::nullopt, std::nullopt, at::kBFloat16);
+    });
+    c.fp8_matmul_tflops = 2.0 * n * n * n / (fp8_ms * 1e-3) / 1e12;
+  } catch (const c10::Error&) {  // no fp8 matmul on this GPU
+  }
 
   const int64_t bytes = int64_t{4} << 30;
   const at::Tensor src = at::randn({bytes / 2}, bf16);

@@ -28,6 +28,11 @@ std::unique_ptr<BackwardPass> forced_backward(Kernel kernel, const Inputs& input
 // The fused kernels are CUDA implementations; PyTorch's CPU "flash" path is a different kernel.
 Support needs_cuda(const Problem& problem, const std::string& what);
 
+// PyTorch's attention (its ops and its SDPA kernels) takes fp16, bf16 and fp32, not fp8 inputs.
+Support no_fp8(const Problem& problem, const std::string& what);
+// needs_cuda and no_fp8: PyTorch's fused SDPA kernels.
+Support pytorch_fused(const Problem& problem, const std::string& what);
+
 // Keeps, from the warnings PyTorch emits when a forced kernel refuses, those about `kernel`.
 std::string refusal_reason(Kernel kernel, const std::vector<std::string>& warnings);
 

@@ -1,0 +1,131 @@
+// Decode: FlashInfer's batch decode kernel over a paged KV cache (its CUDA-core kernel, with the
+// split-KV scheduler of DecodePlan and the merge kernel when a sequence is split), bf16, for the
+// head dims below and every GQA group size FlashInfer dispatches.
+#include "kernels.hpp"
+
+#include <flashinfer/attention/decode.cuh>
+#include <flashinfer/attention/default_decode_params.cuh>
+#include <flashinfer/attention/scheduler.cuh>
+#include <flashinfer/attention/variants.cuh>
+#include <flashinfer/page.cuh>
+
+#include <stdexcept>
+#include <string>
+
+namespace attnbench::flashinfer_kernels {
+namespace {
+
+using T = nv_bfloat16;
+using DecodeParams = flashinfer::BatchDecodeParams<T, T, T, int32_t>;
+using Variant = flashinfer::DefaultAttention</*custom_mask=*/false, /*sliding_window=*/false,
+                                             /*soft_cap=*/false, /*alibi=*/false>;
+constexpr auto kNoRope = flashinfer::PosEncodingMode::kNone;
+
+void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess)
+    throw std::runtime_error(std::string("FlashInfer ") + what + ": " + cudaGetErrorString(status));
+}
+
+template <typename F>
+void with_head_dim(int64_t head_dim, F&& f) {
+  switch (head_dim) {
+    case 64: return f(std::integral_constant<uint32_t, 64>{});
+    case 128: return f(std::integral_constant<uint32_t, 128>{});
+    default:
+      throw std::runtime_error("FlashInfer decode: no kernel compiled for head_dim " +
+                               std::to_string(head_dim));
+  }
+}
+
+flashinfer::paged_kv_t<T, int32_t> paged(const Shape& s, const PagedCache& c, const void* k,
+                                         const void* v) {
+  // A page of sequence b is [kv_heads, page_size, dim] out of b's [kv_heads, seq_len_kv, dim]:
+  // page stride page_size * dim, head stride seq_len_kv * dim, row stride dim.
+  const int64_t strides[3] = {c.page_size * s.head_dim, s.seq_len_kv * s.head_dim, s.head_dim};
+  return {static_cast<uint32_t>(s.kv_heads),
+          static_cast<uint32_t>(c.page_size),
+          static_cast<uint32_t>(s.head_dim),
+          static_cast<uint32_t>(s.batch),
+          flashinfer::QKVLayout::kHND,
+          static_cast<T*>(const_cast<void*>(k)),
+          static_cast<T*>(const_cast<void*>(v)),
+          strides,
+          strides,
+          const_cast<int32_t*>(c.device_indices),
+          const_cast<int32_t*>(c.device_indptr),
+          const_cast<int32_t*>(c.device_last_page_len)};
+}
+
+template <typename T_>
+T_* at_offset(void* base, int64_t offset) {
+  return reinterpret_cast<T_*>(static_cast<char*>(base) + offset);
+}
+
+}  // namespace
+
+bool decode_compiled(int64_t head_dim, int64_t group_size) {
+  const bool dim = head_dim == 64 || head_dim == 128;
+  const bool group = group_size == 1 || group_size == 2 || group_size == 3 || group_size == 4 ||
+                     group_size == 6 || group_size == 8 || group_size == 16;
+  return dim && group;
+}
+
+std::vector<int64_t> plan_decode(const Shape& s, const PagedCache& c, const Workspace& ws,
+                                 void* stream_ptr) {
+  flashinfer::DecodePlanInfo info;
+  std::vector<int32_t> indptr = c.indptr;
+  with_head_dim(s.head_dim, [&](auto dim) {
+    constexpr uint32_t D = decltype(dim)::value;
+    DISPATCH_GQA_GROUP_SIZE(s.heads / s.kv_heads, GROUP_SIZE, {
+      auto estimate =
+          flashinfer::BatchDecodeWithPagedKVCacheWorkEstimationDispatched<GROUP_SIZE, D, kNoRope,
+                                                                          Variant, DecodeParams>;
+      check(flashinfer::DecodePlan<D, kNoRope, Variant, DecodeParams>(
+                ws.float_device, ws.float_bytes, ws.int_device, ws.int_host, ws.int_bytes, info,
+                indptr.data(), static_cast<uint32_t>(s.batch), static_cast<uint32_t>(s.heads),
+                static_cast<uint32_t>(c.page_size), /*enable_cuda_graph=*/false,
+                static_cast<cudaStream_t>(stream_ptr), estimate),
+            "DecodePlan");
+    });
+  });
+  check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_ptr)), "plan copy");
+  return info.ToVector();
+}
+
+void run_decode(const Shape& s, const PagedCache& c, const Workspace& ws,
+                const std::vector<int64_t>& plan, const void* q, const void* k, const void* v,
+                void* o, void* stream_ptr) {
+  flashinfer::DecodePlanInfo info;
+  info.FromVector(plan);
+  DecodeParams p;
+  p.q = static_cast<T*>(const_cast<void*>(q));
+  p.paged_kv = paged(s, c, k, v);
+  p.o = static_cast<T*>(o);
+  p.lse = nullptr;
+  p.num_qo_heads = static_cast<uint32_t>(s.heads);
+  p.q_stride_n = static_cast<int32_t>(s.heads * s.head_dim);  // q is [batch, heads, 1, dim]
+  p.q_stride_h = static_cast<int32_t>(s.head_dim);
+  p.window_left = -1;
+  p.logits_soft_cap = 0.f;
+  p.sm_scale = s.scale;
+  p.rope_rcp_scale = p.rope_rcp_theta = 1.f;
+  p.request_indices = at_offset<int32_t>(ws.int_device, info.request_indices_offset);
+  p.kv_tile_indices = at_offset<int32_t>(ws.int_device, info.kv_tile_indices_offset);
+  p.o_indptr = at_offset<int32_t>(ws.int_device, info.o_indptr_offset);
+  p.kv_chunk_size_ptr = at_offset<int32_t>(ws.int_device, info.kv_chunk_size_ptr_offset);
+  p.padded_batch_size = static_cast<uint32_t>(info.padded_batch_size);
+  T* tmp_v = nullptr;
+  float* tmp_s = nullptr;
+  if (info.split_kv) {
+    tmp_v = at_offset<T>(ws.float_device, info.v_offset);
+    tmp_s = at_offset<float>(ws.float_device, info.s_offset);
+  }
+  with_head_dim(s.head_dim, [&](auto dim) {
+    constexpr uint32_t D = decltype(dim)::value;
+    check(flashinfer::BatchDecodeWithPagedKVCacheDispatched<D, kNoRope, Variant>(
+              p, tmp_v, tmp_s, /*enable_pdl=*/false, static_cast<cudaStream_t>(stream_ptr)),
+          "decode");
+  });
+}
+
+}  // namespace attnbench::flashinfer_kernels

@@ -1,0 +1,156 @@
+// FlashInfer, as serving engines run it: its Hopper (sm90a) prefill kernel for a batch of
+// sequences, and its decode kernel against a paged KV cache, both with grouped-query heads. The
+// kernels are compiled into this plugin from FlashInfer's headers (kernels.hpp says which); the
+// scheduling FlashInfer does on the host (its plan) runs once per shape, outside the timed calls.
+#include "kernels.hpp"
+
+#include <attnbench/plugin.hpp>
+#include <attnbench/sdpa/forced_sdpa.hpp>
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+
+#include <optional>
+#include <tuple>
+
+namespace {
+
+namespace fk = attnbench::flashinfer_kernels;
+using attnbench::Problem;
+using attnbench::Support;
+
+// FlashInfer's own Python wrappers allocate these: 128 MiB for split-KV partial results, 8 MiB
+// for the schedule.
+constexpr int64_t kFloatWorkspaceBytes = int64_t{128} << 20;
+constexpr int64_t kIntWorkspaceBytes = int64_t{8} << 20;
+constexpr int64_t kPageSize = 16;  // tokens per page of the decode cache, as vLLM's default
+
+bool is_decode(const Problem& p) { return p.seq_len == 1; }
+
+// The current shape's schedule (FlashInfer plans into one workspace, so a new shape replaces it).
+struct Schedule {
+  std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool> key;
+  std::vector<int64_t> plan;
+  std::optional<fk::PagedCache> cache;
+  at::Tensor cache_indices;  // device copies of cache's indptr, indices and last_page_len
+};
+
+class FlashInferBackend final : public attnbench::Backend {
+ public:
+  std::string name() const override { return "flashinfer"; }
+  std::string description() const override {
+    return "FlashInfer 0.7 compiled for sm_90a, bf16: Hopper prefill (head_dim 64/128, causal and "
+           "full) and decode over a paged cache (pages of 16 tokens; head_dim 64/128, GQA groups "
+           "1-4, 6, 8, 16)";
+  }
+
+  Support supports(const Problem& p) const override {
+    if (auto cuda = attnbench::sdpa::needs_cuda(p, "FlashInfer"); !cuda.supported) return cuda;
+    if (p.direction == attnbench::Direction::bwd)
+      return Support::no("FlashInfer has no backward pass (an inference library)");
+    if (p.dtype != attnbench::DType::bf16)
+      return Support::no("this plugin compiles FlashInfer's kernels for bf16 only");
+    if (is_decode(p)) {
+      if (!fk::decode_compiled(p.head_dim, p.group_size()))
+        return Support::no(
+            "FlashInfer's decode kernel is compiled here for head_dim 64 and 128 "
+            "and GQA groups 1-4, 6, 8, 16; not head_dim " +
+            std::to_string(p.head_dim) + " with groups of " + std::to_string(p.group_size()));
+      return Support::yes();
+    }
+    if (!fk::prefill_compiled(p.head_dim, p.causal))
+      return Support::no("no FlashInfer prefill kernel compiled for head_dim " +
+                         std::to_string(p.head_dim) + (p.causal ? " causal" : " without a mask") +
+                         " (ATTNBENCH_FLASHINFER_PREFILL in CMake lists the instances)");
+    return Support::yes();
+  }
+
+  at::Tensor forward(const attnbench::Inputs& in) override {
+    const fk::Shape s = shape(in);
+    const Schedule& schedule = schedule_for(s);
+    at::Tensor out = at::empty_like(in.q);
+    void* stream = at::cuda::getCurrentCUDAStream().stream();
+    if (schedule.cache)
+      fk::run_decode(s, *schedule.cache, workspace_, schedule.plan, in.q.data_ptr(),
+                     in.k.data_ptr(), in.v.data_ptr(), out.data_ptr(), stream);
+    else
+      fk::run_prefill(s, workspace_, schedule.plan, in.q.data_ptr(), in.k.data_ptr(),
+                      in.v.data_ptr(), out.data_ptr(), stream);
+    return out;
+  }
+
+ private:
+  static fk::Shape shape(const attnbench::Inputs& in) {
+    return {in.q.size(0),
+            in.q.size(1),
+            in.k.size(1),
+            in.q.size(2),
+            in.k.size(2),
+            in.q.size(3),
+            in.causal_mask != nullptr && in.q.size(2) > 1,
+            static_cast<float>(in.scale)};
+  }
+
+  const Schedule& schedule_for(const fk::Shape& s) {
+    const auto key = std::make_tuple(s.batch, s.heads, s.kv_heads, s.seq_len, s.seq_len_kv,
+                                     s.head_dim, s.causal);
+    if (schedule_ && schedule_->key == key) return *schedule_;
+    const cudaDeviceProp* gpu = at::cuda::getCurrentDeviceProperties();
+    if (gpu->major != 9)
+      throw attnbench::Unsupported(
+          "FlashInfer's kernels are compiled here for sm_90a (Hopper); "
+          "this GPU is sm_" +
+          std::to_string(gpu->major * 10 + gpu->minor));
+    ensure_workspace();
+    schedule_.reset();  // its plan is about to be overwritten
+    Schedule next{key, {}, std::nullopt, {}};
+    void* stream = at::cuda::getCurrentCUDAStream().stream();
+    if (s.seq_len == 1) {
+      next.cache = paged_cache(s, next.cache_indices);
+      next.plan = fk::plan_decode(s, *next.cache, workspace_, stream);
+    } else {
+      next.plan = fk::plan_prefill(s, workspace_, stream);
+    }
+    schedule_ = std::move(next);
+    return *schedule_;
+  }
+
+  // The harness's k, v [batch, kv_heads, seq_len_kv, dim] read in place as pages: page p of
+  // sequence b is page number b * kv_heads * seq_len_kv / page_size + p (pages of one token
+  // where 16 does not divide kv_heads * seq_len_kv).
+  static fk::PagedCache paged_cache(const fk::Shape& s, at::Tensor& device) {
+    const int64_t page = (s.kv_heads * s.seq_len_kv) % kPageSize == 0 ? kPageSize : 1;
+    const int64_t pages = (s.seq_len_kv + page - 1) / page;
+    std::vector<int32_t> indptr(s.batch + 1), indices, last(s.batch);
+    for (int64_t b = 0; b < s.batch; ++b) {
+      indptr[b + 1] = static_cast<int32_t>((b + 1) * pages);
+      for (int64_t p = 0; p < pages; ++p)
+        indices.push_back(static_cast<int32_t>(b * s.kv_heads * s.seq_len_kv / page + p));
+      last[b] = static_cast<int32_t>(s.seq_len_kv - (pages - 1) * page);
+    }
+    std::vector<int32_t> all = indptr;
+    all.insert(all.end(), indices.begin(), indices.end());
+    all.insert(all.end(), last.begin(), last.end());
+    device = at::tensor(all, at::kInt).to(at::kCUDA);
+    const int32_t* base = device.data_ptr<int32_t>();
+    return {page, indptr, base, base + indptr.size(), base + indptr.size() + indices.size()};
+  }
+
+  void ensure_workspace() {
+    if (int_device_.defined()) return;
+    const auto bytes = at::TensorOptions().dtype(at::kByte);
+    int_device_ = at::empty({kIntWorkspaceBytes}, bytes.device(at::kCUDA));
+    int_host_ = at::empty({kIntWorkspaceBytes}, bytes.pinned_memory(true));
+    float_device_ = at::empty({kFloatWorkspaceBytes}, bytes.device(at::kCUDA));
+    workspace_ = {int_device_.data_ptr(), int_host_.data_ptr(), size_t(kIntWorkspaceBytes),
+                  float_device_.data_ptr(), size_t(kFloatWorkspaceBytes)};
+  }
+
+  at::Tensor int_device_, int_host_, float_device_;
+  fk::Workspace workspace_{};
+  std::optional<Schedule> schedule_;
+};
+
+}  // namespace
+
+ATTNBENCH_PLUGIN(FlashInferBackend)
