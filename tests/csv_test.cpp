@@ -162,7 +162,8 @@ TEST(Csv, SamplesFileHeader) {
   EXPECT_TRUE(readable_schema_version("5"));
   EXPECT_TRUE(readable_schema_version("6"));
   EXPECT_TRUE(readable_schema_version("7"));
-  for (const char* other : {"0", "8", "10", "", "3.0", "07"})
+  EXPECT_TRUE(readable_schema_version("8"));
+  for (const char* other : {"0", "9", "10", "", "3.0", "08"})
     EXPECT_FALSE(readable_schema_version(other)) << other;
 }
 

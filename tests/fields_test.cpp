@@ -91,7 +91,7 @@ TEST(Fields, KernelRowSurvivesTheCsvFieldByField) {
 
 // The column names and their order are the CSV's contract with every report already written:
 // version 7 appended host_name and host_cpus to version 6.
-TEST(Fields, TheCsvHeadersAreSchemaSeven) {
+TEST(Fields, TheCsvHeadersAreSchemaEight) {
   const std::vector<std::string> want = {"schema_version",
                                          "point_id",
                                          "backend",
@@ -134,6 +134,9 @@ TEST(Fields, TheCsvHeadersAreSchemaSeven) {
                                          "peak_mem_mib",
                                          "rel_err",
                                          "tolerance",
+                                         "fp8_scale_q",
+                                         "fp8_scale_k",
+                                         "fp8_scale_v",
                                          "gflop",
                                          "tflops",
                                          "pct_of_peak",

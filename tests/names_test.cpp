@@ -17,7 +17,7 @@ void expect_round_trip(const std::vector<std::string>& names) {
 }
 
 TEST(Names, EveryTableReadsBackWhatItWrites) {
-  expect_round_trip<DType>({"fp16", "bf16", "fp32"});
+  expect_round_trip<DType>({"fp16", "bf16", "fp32", "fp8_e4m3"});
   expect_round_trip<Device>({"cpu", "cuda"});
   expect_round_trip<TimingMode>({"cold", "batch", "graph", "wall"});
   expect_round_trip<Pass>({"correctness", "timing", "cpu", "memory", "ops", "kernels"});
@@ -34,7 +34,8 @@ TEST(Names, AliasesAreReadButNeverWritten) {
   EXPECT_EQ(parse_enum<DType>("bfloat16"), DType::bf16);
   EXPECT_EQ(parse_enum<DType>("float"), DType::f32);
   EXPECT_EQ(to_string(DType::f16), "fp16");
-  EXPECT_EQ(enum_hint<DType>(), "fp16, bf16 or fp32");
+  EXPECT_EQ(parse_enum<DType>("fp8"), DType::fp8_e4m3);
+  EXPECT_EQ(enum_hint<DType>(), "fp16, bf16, fp32 or fp8_e4m3");
 }
 
 TEST(Names, OneOfJoinsLikeASentence) {

@@ -16,7 +16,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // Every bundled plugin this build made (plugins/CMakeLists.txt: the study's six, fa3, and cudnn-fe
-// and flashinfer where their headers were found): all load, on any machine, and refuse what they cannot run.
+// and flashinfer where their headers were found): all load, on any machine, and refuse what they
+// cannot run.
 std::vector<std::string> bundled() {
   std::vector<std::string> names = split(ATTNBENCH_BUNDLED, ',');
   std::sort(names.begin(), names.end());
@@ -61,11 +62,11 @@ TEST(PluginLoader, BadPluginsAreRefusedWithReasonsWhileGoodOnesLoad) {
   EXPECT_EQ(set.failures.size(), 6u);
   EXPECT_NE(reason_for(set, "missing_factory").find("no factory"), std::string::npos)
       << reason_for(set, "missing_factory");
-  EXPECT_NE(reason_for(set, "wrong_abi").find("built for ABI 43, this attnbench speaks 2;"),
+  EXPECT_NE(reason_for(set, "wrong_abi").find("built for ABI 44, this attnbench speaks 3;"),
             std::string::npos)
       << reason_for(set, "wrong_abi");
   EXPECT_NE(reason_for(set, "abi1")
-                .find("built for ABI 1, this attnbench speaks 2 (2 added "
+                .find("built for ABI 1, this attnbench speaks 3 (2 added "
                       "kv_heads, seq_len_kv, direction and prepare_backward)"),
             std::string::npos)
       << reason_for(set, "abi1");

@@ -3,9 +3,11 @@
 #include "analysis/compare_flags.hpp"
 #include "analysis/normalize.hpp"
 #include "base/errors.hpp"
+#include "base/field.hpp"
 #include "base/hash.hpp"
 #include "base/stats.hpp"
 #include "records/fields.hpp"
+#include "write/report_writer.hpp"
 #include "write/schema.hpp"
 
 #include <algorithm>
@@ -252,10 +254,45 @@ SampleSets read_samples(const std::string& report_csv) {
   for (const char* needed : {"point_id", "backend", "timing_mode", "time_ms"})
     if (t.column(needed) < 0) throw InputError(path + ": no column '" + std::string(needed) + "'");
   for (size_t r = 0; r < t.rows.size(); ++r)
-    if (auto v = t.number(r, "time_ms"))
+    if (auto v = t.number(r, "time_ms")) {
+      if (!std::isfinite(*v) || *v <= 0)
+        throw InputError(t.where(r) + ": time_ms is " + t.at(r, "time_ms") +
+                         "; a sample time must be positive and finite");
       sets[sample_key(t.at(r, "point_id"), t.at(r, "backend"), t.at(r, "timing_mode"))].push_back(
           *v);
+    }
   return sets;
+}
+
+void check_samples(const CsvTable& report, const SampleSets& samples) {
+  if (samples.empty()) return;
+  const std::string path = sibling(report.path, ".samples.csv");
+  // Each series against the rows it came from: the median of a series pooled over repetitions lies
+  // between the smallest and largest of those rows' medians. A file left from another run (or
+  // another fingerprint, or rows since rerun) fails that.
+  std::map<std::string, std::pair<double, double>> medians;
+  for (size_t r = 0; r < report.rows.size(); ++r) {
+    if (report.at(r, "status") != "ok") continue;
+    const auto m = report.number(r, "time_ms_median");
+    if (!m) continue;
+    const std::string k =
+        sample_key(report.at(r, "point_id"), report.at(r, "backend"), report.at(r, "timing_mode"));
+    auto [it, fresh] = medians.emplace(k, std::pair{*m, *m});
+    it->second = {std::min(it->second.first, *m), std::max(it->second.second, *m)};
+  }
+  for (const auto& [k, series] : samples) {
+    auto it = medians.find(k);
+    if (it == medians.end())
+      throw InputError(path + " does not belong to " + report.path + ": it has samples of " + k +
+                       ", which has no ok row there (a side file left from another run?)");
+    const double median = summarize(series).median;
+    const double low = it->second.first * (1 - 1e-4), high = it->second.second * (1 + 1e-4);
+    if (median < low || median > high)
+      throw InputError(path + " does not belong to " + report.path + ": the samples of " + k +
+                       " have median " + format_number(median) + " ms, the report says " +
+                       format_number(it->second.first) +
+                       " ms (a side file left from another run?)");
+  }
 }
 
 void check_report(const CsvTable& table, const std::vector<std::string>& metrics) {
@@ -275,6 +312,17 @@ void check_report(const CsvTable& table, const std::vector<std::string>& metrics
          {metric.name, metric.noise_column, metric.p10_column, metric.p90_column})
       if (!column.empty() && table.column(column) < 0)
         throw InputError(table.path + ": no column '" + column + "' to compare " + metric.name);
+    // What compare judges must be a measurement: a time of 0, below 0 or NaN (a hand-edited or
+    // broken report) would be judged as a huge improvement.
+    for (size_t r = 0; r < table.rows.size(); ++r) {
+      if (table.at(r, "status") != "ok") continue;
+      const auto v = table.number(r, metric.name);
+      if (v && (!std::isfinite(*v) || (metric.deterministic() ? *v < 0 : *v <= 0)))
+        throw InputError(
+            table.where(r) + ": " + metric.name + " is " + table.at(r, metric.name) +
+            " in an ok row; compare judges only " +
+            (metric.deterministic() ? "finite values of at least 0" : "positive finite values"));
+    }
   }
 }
 
@@ -298,6 +346,8 @@ Comparison compare_reports(const CsvTable& base_report, const CsvTable& candidat
                            const SampleSets& candidate_report_samples) {
   check_report(base_report, options.metrics);
   check_report(candidate_report, options.metrics);
+  check_samples(base_report, base_report_samples);
+  check_samples(candidate_report, candidate_report_samples);
   const bool normalize = options.normalize_by.has_value();
   const CsvTable base =
       normalize ? normalized_by(base_report, *options.normalize_by, options.metrics) : base_report;
@@ -335,6 +385,7 @@ Comparison compare_reports(const CsvTable& base_report, const CsvTable& candidat
 Comparison compare_backends(const CsvTable& table, const CompareOptions& options,
                             const SampleSets& samples) {
   check_report(table, options.metrics);
+  check_samples(table, samples);
   const std::string& baseline = options.baseline_backend.value();
   std::map<std::string, Group> base_groups;
   for (auto& [k, g] :

@@ -31,8 +31,11 @@ struct Metric {
 using SampleSets = std::map<std::string, std::vector<double>>;
 std::string sample_key(const std::string& point, const std::string& backend,
                        const std::string& mode);
-// Empty when the report has no samples file.
+// Empty when the report has no samples file. Throws InputError, located, on a time that is not a
+// positive finite number.
 SampleSets read_samples(const std::string& report_csv);
+// Throws InputError when `samples` cannot be the samples of `report`'s rows (a stale side file).
+void check_samples(const CsvTable& report, const SampleSets& samples);
 
 const std::vector<Metric>& metric_table();
 const Metric& find_metric(const std::string& name);  // throws InputError listing the known ones

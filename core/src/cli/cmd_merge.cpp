@@ -3,9 +3,11 @@
 #include "cli/commands.hpp"
 #include "config/sweep.hpp"
 #include "run/merge.hpp"
+#include "run/rejudge.hpp"
 #include "run/resume.hpp"
 #include "run/run_plan.hpp"
 #include "write/csv.hpp"
+#include "write/output_lock.hpp"
 #include "write/report_writer.hpp"
 
 #include <CLI/CLI.hpp>
@@ -27,12 +29,17 @@ struct MergeArgs {
   bool force = false;
 };
 
-// Every (point, backend, repetition) of the sweep whose fingerprint the reports carry; nullopt
-// when `config_path` is not that sweep (or cannot be read, and was not asked for by name).
-// Repetitions: as many as any report has (run --repetitions is not in the fingerprint).
-std::optional<std::vector<RecordKey>> expected_measurements(const std::string& config_path,
-                                                            bool named,
-                                                            const std::vector<CsvTable>& reports) {
+// The sweep the reports measured: every (point, backend, repetition) of it, and its predictions.
+struct SweepOfReports {
+  std::vector<RecordKey> measurements;
+  Expectations expect;
+};
+
+// The sweep whose fingerprint the reports carry; nullopt when `config_path` is not that sweep (or
+// cannot be read, and was not asked for by name). Repetitions: as many as any report has (run
+// --repetitions is not in the fingerprint).
+std::optional<SweepOfReports> sweep_of_reports(const std::string& config_path, bool named,
+                                               const std::vector<CsvTable>& reports) {
   const std::string fingerprint = reports.front().at(0, "config_fingerprint");
   SweepConfig config;
   try {
@@ -59,7 +66,7 @@ std::optional<std::vector<RecordKey>> expected_measurements(const std::string& c
     for (int rep = 0; rep < repetitions; ++rep)
       for (const Point& p : points)
         for (const auto& b : backends) out.emplace_back(p.id, b, rep);
-    return out;
+    return SweepOfReports{out, config.expect};
   }
   if (named)
     throw InputError("merge: " + config_path +
@@ -71,8 +78,12 @@ std::optional<std::vector<RecordKey>> expected_measurements(const std::string& c
 
 // 0 when the merged report is complete; 1 when it has gaps (still written); 2 bad input.
 int cmd_merge(const MergeArgs& args) {
-  if (!args.force && std::filesystem::exists(args.output))
-    throw InputError(args.output + " exists: --force overwrites it");
+  const OutputLock lock(args.output);
+  if (!args.force)  // the report and its side files are one unit
+    for (const std::string& file :
+         {args.output, sibling(args.output, ".kernels.csv"), sibling(args.output, ".samples.csv")})
+      if (std::filesystem::exists(file))
+        throw InputError(file + " exists: --force overwrites the report and its side files");
   std::vector<MergeInput> inputs;
   for (const auto& file : args.files) {
     if (!std::filesystem::exists(file)) throw InputError(file + ": cannot read the report");
@@ -81,15 +92,19 @@ int cmd_merge(const MergeArgs& args) {
   std::vector<CsvTable> reports;
   for (const MergeInput& in : inputs)
     reports.push_back(parse_csv(complete_records(in.texts.rows), in.path));
-  std::optional<std::vector<RecordKey>> expected;
+  std::optional<SweepOfReports> sweep;
   const CsvTable& first = reports.front();
   const bool has_rows = !first.rows.empty() && first.column("config_fingerprint") >= 0;
   if (!args.config.empty() && has_rows)
-    expected = expected_measurements(args.config, true, reports);
+    sweep = sweep_of_reports(args.config, true, reports);
   else if (has_rows && first.column("config") >= 0)
-    expected = expected_measurements(first.at(0, "config"), false, reports);
+    sweep = sweep_of_reports(first.at(0, "config"), false, reports);
 
-  const Merged merged = merge_reports(inputs, expected);
+  std::optional<std::vector<RecordKey>> expected;
+  if (sweep) expected = sweep->measurements;
+  Merged merged = merge_reports(inputs, expected);
+  // A shard judged a relation without the rows other shards measured: judged again, whole.
+  if (sweep) merged.texts.rows = rejudged_report(merged.texts.rows, args.output, sweep->expect);
   write_report_texts(args.output, merged.texts);
   // Traces (run --trace) are one file per measurement: the shards' go into one folder.
   size_t traces = 0;

@@ -7,9 +7,11 @@
 #include "run/calibration.hpp"
 #include "run/judging_writer.hpp"
 #include "run/progress.hpp"
+#include "run/rejudge.hpp"
 #include "run/resume.hpp"
 #include "run/scheduler.hpp"
 #include "write/csv.hpp"
+#include "write/output_lock.hpp"
 #include "write/report_writer.hpp"
 
 #include <CLI/CLI.hpp>
@@ -120,10 +122,16 @@ std::vector<std::string> device_list(const std::string& text, const HostInfo& ho
 int cmd_run(const RunArgs& args) {
   SweepConfig config = load_config(args.config);
   const std::string output = output_path(config, args.overrides);
-  if (!args.dry_run && !args.resume && !args.force && std::filesystem::exists(output))
-    throw InputError(output +
-                     " exists: --resume measures only what it lacks and appends, --force "
-                     "overwrites it");
+  std::optional<OutputLock> lock;  // held until the run ends, however it ends
+  if (!args.dry_run) lock.emplace(output);
+  // A report and its side files are one unit: any of them there is the report there.
+  if (!args.dry_run && !args.resume && !args.force)
+    for (const std::string& file :
+         {output, sibling(output, ".kernels.csv"), sibling(output, ".samples.csv")})
+      if (std::filesystem::exists(file))
+        throw InputError(file +
+                         " exists: --resume measures only what the report lacks and appends, "
+                         "--force overwrites the report and its side files");
 
   // Workers start before this process could touch CUDA; their hello says what the host has.
   std::vector<std::unique_ptr<Measurer>> measurers;
@@ -155,16 +163,19 @@ int cmd_run(const RunArgs& args) {
   RunOptions options = run_options(plan, measurers.front()->host(), args.calibration, args.trace);
   if (plan.shard) options.info.shard = plan.shard->text();
   std::set<RecordKey> done;
+  bool append = false;
   if (args.resume && std::filesystem::exists(output)) {
     const Resumed resumed =
         resume_report(read_report_texts(output), output, plan.fingerprint, options.info.device_name,
                       options.info.torch_version, plan.config.measurement.timing_modes.size());
     write_report_texts(output, resumed.kept);
     done = resumed.done;
+    append = !resumed.kept.rows.empty();  // else (0 bytes, a torn header) it starts over
     std::cerr << "attnbench: resuming " << output << ": " << done.size()
               << " (point, backend) done, measuring the rest\n";
   }
-  ReportWriter writer(output, plan.config.measurement.keep_samples, args.resume);
+  if (!append) std::filesystem::remove_all(sibling(output, ".traces"));  // none of another run
+  ReportWriter writer(output, plan.config.measurement.keep_samples, append);
   for (auto& m : measurers) m->setup(options);
 
   const int repetitions = plan.config.measurement.repetitions;
@@ -185,6 +196,10 @@ int cmd_run(const RunArgs& args) {
 
   run_jobs(jobs, plan, measurers, devices, progress, judged);
   progress.finish();
+  if (!done.empty())  // the kept rows' and the new rows' predictions, judged as one run would
+    replace_file_text(writer.rows_path(),
+                      rejudged_report(complete_records(read_report_texts(output).rows), output,
+                                      plan.config.expect));
   std::cerr << "wrote " << writer.rows_path() << " and " << writer.kernels_path() << '\n';
   // The exit code judges the whole report, rows kept by --resume included.
   const CsvTable report = read_csv(writer.rows_path());

@@ -158,7 +158,10 @@ std::string hello_message(const Hello& h) {
   for (const auto& b : h.backends)
     backends.push_back({{"name", b.name}, {"description", b.description}, {"file", b.file}});
   for (const auto& f : h.failures)
-    failures.push_back({{"file", f.file}, {"reason", f.reason}, {"duplicate", f.duplicate}});
+    failures.push_back({{"file", f.file},
+                        {"reason", f.reason},
+                        {"duplicate", f.duplicate},
+                        {"lost_backend", f.lost_backend}});
   return line(json{{"type", "hello"},
                    {"host",
                     {{"cuda_available", h.host.cuda_available},
@@ -195,6 +198,10 @@ std::string pass_message(const std::string& name) {
 std::string records_message(const BackendRecords& r) {
   return line(json{{"type", "records"}, {"records", r}});
 }
+std::string loading_message(const std::string& file) {
+  return line(json{{"type", "loading"}, {"name", file}});
+}
+
 std::string fatal_message(const std::string& reason) {
   return line(json{{"type", "fatal"}, {"reason", reason}});
 }
@@ -216,7 +223,8 @@ Message parse_message(const std::string& line) {
       for (const auto& b : j.at("backends"))
         m.hello.backends.push_back({b.at("name"), b.at("description"), b.at("file")});
       for (const auto& f : j.at("failures"))
-        m.hello.failures.push_back({f.at("file"), f.at("reason"), f.value("duplicate", false)});
+        m.hello.failures.push_back({f.at("file"), f.at("reason"), f.value("duplicate", false),
+                                    f.value("lost_backend", std::string())});
     } else if (m.type == "setup") {
       const json& o = j.at("options");
       m.options.measurement = o.at("measurement");
@@ -234,7 +242,7 @@ Message parse_message(const std::string& line) {
       m.point.id = j.at("point").at("id");
       m.point.problem = j.at("point").at("problem");
       m.backend = j.at("backend");
-    } else if (m.type == "pass") {
+    } else if (m.type == "pass" || m.type == "loading") {
       m.name = j.at("name");
     } else if (m.type == "records") {
       m.records = j.at("records");

@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -115,6 +116,12 @@ WorkerClient::~WorkerClient() {
 }
 
 void WorkerClient::start() {
+  while (!try_start()) {
+  }
+  if (setup_line_) process_->send(*setup_line_);
+}
+
+bool WorkerClient::try_start() {
   process_.reset();
   const auto t0 = std::chrono::steady_clock::now();
   int in[2], out[2];
@@ -123,10 +130,12 @@ void WorkerClient::start() {
   auto p = std::make_unique<Process>();
   std::vector<std::string> args = {"worker", "--protocol-fd", "3"};
   for (const auto& dir : plugin_dirs_) args.insert(args.end(), {"--plugin-dir", dir});
+  for (const auto& lost : lost_plugins_) args.insert(args.end(), {"--skip-plugin", lost.file});
   // The worker reads requests on stdin and answers on fd 3; its stdout and stderr stay the
   // parent's, so whatever a plugin prints cannot corrupt the protocol.
   bp::environment env = boost::this_process::environment();
   if (visible_device_) env["CUDA_VISIBLE_DEVICES"] = *visible_device_;
+  env["ATTNBENCH_WORKER_PARENT"] = std::to_string(::getpid());  // it dies with this process
   p->child = bp::child(bp::exe = exe_, bp::args = args, env, bp::posix::fd.bind(0, in[0]),
                        bp::posix::fd.bind(3, out[1]));
   ::close(in[0]);
@@ -136,21 +145,50 @@ void WorkerClient::start() {
   process_ = std::move(p);
   ++starts_;
 
-  bool timed_out = false;
-  const auto line = process_->read_line(after(start_timeout_s_), timed_out);
-  if (!line) {
-    const std::string why =
-        timed_out ? "it sent no hello within " + std::to_string(start_timeout_s_) + " s"
-                  : "it " + ended();
-    process_.reset();
-    throw std::runtime_error("the worker (" + exe_ + " worker) did not start: " + why);
+  // Until the hello: "loading" lines name each plugin as the worker loads it.
+  const char* load_env = std::getenv("ATTNBENCH_PLUGIN_LOAD_TIMEOUT_S");  // tests shorten it
+  const double load_timeout =
+      load_env && std::atof(load_env) > 0 ? std::atof(load_env) : kPluginLoadTimeoutS;
+  std::optional<std::string> loading;
+  auto deadline = after(start_timeout_s_);
+  while (true) {
+    bool timed_out = false;
+    const auto line = process_->read_line(deadline, timed_out);
+    if (!line && loading) {  // that plugin took the worker down: leave it out of the next one
+      std::string why;
+      if (timed_out) {
+        char seconds[32];
+        std::snprintf(seconds, sizeof seconds, "%g", load_timeout);
+        why = std::string("hung while loading (no progress within ") + seconds +
+              " s); the worker was killed";
+      } else {
+        why = "the worker " + ended() + " while loading it";
+      }
+      process_.reset();
+      lost_plugins_.push_back({*loading, why, false, backend_of_file(*loading)});
+      return false;
+    }
+    if (!line) {
+      const std::string why =
+          timed_out ? "it sent no hello within " + std::to_string(start_timeout_s_) + " s"
+                    : "it " + ended();
+      process_.reset();
+      throw std::runtime_error("the worker (" + exe_ + " worker) did not start: " + why);
+    }
+    const Message m = parse_message(*line);
+    if (m.type == "loading") {
+      loading = m.name;
+      deadline = after(load_timeout);
+      continue;
+    }
+    if (m.type != "hello")
+      throw std::runtime_error("the worker sent '" + m.type + "' instead of its hello");
+    hello_ = m.hello;
+    hello_.failures.insert(hello_.failures.end(), lost_plugins_.begin(), lost_plugins_.end());
+    break;
   }
-  const Message m = parse_message(*line);
-  if (m.type != "hello")
-    throw std::runtime_error("the worker sent '" + m.type + "' instead of its hello");
-  hello_ = m.hello;
   start_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (setup_line_) process_->send(*setup_line_);
+  return true;
 }
 
 void WorkerClient::setup(const RunOptions& options) {

@@ -12,6 +12,12 @@
 
 namespace attnbench {
 
+// A worker loads LibTorch, CUDA and every plugin before its hello.
+inline constexpr double kWorkerStartTimeoutS = 300;
+// A plugin that has not finished loading (its static initialisers and factory) by then hangs: the
+// worker is killed and the next one starts without that file.
+inline constexpr double kPluginLoadTimeoutS = 60;
+
 // What a worker answered for one (point, backend): its records, or why there are none.
 struct WorkerAnswer {
   std::optional<BackendRecords> records;
@@ -22,7 +28,9 @@ struct WorkerAnswer {
 class WorkerClient {
  public:
   // Starts the first worker and waits for its hello (throws std::runtime_error if it never comes).
-  // `visible_device`: set, every worker sees only that GPU (CUDA_VISIBLE_DEVICES).
+  // A plugin whose loading takes a worker down (crash, abort, or no progress within
+  // kPluginLoadTimeoutS) is left out of the next worker, and the hello lists it as a failure with
+  // the reason. `visible_device`: set, every worker sees only that GPU (CUDA_VISIBLE_DEVICES).
   WorkerClient(std::string exe, std::vector<std::string> plugin_dirs, double start_timeout_s,
                std::optional<std::string> visible_device = std::nullopt);
   ~WorkerClient();
@@ -43,6 +51,7 @@ class WorkerClient {
  private:
   struct Process;
   void start();
+  bool try_start();  // false: a plugin took the worker down while loading (now in lost_plugins_)
   // Reaps the worker and says how it ended: "was killed by signal 11 (SIGSEGV: ...)".
   std::string ended();
   // Gives the worker up (killing it if it still runs) and says why there are no records.
@@ -52,6 +61,7 @@ class WorkerClient {
   std::vector<std::string> plugin_dirs_;
   double start_timeout_s_;
   std::optional<std::string> visible_device_;
+  std::vector<LoadFailure> lost_plugins_;  // files that took a worker down while loading
   std::optional<std::string> setup_line_;
   std::unique_ptr<Process> process_;
   Hello hello_;

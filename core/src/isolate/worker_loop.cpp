@@ -3,6 +3,10 @@
 #include "isolate/protocol.hpp"
 #include "measure/runner.hpp"
 
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -10,7 +14,8 @@
 
 namespace attnbench {
 
-int worker_loop(const std::vector<std::string>& plugin_dirs, int protocol_fd) {
+int worker_loop(const std::vector<std::string>& plugin_dirs, const std::vector<std::string>& skip,
+                int protocol_fd) {
   std::FILE* channel = fdopen(protocol_fd, "w");
   if (!channel) {
     std::cerr << "attnbench worker: no protocol channel on fd " << protocol_fd << '\n';
@@ -25,9 +30,19 @@ int worker_loop(const std::vector<std::string>& plugin_dirs, int protocol_fd) {
     send(fatal_message(reason));
     std::_Exit(3);
   };
+  // Killed with the parent, whatever ended it (kill -9 included): a backend that hangs must not
+  // keep a GPU busy forever. The parent's pid tells a parent already gone before prctl ran.
+  if (const char* parent = std::getenv("ATTNBENCH_WORKER_PARENT")) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (std::to_string(::getppid()) != parent) std::_Exit(3);
+  }
 
   const HostInfo host = query_host();
-  const PluginSet plugins = load_plugins(plugin_search_path(plugin_dirs));
+  // Each plugin announced before it loads: if loading it takes this worker down, the parent knows
+  // which one did, and starts the next worker without it.
+  const PluginSet plugins =
+      load_plugins(plugin_search_path(plugin_dirs), skip,
+                   [&](const std::string& file) { send(loading_message(file)); });
   Hello hello{host, {}, plugins.failures};
   for (const auto& b : plugins.backends) hello.backends.push_back({b.name, b.description, b.file});
   send(hello_message(hello));

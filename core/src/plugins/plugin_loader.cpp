@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
+#include <set>
 
 namespace attnbench {
 
@@ -49,7 +50,10 @@ LoadedBackend load_plugin(const std::filesystem::path& file) {
     throw std::runtime_error(
         "built for ABI " + std::to_string(*abi) + ", this attnbench speaks " +
         std::to_string(kPluginAbiVersion) +
-        (*abi == 1 ? " (2 added kv_heads, seq_len_kv, direction and prepare_backward)" : "") +
+        (*abi == 1   ? " (2 added kv_heads, seq_len_kv, direction and prepare_backward; 3 fp8_e4m3 "
+                       "and the inputs' scales)"
+         : *abi == 2 ? " (3 added fp8_e4m3 and the inputs' scales)"
+                     : "") +
         "; rebuild the plugin against this attnbench's headers");
   if (!has_factory)
     throw std::runtime_error("no factory: the plugin exports no '" + std::string(kFactorySymbol) +
@@ -80,15 +84,24 @@ LoadedBackend load_plugin(const std::filesystem::path& file) {
   return loaded;
 }
 
-PluginSet load_plugins(const std::vector<std::filesystem::path>& dirs) {
+std::string backend_of_file(const std::string& file) {
+  const std::string stem = std::filesystem::path(file).stem().string();
+  return stem.rfind(kFilePrefix, 0) == 0 ? stem.substr(std::string(kFilePrefix).size()) : "";
+}
+
+PluginSet load_plugins(const std::vector<std::filesystem::path>& dirs,
+                       const std::vector<std::string>& skip,
+                       const std::function<void(const std::string&)>& on_loading) {
   PluginSet set;
   const std::string suffix = boost::dll::shared_library::suffix().string();
+  std::set<std::filesystem::path> seen_dirs, seen_files;  // canonical
   for (const auto& dir : dirs) {
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) {
       set.failures.push_back({dir.string(), "plugin folder does not exist"});
       continue;
     }
+    if (!seen_dirs.insert(std::filesystem::weakly_canonical(dir, ec)).second) continue;
     std::vector<std::filesystem::path> files;
     for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
       const std::string name = entry.path().filename().string();
@@ -98,7 +111,10 @@ PluginSet load_plugins(const std::vector<std::filesystem::path>& dirs) {
     }
     std::sort(files.begin(), files.end());
     for (const auto& file : files) {
+      if (!seen_files.insert(std::filesystem::weakly_canonical(file, ec)).second) continue;
+      if (std::find(skip.begin(), skip.end(), file.string()) != skip.end()) continue;
       try {
+        if (on_loading) on_loading(file.string());
         LoadedBackend b = load_plugin(file);
         if (const LoadedBackend* twin = set.find(b.name)) {
           set.failures.push_back({file.string(),

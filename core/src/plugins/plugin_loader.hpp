@@ -5,6 +5,7 @@
 #include <attnbench/backend.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,10 @@ struct LoadFailure {
   std::string file;
   std::string reason;
   bool duplicate = false;  // a usable plugin whose backend name another file already has
+  // Set when loading the file took its worker down (a crash, an abort or a hang in its static
+  // initialisers or factory): the backend its file name says (attnbench_<name>.so), whose rows
+  // then say why instead of the whole run stopping.
+  std::string lost_backend;
 };
 
 struct PluginSet {
@@ -39,7 +44,15 @@ LoadedBackend load_plugin(const std::filesystem::path& file);
 // Loads every file named attnbench_*.so (the platform's suffix) in `dirs`, in order; a failure of
 // one plugin does not stop the others. Two plugins with one backend name: the second is refused,
 // naming both files.
-PluginSet load_plugins(const std::vector<std::filesystem::path>& dirs);
+// A file (or folder) reached twice, through two names of one folder, is loaded once. `skip`: files
+// not to load (a worker's parent names those that took an earlier worker down); `on_loading` is
+// told each file just before it is loaded.
+PluginSet load_plugins(const std::vector<std::filesystem::path>& dirs,
+                       const std::vector<std::string>& skip = {},
+                       const std::function<void(const std::string&)>& on_loading = {});
+
+// The backend a plugin file is named for: attnbench_flash.so -> "flash" ("" if it is not so named).
+std::string backend_of_file(const std::string& file);
 inline PluginSet load_plugins(const std::filesystem::path& dir) {
   return load_plugins(std::vector<std::filesystem::path>{dir});
 }

@@ -82,16 +82,23 @@ ReportTexts read_report_texts(const std::string& output_csv) {
           slurp(sibling(output_csv, ".samples.csv"))};
 }
 
+void replace_file_text(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".resume-tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out) throw std::runtime_error(tmp + ": write failed");
+  }
+  std::filesystem::rename(tmp, path);  // atomic: a kill now leaves the old file or the new one
+}
+
 void write_report_texts(const std::string& output_csv, const ReportTexts& texts) {
   auto put = [](const std::string& path, const std::string& text) {
-    if (text.empty()) return;
-    const std::string tmp = path + ".resume-tmp";
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      out << text;
-      if (!out) throw std::runtime_error(tmp + ": write failed");
+    if (text.empty()) {  // nothing of it belongs to the report: no stale file beside it
+      std::filesystem::remove(path);
+      return;
     }
-    std::filesystem::rename(tmp, path);  // atomic: a kill now leaves the old file or the new one
+    replace_file_text(path, text);
   };
   put(output_csv, texts.rows);
   put(sibling(output_csv, ".kernels.csv"), texts.kernels);

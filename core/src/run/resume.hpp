@@ -34,5 +34,7 @@ Resumed resume_report(const ReportTexts& files, const std::string& path,
 // The files of the report at `output_csv` (missing ones empty), and writing them back.
 ReportTexts read_report_texts(const std::string& output_csv);
 void write_report_texts(const std::string& output_csv, const ReportTexts& texts);
+// Replaces a file's text at once (a temporary file renamed over it): a kill leaves old or new.
+void replace_file_text(const std::string& path, const std::string& text);
 
 }  // namespace attnbench

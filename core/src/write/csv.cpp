@@ -39,7 +39,9 @@ CsvWriter::CsvWriter(const std::string& path, const std::vector<std::string>& he
 }
 
 CsvWriter CsvWriter::append(const std::string& path, const std::vector<std::string>& header) {
-  if (!std::filesystem::exists(path)) return CsvWriter(path, header);
+  std::error_code ec;  // absent, or empty (a run killed before its header, a full disk): a new file
+  if (!std::filesystem::exists(path) || std::filesystem::file_size(path, ec) == 0 || ec)
+    return CsvWriter(path, header);
   return CsvWriter(path, header.size(), std::ios::app);
 }
 

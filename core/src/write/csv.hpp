@@ -51,7 +51,7 @@ struct CsvTable {
   std::string where(size_t row) const;  // "path:line" of a row, for messages
   // The cell's text; nullptr when the column is absent or the cell empty.
   const std::string* cell(size_t row, const std::string& name) const;
-  std::vector<int> lines;               // the line each row starts on
+  std::vector<int> lines;  // the line each row starts on
 };
 
 CsvTable parse_csv(const std::string& text, const std::string& path);

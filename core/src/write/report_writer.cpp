@@ -28,6 +28,8 @@ ReportWriter::ReportWriter(const std::string& output_csv, bool keep_samples, boo
   if (keep_samples)
     samples_ = std::make_unique<CsvWriter>(
         open(sibling(output_csv, ".samples.csv"), sample_header(), append));
+  else if (!append)  // a report and its side files are one unit: none is left from another run
+    std::filesystem::remove(sibling(output_csv, ".samples.csv"));
 }
 
 void ReportWriter::write(const BackendRecords& records) {

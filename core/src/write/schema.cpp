@@ -1,5 +1,6 @@
 #include "write/schema.hpp"
 
+#include "base/errors.hpp"
 #include "base/names.hpp"
 #include "records/fields.hpp"
 #include "write/csv.hpp"
@@ -32,6 +33,22 @@ bool readable_schema_version(const std::string& text) {
 
 std::vector<std::string> row_header() { return header_of(row_fields()); }
 std::vector<std::string> row_cells(const Row& row) { return fields_of(row_fields(), row); }
+Row row_from_cells(const CsvTable& table, size_t r) {
+  Row row;
+  for (const auto& f : row_fields()) {
+    const int c = table.column(f.name);
+    if (c < 0) continue;
+    const std::string& text = table.rows.at(r).at(static_cast<size_t>(c));
+    try {
+      f.set(row, parse_field_text(f.type, text));
+    } catch (const std::invalid_argument& e) {
+      throw InputError(table.where(r) + ": column '" + f.name + "' holds '" + text +
+                       "': " + e.what());
+    }
+  }
+  return row;
+}
+
 std::vector<std::string> kernel_row_header() { return header_of(kernel_row_fields()); }
 std::vector<std::string> kernel_row_cells(const KernelRow& row) {
   return fields_of(kernel_row_fields(), row);

@@ -4,6 +4,7 @@
 
 #include "base/enums.hpp"
 #include "records/row.hpp"
+#include "write/csv.hpp"
 
 #include <string>
 #include <vector>
@@ -14,14 +15,18 @@ namespace attnbench {
 // Version 2 added `config_fingerprint`, 3 `kv_heads`, `seq_len_kv` and `direction` (a version-1 or
 // 2 row is a forward problem with kv_heads = heads and seq_len_kv = seq_len), 4 the GPU's clock,
 // power and temperature, 5 `repetition` (in all three files), 6 `occupancy_pct`, `expectation`,
-// `device_index`, `shard` and the host columns, 7 `host_name` and `host_cpus`; readers read
-// columns by name and accept every version (a missing repetition is 0).
+// `device_index`, `shard` and the host columns, 7 `host_name` and `host_cpus`, 8 the fp8 scales
+// (`fp8_scale_q`, `_k`, `_v`); readers read columns by name and accept every version (a missing
+// repetition is 0).
 inline constexpr int kCsvSchemaVersion = 8;
 bool readable_schema_version(const std::string& text);
 
 // <output>.csv: one row per (point, backend, timing mode).
 std::vector<std::string> row_header();
 std::vector<std::string> row_cells(const Row& row);
+// Row r of a report read back through the same table (columns it lacks keep their defaults);
+// throws InputError, located, on a cell that is not of its column's type.
+Row row_from_cells(const CsvTable& table, size_t r);
 
 // <output>.kernels.csv: one row per (point, backend, kind, name, grid, block).
 std::vector<std::string> kernel_row_header();

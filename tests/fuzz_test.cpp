@@ -1,0 +1,229 @@
+// Seeded fuzzing of the two readers a user feeds by hand: the YAML sweep reader and the report
+// reader (resume, merge and compare's checks). Every mutation of a valid input must be either
+// read or refused with InputError (ConfigError included), which the CLI turns into a located
+// message and exit 2: never another exception, a crash or a hang. The seeds are fixed, so a failure
+// reproduces; ATTNBENCH_FUZZ_ITERATIONS runs more (CI runs the default, a few seconds).
+#include "analysis/compare.hpp"
+#include "base/errors.hpp"
+#include "config/config.hpp"
+#include "config/sweep.hpp"
+#include "run/merge.hpp"
+#include "run/resume.hpp"
+#include "write/csv.hpp"
+#include "write/schema.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+
+namespace attnbench {
+namespace {
+
+int iterations(int fallback) {
+  const char* env = std::getenv("ATTNBENCH_FUZZ_ITERATIONS");
+  return env && std::atoi(env) > 0 ? std::atoi(env) : fallback;
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Pieces a broken or hostile input is made of: YAML syntax, numbers at and past every limit,
+// CSV quoting, and names of real keys.
+const std::vector<std::string>& tokens() {
+  static const std::vector<std::string> t = {":",
+                                             "- ",
+                                             "[",
+                                             "]",
+                                             "{",
+                                             "}",
+                                             ",",
+                                             "\"",
+                                             "'",
+                                             "\n",
+                                             "  ",
+                                             "#",
+                                             "&a ",
+                                             "*a",
+                                             "!!int ",
+                                             "~",
+                                             "null",
+                                             "true",
+                                             "-1",
+                                             "0",
+                                             "1e308",
+                                             "-1e308",
+                                             "inf",
+                                             ".nan",
+                                             "nan",
+                                             "1e-320",
+                                             "9223372036854775807",
+                                             "9223372036854775808",
+                                             "-9223372036854775808",
+                                             "18446744073709551616",
+                                             "0x10",
+                                             "1.5",
+                                             "seq_len",
+                                             "batch",
+                                             "kv_heads",
+                                             "zip",
+                                             "sweep",
+                                             "expect",
+                                             "where",
+                                             "from",
+                                             "to",
+                                             "mul",
+                                             "step",
+                                             "fp8_e4m3",
+                                             "measurement",
+                                             "timing_modes",
+                                             "tolerance",
+                                             "{from: 1, to: 9223372036854775807, mul: 2}",
+                                             "\r\n",
+                                             "\t",
+                                             "\xff\xfe",
+                                             std::string(1, '\0'),
+                                             "ok",
+                                             "status",
+                                             "time_ms_median",
+                                             "schema_version",
+                                             "point_id",
+                                             "repetition",
+                                             "\"a,b\"",
+                                             "\"\"\"\"",
+                                             "1/0"};
+  return t;
+}
+
+std::string mutate(std::string text, std::mt19937_64& rng) {
+  const int edits = 1 + static_cast<int>(rng() % 4);
+  for (int e = 0; e < edits; ++e) {
+    const size_t at = text.empty() ? 0 : rng() % (text.size() + 1);
+    switch (rng() % 6) {
+      case 0:  // insert a token
+        text.insert(at, tokens()[rng() % tokens().size()]);
+        break;
+      case 1:  // delete a span
+        text.erase(at, rng() % 16);
+        break;
+      case 2:  // flip a byte
+        if (!text.empty()) text[rng() % text.size()] = static_cast<char>(rng() % 256);
+        break;
+      case 3:  // truncate (a kill, a full disk)
+        text.resize(at);
+        break;
+      case 4: {  // duplicate a line elsewhere
+        const size_t start = text.rfind('\n', at == 0 ? 0 : at - 1);
+        const size_t end = text.find('\n', at);
+        const std::string line =
+            text.substr(start == std::string::npos ? 0 : start,
+                        end == std::string::npos ? std::string::npos : end - start);
+        text.insert(rng() % (text.size() + 1), line);
+        break;
+      }
+      default:  // replace a number with one from the token list
+        if (const size_t d = text.find_first_of("0123456789", at); d != std::string::npos) {
+          const size_t e2 = text.find_first_not_of("0123456789.", d);
+          text.replace(d, (e2 == std::string::npos ? text.size() : e2) - d,
+                       tokens()[20 + rng() % 10]);
+        }
+    }
+  }
+  return text;
+}
+
+TEST(Fuzz, TheYamlReaderReadsOrRefusesEveryMutationOfTheShippedConfigs) {
+  std::vector<std::string> seeds;
+  for (const char* name : {"seed", "hopper", "training", "decode", "hopper-check", "tiny"})
+    seeds.push_back(file_text(std::string(ATTNBENCH_SOURCE_DIR) + "/configs/" + name + ".yaml"));
+  std::mt19937_64 rng(20261203);
+  int read = 0, refused = 0;
+  const int n = iterations(20000);
+  for (int i = 0; i < n; ++i) {
+    const std::string text = mutate(seeds[static_cast<size_t>(i) % seeds.size()], rng);
+    try {
+      const SweepConfig c = parse_config(text, "fuzz.yaml");
+      (void)expand_sweep(c, false);
+      ++read;
+    } catch (const InputError&) {
+      ++refused;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "iteration " << i << ": " << typeid(e).name() << ": " << e.what()
+                    << "\n--- input ---\n"
+                    << text;
+    }
+  }
+  std::cout << "[ fuzzed   ] yaml: " << read << " read, " << refused << " refused\n";
+  EXPECT_GT(read, 0);
+  EXPECT_GT(refused, 0);
+}
+
+// A small valid report as the writers write it: two points, two backends.
+std::string report_text() {
+  std::string text = csv_line(row_header());
+  for (int p = 0; p < 2; ++p)
+    for (const char* backend : {"naive", "inplace"}) {
+      Row row;
+      row.point_id = "b1-h2-s" + std::to_string(32 + 16 * p) + "-d16-fp32-causal-cpu";
+      row.backend = backend;
+      row.problem.seq_len = row.problem.seq_len_kv = 32 + 16 * p;
+      row.status = Status::ok;
+      row.time_ms_median = 0.125 * (p + 1), row.time_ms_p10 = 0.1, row.time_ms_p90 = 0.2;
+      row.time_rel_noise = 0.01;
+      row.cpu_us_median = 10;
+      row.expectation = "";
+      row.run.device_name = "cpu";
+      row.run.torch_version = "2.11.0";
+      row.run.config_fingerprint = "0123456789abcdef";
+      text += csv_line(row_cells(row));
+    }
+  return text;
+}
+
+TEST(Fuzz, TheReportReadersReadOrRefuseEveryMutationOfAReport) {
+  const std::string seed = report_text();
+  const CsvTable good = parse_csv(seed, "good.csv");
+  std::mt19937_64 rng(31);
+  std::map<std::string, std::pair<int, int>> counts;  // reader -> read, refused
+  auto attempt = [&](const char* reader, int i, const std::string& text, auto&& body) {
+    try {
+      body();
+      ++counts[reader].first;
+    } catch (const InputError&) {
+      ++counts[reader].second;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << reader << ", iteration " << i << ": " << typeid(e).name() << ": " << e.what()
+                    << "\n--- input ---\n"
+                    << text;
+    }
+  };
+  const int n = iterations(20000);
+  for (int i = 0; i < n; ++i) {
+    const std::string text = mutate(seed, rng);
+    attempt("resume", i, text, [&] {
+      (void)resume_report({text, "", ""}, "fuzz.csv", "0123456789abcdef", "cpu", "2.11.0", 1);
+    });
+    attempt("compare", i, text, [&] {
+      (void)compare_reports(good, parse_csv(text, "fuzz.csv"), CompareOptions{}, {}, {});
+    });
+    attempt("merge", i, text, [&] {
+      (void)merge_reports({{"fuzz.csv", {text, "", ""}}}, std::nullopt);
+    });
+  }
+  for (const auto& [reader, c] : counts) {
+    std::cout << "[ fuzzed   ] " << reader << ": " << c.first << " read, " << c.second
+              << " refused\n";
+    EXPECT_GT(c.first, 0) << reader;  // the mutations are not all fatal: the readers were reached
+    EXPECT_GT(c.second, 0) << reader;
+  }
+}
+
+}  // namespace
+}  // namespace attnbench
