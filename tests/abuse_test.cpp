@@ -84,7 +84,7 @@ TEST_F(Cli, AFolderReachedTwiceIsLoadedOnce) {
 // are not the report's.
 TEST_F(Cli, AReportAndItsSideFilesAreOneUnit) {
   const std::string keep = write("keep.yaml", small_sweep("naive", "  keep_samples: true\n"));
-  const std::string plain = write("plain.yaml", small_sweep("naive"));
+  const std::string plain = write("plain.yaml", small_sweep("naive", "  keep_samples: false\n"));
   const std::string out = path("out.csv"), samples = path("out.samples.csv");
   ASSERT_EQ(run("run " + keep + " -o " + out).code, 0);
   ASSERT_TRUE(fs::exists(samples));

@@ -96,8 +96,8 @@ TEST_F(Cli, AnExistingReportIsNeverOverwrittenSilently) {
   const Result again = run("run " + yaml + " --no-summary -o " + path("o.csv"));
   EXPECT_EQ(again.code, 2) << again.output;
   EXPECT_NE(again.output.find(path("o.csv") +
-                              " exists: --resume measures only what it lacks and appends, --force "
-                              "overwrites it"),
+                              " exists: --resume measures only what the report lacks and "
+                              "appends, --force overwrites the report and its side files"),
             std::string::npos)
       << again.output;
   EXPECT_EQ(fs::last_write_time(path("o.csv")), before);

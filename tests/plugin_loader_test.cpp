@@ -67,7 +67,8 @@ TEST(PluginLoader, BadPluginsAreRefusedWithReasonsWhileGoodOnesLoad) {
       << reason_for(set, "wrong_abi");
   EXPECT_NE(reason_for(set, "abi1")
                 .find("built for ABI 1, this attnbench speaks 3 (2 added "
-                      "kv_heads, seq_len_kv, direction and prepare_backward)"),
+                      "kv_heads, seq_len_kv, direction and prepare_backward; 3 fp8_e4m3 and the "
+                      "inputs' scales)"),
             std::string::npos)
       << reason_for(set, "abi1");
   EXPECT_NE(reason_for(set, "throwing_factory")

@@ -346,8 +346,6 @@ Comparison compare_reports(const CsvTable& base_report, const CsvTable& candidat
                            const SampleSets& candidate_report_samples) {
   check_report(base_report, options.metrics);
   check_report(candidate_report, options.metrics);
-  check_samples(base_report, base_report_samples);
-  check_samples(candidate_report, candidate_report_samples);
   const bool normalize = options.normalize_by.has_value();
   const CsvTable base =
       normalize ? normalized_by(base_report, *options.normalize_by, options.metrics) : base_report;
@@ -385,7 +383,6 @@ Comparison compare_reports(const CsvTable& base_report, const CsvTable& candidat
 Comparison compare_backends(const CsvTable& table, const CompareOptions& options,
                             const SampleSets& samples) {
   check_report(table, options.metrics);
-  check_samples(table, samples);
   const std::string& baseline = options.baseline_backend.value();
   std::map<std::string, Group> base_groups;
   for (auto& [k, g] :

@@ -22,6 +22,13 @@ struct CompareArgs {
   std::string normalize_by;     // two reports: every row over this backend's in the same report
 };
 
+// A report's samples file, refused when it is not that report's (a stale side file).
+SampleSets samples_of(const std::string& report) {
+  SampleSets samples = read_samples(report);
+  check_samples(read_csv(report), samples);
+  return samples;
+}
+
 // 0, or 1 when --fail-on-regression found a regression; 2 (InputError) when the reports are
 // broken, their side files are not theirs, or nothing joined.
 int cmd_compare(const CompareArgs& args) {
@@ -41,12 +48,12 @@ int cmd_compare(const CompareArgs& args) {
       throw InputError(
           "compare: one report needs --baseline BACKEND; two reports compare run against run");
     options.baseline_backend = args.baseline;
-    comparison = compare_backends(read_csv(args.files[0]), options, read_samples(args.files[0]));
+    comparison = compare_backends(read_csv(args.files[0]), options, samples_of(args.files[0]));
   } else if (args.files.size() == 2) {
     if (!args.baseline.empty())
       throw InputError("compare: --baseline compares backends inside one report; give one file");
     comparison = compare_reports(read_csv(args.files[0]), read_csv(args.files[1]), options,
-                                 read_samples(args.files[0]), read_samples(args.files[1]));
+                                 samples_of(args.files[0]), samples_of(args.files[1]));
   } else {
     throw InputError("compare: give one report (with --baseline) or two reports");
   }
