@@ -211,5 +211,27 @@ TEST(Assemble, RawSamplesOnRequestPerTimedMode) {
   EXPECT_EQ(out.backend, "flash");
 }
 
+TEST(Tolerance, GrowsWithHeadDimAndKeysAndNeverFallsBelowTheBase) {
+  Problem p;
+  p.head_dim = 64, p.seq_len = p.seq_len_kv = 1024;
+  EXPECT_DOUBLE_EQ(scaled_tolerance(0.02, p), 0.02);
+  p.head_dim = 256;
+  EXPECT_DOUBLE_EQ(scaled_tolerance(0.02, p), 0.04);
+  p.head_dim = 16, p.seq_len_kv = 16;  // small problems keep the base
+  EXPECT_DOUBLE_EQ(scaled_tolerance(0.02, p), 0.02);
+  p.head_dim = 64, p.seq_len_kv = 131072;  // 2^7 times the keys: 7/16 more
+  EXPECT_DOUBLE_EQ(scaled_tolerance(0.02, p), 0.02 * (1 + 7.0 / 16));
+  // The row says which limit it was judged against.
+  RowSetup setup;
+  setup.problem = p;
+  setup.modes = {TimingMode::wall};
+  setup.tolerance = scaled_tolerance(0.02, p);
+  PassResults r;
+  r.correctness = CorrectnessResult{0.025, "out"};
+  const BackendRecords out = assemble_records(setup, r);
+  EXPECT_EQ(out.rows.at(0).status, Status::ok);
+  EXPECT_DOUBLE_EQ(*out.rows.at(0).tolerance, 0.02 * (1 + 7.0 / 16));
+}
+
 }  // namespace
 }  // namespace attnbench

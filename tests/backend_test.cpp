@@ -1,5 +1,6 @@
 #include <attnbench/sdpa/forced_sdpa.hpp>
 #include "base/names.hpp"
+#include "base/problem.hpp"
 #include "measure/op_counter.hpp"
 #include "test_support.hpp"
 
@@ -58,6 +59,27 @@ TEST(CpuBackends, ReferenceCatchesAWrongOutput) {
   EXPECT_GT(forward_error(in, out).rel_err, 1e-2);
   out[0][0][0] = std::numeric_limits<float>::quiet_NaN();
   EXPECT_TRUE(std::isnan(forward_error(in, out).rel_err));
+}
+
+// The tolerance grows with the reductions so that correct bf16 arithmetic passes at head_dim 128
+// (naive rounds the unscaled scores to bf16), while a mask off by one key or a dropped softmax
+// scale still fails it by far.
+TEST(CpuBackends, ScaledToleranceTakesCorrectBf16AndCatchesPlantedErrors) {
+  c10::InferenceMode guard;
+  const Problem p = problem(2, 4, 256, 128, DType::bf16, true, Device::cpu);
+  const double tol = scaled_tolerance(default_tolerances().at(DType::bf16), p);
+  EXPECT_DOUBLE_EQ(tol, 0.02 * std::sqrt(2.0));
+  for (uint64_t seed : {7u, 8u, 9u}) {
+    const InputTensors in = make_inputs(p, seed);
+    const double good = forward_error(in, backend("naive").forward(in.view())).rel_err;
+    EXPECT_LT(good, tol) << seed;
+    // Off by one: every query sees one key more than causal allows.
+    const at::Tensor wider = at::ones_like(in.causal_mask).triu(2);
+    const Inputs off_by_one{in.q, in.k, in.v, &wider, in.scale};
+    EXPECT_GT(forward_error(in, backend("naive").forward(off_by_one)).rel_err, 10 * tol) << seed;
+    const Inputs no_scale{in.q, in.k, in.v, &in.causal_mask, 1.0};
+    EXPECT_GT(forward_error(in, backend("naive").forward(no_scale)).rel_err, 10 * tol) << seed;
+  }
 }
 
 // The study: naive is five ops and copies the scores in masked_fill; inplace is the same five ops

@@ -3,6 +3,7 @@
 #include "base/names.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace attnbench {
 
@@ -29,6 +30,13 @@ double attended_pairs(const Problem& p) {
   const double rows = s - first;
   if (rows > 0) pairs = rows * (offset + 1) + (first + s - 1) * rows / 2;
   return pairs;
+}
+
+double scaled_tolerance(double base, const Problem& p) {
+  const double dim = std::max(1.0, std::sqrt(static_cast<double>(p.head_dim) / 64.0));
+  const double keys = static_cast<double>(p.seq_len_kv);
+  const double length = keys > 1024 ? 1 + std::log2(keys / 1024) / 16 : 1.0;
+  return base * dim * length;
 }
 
 double attention_flop(const Problem& p) {

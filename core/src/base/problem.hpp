@@ -23,4 +23,12 @@ double attended_pairs(const Problem& problem);
 // products instead of two).
 double attention_flop(const Problem& problem);
 
+// The limit for a row's rel_err: the dtype's `base` (config `tolerance:`, set for head_dim 64 and
+// a reduction of up to 1024 keys) grown with the problem's reductions. Rounding the unscaled
+// scores q.k (magnitude ~ sqrt(head_dim)) costs in proportion to sqrt(head_dim) (on the H200 naive
+// bf16 reached 0.0166 at d64 and 0.0222 at d128); longer key reductions add a slow, logarithmic
+// margin: base x sqrt(head_dim / 64) x (1 + log2(seq_len_kv / 1024) / 16) past 1024 keys (and
+// never below base). A wrong mask or a dropped scale is off by 0.3 or more and still fails.
+double scaled_tolerance(double base, const Problem& problem);
+
 }  // namespace attnbench

@@ -74,7 +74,7 @@ RowSetup row_setup(const std::string& point_id, const Problem& problem, const st
   setup.modes = problem.device == Device::cuda ? options.measurement.timing_modes
                                                : std::vector<TimingMode>{TimingMode::wall};
   if (auto it = options.tolerance.find(problem.dtype); it != options.tolerance.end())
-    setup.tolerance = it->second;
+    setup.tolerance = scaled_tolerance(it->second, problem);
   setup.peak_tflops =
       problem.dtype == DType::fp8_e4m3 ? options.peak_tflops_fp8 : options.peak_tflops;
   setup.keep_samples = options.measurement.keep_samples;
