@@ -105,22 +105,51 @@ TEST(Compare, RunAgainstRunJoinsRowsAndJudgesEachAgainstItsNoise) {
 }
 
 // Without samples the interval is the ratio times or over (1 + band), the band the two rows' noise
-// added and at least 1%; the verdict is where that interval lies against the threshold.
+// added and at least 1%; the verdict is where that interval lies against the threshold. Single
+// runs know nothing of run-to-run drift: better or worse must hold with the interval widened by
+// the threshold too, else the row is unsure and says how many repetitions would tell.
 TEST(Compare, WithoutSamplesTheIntervalComesFromBothNoises) {
   const CsvTable base = table({timed("flash", 512, 1.0, 0.001), timed("flash", 1024, 1.0, 0.03),
-                               timed("flash", 2048, 1.0, 0.01)},
+                               timed("flash", 2048, 1.0, 0.01), timed("flash", 4096, 1.0, 0.001)},
                               "a.csv");
   const CsvTable next = table({timed("flash", 512, 1.07, 0.002), timed("flash", 1024, 1.05, 0.01),
-                               timed("flash", 2048, 1.02, 0.01)},
+                               timed("flash", 2048, 1.02, 0.01), timed("flash", 4096, 1.3, 0.001)},
                               "b.csv");
   const Comparison c = compare_reports(base, next, with({"time_ms_median"}));
   const ComparedRow& quiet = find(c.metrics[0], "flash", "s512");
-  EXPECT_DOUBLE_EQ(quiet.band, 0.01);        // 0.3% of noise: the 1% floor applies
-  EXPECT_EQ(quiet.verdict, Verdict::worse);  // [1.059, 1.081]: all beyond 5%
+  EXPECT_DOUBLE_EQ(quiet.band, 0.01);  // 0.3% of noise: the 1% floor applies
+  // [1.059, 1.081] is beyond 5%, but not [1.009, 1.135], which allows the drift of a single run.
+  EXPECT_EQ(quiet.verdict, Verdict::unsure);
+  EXPECT_EQ(quiet.why_unsure, "single runs: drift unknown");
+  // 2 x (2.5 x 1% spread / (ln 1.07 - ln 1.05))^2 = 3.5: 4 repetitions a side.
+  EXPECT_EQ(quiet.repetitions_needed, 4);
+  EXPECT_EQ(find(c.metrics[0], "flash", "s4096").verdict, Verdict::worse);  // a planted 30%
   const ComparedRow& noisy = find(c.metrics[0], "flash", "s1024");
   EXPECT_DOUBLE_EQ(noisy.band, 0.04);
   EXPECT_EQ(noisy.verdict, Verdict::unsure);  // [1.010, 1.092] straddles 5%
   EXPECT_EQ(find(c.metrics[0], "flash", "s2048").verdict, Verdict::same);  // [1.000, 1.040]
+}
+
+// A measurement that missed its noise target cannot be called better or worse from one run (its
+// own interval is not to be trusted); with repetitions the spread between them decides.
+TEST(Compare, AMissedNoiseTargetIsUnsureWithoutRepetitions) {
+  Row slow = timed("flash", 512, 1.3, 0.01);
+  slow.flags = "noise_target_missed";
+  const Comparison one = compare_reports(table({timed("flash", 512, 1.0, 0.01)}, "a.csv"),
+                                         table({slow}, "b.csv"), with({"time_ms_median"}));
+  EXPECT_EQ(one.metrics[0].rows[0].verdict, Verdict::unsure);
+  EXPECT_EQ(one.metrics[0].rows[0].why_unsure, "a measurement missed its noise target");
+  std::vector<Row> base, next;
+  for (int rep = 0; rep < 5; ++rep) {
+    Row b = timed("flash", 512, 1.0 + 0.002 * rep, 0.01), n = slow;
+    b.repetition = n.repetition = rep;
+    n.time_ms_median = 1.3 + 0.002 * rep;
+    base.push_back(b), next.push_back(n);
+  }
+  const Comparison repeated =
+      compare_reports(table(base, "a.csv"), table(next, "b.csv"), with({"time_ms_median"}));
+  EXPECT_EQ(repeated.metrics[0].rows[0].interval_from, IntervalBasis::repetitions);
+  EXPECT_EQ(repeated.metrics[0].rows[0].verdict, Verdict::worse);
 }
 
 TEST(Compare, TheThresholdDecidesWhatCounts) {
@@ -129,8 +158,10 @@ TEST(Compare, TheThresholdDecidesWhatCounts) {
   EXPECT_EQ(compare_reports(base, next, with({"time_ms_median"})).metrics[0].rows[0].verdict,
             Verdict::same);  // inside the default 5%
   CompareOptions strict = with({"time_ms_median"});
-  strict.threshold_pct = 1;
-  EXPECT_EQ(compare_reports(base, next, strict).metrics[0].rows[0].verdict, Verdict::worse);
+  strict.threshold_pct = 1;  // [1.02, 1.04] clears 1%, but not with a single run's 1% of drift
+  EXPECT_EQ(compare_reports(base, next, strict).metrics[0].rows[0].verdict, Verdict::unsure);
+  const CsvTable further = table({timed("flash", 512, 1.05, 0.005)}, "c.csv");  // [1.04, 1.06]
+  EXPECT_EQ(compare_reports(base, further, strict).metrics[0].rows[0].verdict, Verdict::worse);
   strict.threshold_pct = 3;
   EXPECT_EQ(compare_reports(base, next, strict).metrics[0].rows[0].verdict, Verdict::unsure);
 }
@@ -139,11 +170,11 @@ TEST(Compare, RegressionNeedsWorseBeyondTheBandAndBeyondThePercentage) {
   const CsvTable base = table(
       {timed("a", 1, 1.0, 0.01), timed("a", 2, 1.0, 0.01), timed("a", 3, 1.0, 0.01)}, "a.csv");
   const CsvTable next = table(
-      {timed("a", 1, 1.08, 0.01), timed("a", 2, 1.12, 0.01), timed("a", 3, 0.5, 0.01)}, "b.csv");
-  const Comparison c = compare_reports(base, next, with({"time_ms_median"}, 10));
+      {timed("a", 1, 1.13, 0.01), timed("a", 2, 1.18, 0.01), timed("a", 3, 0.5, 0.01)}, "b.csv");
+  const Comparison c = compare_reports(base, next, with({"time_ms_median"}, 14));
   EXPECT_EQ(find(c.metrics[0], "a", "s1").verdict, Verdict::worse);
-  EXPECT_FALSE(find(c.metrics[0], "a", "s1").regression);  // 8% worse: under 10%
-  EXPECT_TRUE(find(c.metrics[0], "a", "s2").regression);   // 12% worse
+  EXPECT_FALSE(find(c.metrics[0], "a", "s1").regression);  // 13% worse: under 14%
+  EXPECT_TRUE(find(c.metrics[0], "a", "s2").regression);   // 18% worse
   EXPECT_FALSE(find(c.metrics[0], "a", "s3").regression);  // 50% better
   EXPECT_EQ(c.regressions, 1);
   EXPECT_EQ(compare_reports(base, next, with({"time_ms_median"})).regressions,
@@ -197,7 +228,12 @@ TEST(Compare, HostTimeNoiseComesFromItsQuantiles) {
   EXPECT_DOUBLE_EQ(c.metrics[0].rows[0].threshold, 0.35);  // host time moves more run to run
   EXPECT_EQ(c.metrics[0].rows[0].verdict, Verdict::same);  // [1.045, 1.265] inside 35%
   CompareOptions strict = with({"cpu_us_median"});
-  strict.threshold_pct = 4;
+  strict.threshold_pct =
+      4;  // [1.045, 1.265] clears 4%; with a single run's 4% of drift it does not
+  EXPECT_EQ(
+      compare_reports(table({a}, "a.csv"), table({b}, "b.csv"), strict).metrics[0].rows[0].verdict,
+      Verdict::unsure);
+  b.cpu_us_median = b.cpu_us_p10 = b.cpu_us_p90 = 12.5;  // [1.136, 1.375]: clears it either way
   EXPECT_EQ(
       compare_reports(table({a}, "a.csv"), table({b}, "b.csv"), strict).metrics[0].rows[0].verdict,
       Verdict::worse);
@@ -603,9 +639,9 @@ TEST(Compare, ATableWithoutASchemaVersionIsNoReport) {
 
 TEST(Compare, TheRegressionThresholdIsInPercent) {
   const CsvTable a = table({timed("flash", 512, 1.0, 0.001)}, "a.csv");
-  const CsvTable b = table({timed("flash", 512, 1.104, 0.001)}, "b.csv");  // 10.4% slower
-  EXPECT_EQ(compare_reports(a, b, with({"time_ms_median"}, 10.5)).regressions, 0);
-  EXPECT_EQ(compare_reports(a, b, with({"time_ms_median"}, 10.3)).regressions, 1);
+  const CsvTable b = table({timed("flash", 512, 1.204, 0.001)}, "b.csv");  // 20.4% slower
+  EXPECT_EQ(compare_reports(a, b, with({"time_ms_median"}, 20.5)).regressions, 0);
+  EXPECT_EQ(compare_reports(a, b, with({"time_ms_median"}, 20.3)).regressions, 1);
 }
 
 TEST(Compare, LabelsSayWhichSideIsWhich) {

@@ -112,6 +112,33 @@ Verdict verdict_of(double low, double high, double threshold, bool higher_is_bet
   return Verdict::unsure;
 }
 
+// Without repetitions the interval knows only each run's own samples, not how far two runs of the
+// same code drift apart (on the H200 up to 4.5%, on a busy 2-core machine a third). So a single
+// run's better or worse is held to more: it must hold with the interval widened by the metric's
+// threshold (the drift it allows), and a row whose measurement missed its noise target cannot be
+// called at all. Else it is `unsure`, saying why and how many repetitions per side would tell.
+void judge_single_runs(ComparedRow& row, const Metric& metric, const Group& bg, const Group& cg,
+                       const CsvTable& bt, const CsvTable& ct) {
+  if (row.verdict != Verdict::better && row.verdict != Verdict::worse) return;
+  const bool missed = row.flags.find("noise_target_missed") != std::string::npos;
+  const Verdict widened =
+      verdict_of(row.ci_low / (1 + row.threshold), row.ci_high * (1 + row.threshold), row.threshold,
+                 metric.higher_is_better);
+  if (!missed && widened == row.verdict) return;
+  row.verdict = Verdict::unsure;
+  row.why_unsure = missed ? "a measurement missed its noise target" : "single runs: drift unknown";
+  // Repetitions per side for a t-interval (t ~ 2.5 at few repetitions) of the observed change to
+  // clear the threshold, the runs' spread taken as at least each row's noise and 1%.
+  const double margin = std::abs(std::log(row.ratio)) - std::log(1 + row.threshold);
+  double spread = 0.01;
+  for (size_t r : bg) spread = std::max(spread, noise(bt, r, metric));
+  for (size_t r : cg) spread = std::max(spread, noise(ct, r, metric));
+  row.repetitions_needed =
+      margin <= 0
+          ? 0
+          : std::max(3, static_cast<int>(std::ceil(2 * std::pow(2.5 * spread / margin, 2))));
+}
+
 ComparedRow judge(const CsvTable& bt, const Group& bg, const CsvTable& ct, const Group& cg,
                   const Metric& metric, const CompareOptions& options, const SampleSets& bs,
                   const SampleSets& cs, std::optional<RatioInterval>& time_interval) {
@@ -177,6 +204,8 @@ ComparedRow judge(const CsvTable& bt, const Group& bg, const CsvTable& ct, const
     return row;
   }
   row.verdict = verdict_of(row.ci_low, row.ci_high, row.threshold, metric.higher_is_better);
+  if (!metric.deterministic() && row.interval_from != IntervalBasis::repetitions)
+    judge_single_runs(row, metric, bg, cg, bt, ct);
   const double change = metric.higher_is_better ? 1 / row.ratio - 1 : row.ratio - 1;
   row.regression = row.verdict == Verdict::worse && options.fail_on_regression_pct &&
                    change * 100 > *options.fail_on_regression_pct;

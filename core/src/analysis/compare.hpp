@@ -75,6 +75,10 @@ struct ComparedRow {
   double threshold = 0;     // the metric's (or --threshold's), as a fraction
   bool regression = false;  // worse, and by more than fail_on_regression_pct
   std::string flags;        // the two rows' flags, each once (clock_throttled, noise_target_missed)
+  // `unsure` without repetitions: why the data cannot tell, and the repetitions per side that
+  // would (0: none would, the change is inside the threshold).
+  std::string why_unsure;
+  int repetitions_needed = 0;
 };
 
 struct Geomean {

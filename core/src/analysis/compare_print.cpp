@@ -60,7 +60,9 @@ void print_json(const Comparison& c, std::ostream& out) {
                       {"regression", r.regression},
                       {"base_status", r.base_status},
                       {"new_status", r.candidate_status},
-                      {"flags", r.flags}});
+                      {"flags", r.flags},
+                      {"why_unsure", r.why_unsure},
+                      {"repetitions_needed", r.repetitions_needed}});
     }
     for (const auto& g : mc.geomeans)
       geomeans.push_back({{"backend", g.backend},
@@ -125,6 +127,29 @@ void print_comparison(const Comparison& c, std::ostream& out, CompareFormat form
     out << '\n';
     summary.print(out, markdown);
     out << '\n';
+    // When the data cannot tell: how many rows, why, and how many repetitions would.
+    int single = 0, missed = 0, needed = 0, hopeless = 0;
+    for (const auto& row : mc.rows) {
+      if (row.why_unsure.empty()) continue;
+      (row.why_unsure.find("noise target") != std::string::npos ? missed : single) += 1;
+      if (row.repetitions_needed == 0)
+        ++hopeless;
+      else
+        needed = std::max(needed, row.repetitions_needed);
+    }
+    if (single + missed > 0) {
+      out << single + missed << " row(s) unsure because the data cannot tell: " << single
+          << " compare single runs, whose run-to-run drift is unknown (their intervals allow the "
+             "threshold for it), "
+          << missed << " missed their noise target.";
+      if (needed > 0)
+        out << " Both reports with --repetitions " << needed
+            << " would tell the largest of these changes from drift";
+      if (hopeless > 0)
+        out << (needed > 0 ? "; " : " ") << hopeless
+            << " moved less than the threshold: no repetitions make them better or worse";
+      out << ".\n\n";
+    }
   }
   if (c.fail_on_regression_pct)
     out << c.regressions
