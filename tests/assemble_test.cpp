@@ -233,5 +233,36 @@ TEST(Tolerance, GrowsWithHeadDimAndKeysAndNeverFallsBelowTheBase) {
   EXPECT_DOUBLE_EQ(*out.rows.at(0).tolerance, 0.02 * (1 + 7.0 / 16));
 }
 
+// A backend whose work runs on a stream of its own: the events saw 1.3 us per call, CUPTI 120 us.
+// The row is flagged and takes the kernels pass's span; an honest row is left alone.
+TEST(UntimedWork, CuptiTimeBeyondTheTimedTimeFlagsTheRowAndReplacesItsTimes) {
+  RowSetup setup;
+  setup.problem.device = Device::cuda;
+  setup.problem.batch = setup.problem.heads = 1, setup.problem.seq_len = 1024;
+  setup.problem.seq_len_kv = 1024, setup.problem.head_dim = 64;
+  setup.modes = {TimingMode::cold};
+  PassResults r;
+  TimingResult t;
+  t.mode = TimingMode::cold;
+  t.summary.median = 0.0013, t.summary.p10 = 0.0012, t.summary.p90 = 0.0014;
+  t.summary.rel_noise = 0.02, t.summary.count = 20, t.converged = true;
+  r.timing.push_back({TimingMode::cold, t, std::nullopt});
+  KernelsResult k;
+  k.kernels_per_call = 1, k.gpu_us_per_call = 120;
+  k.gpu_span_us_per_call = 125, k.gpu_span_us_min = 121, k.gpu_span_us_max = 130;
+  r.kernels = k;
+  const Row fooled = assemble_records(setup, r).rows.at(0);
+  EXPECT_NE(fooled.flags.find("untimed_gpu_work"), std::string::npos) << fooled.flags;
+  EXPECT_DOUBLE_EQ(*fooled.time_ms_median, 0.125);
+  EXPECT_DOUBLE_EQ(*fooled.time_ms_p10, 0.121);
+  EXPECT_DOUBLE_EQ(*fooled.gpu_us_per_call, 120);
+  EXPECT_DOUBLE_EQ(*fooled.tflops, *fooled.gflop / 0.125);
+  // Timed 0.13 ms for 120 us of kernels (launch gaps, event overhead): honest, not flagged.
+  r.timing[0].result->summary.median = 0.13;
+  const Row honest = assemble_records(setup, r).rows.at(0);
+  EXPECT_EQ(honest.flags.find("untimed_gpu_work"), std::string::npos) << honest.flags;
+  EXPECT_DOUBLE_EQ(*honest.time_ms_median, 0.13);
+}
+
 }  // namespace
 }  // namespace attnbench

@@ -433,16 +433,16 @@ TEST_F(Cli, SamplesFileHoldsEveryTimingSample) {
 }
 
 TEST_F(Cli, RowsEndingWrongOrErrorExitOneAndKeepEveryRow) {
-  const std::string config = write("f.yaml", small_sweep("naive, zeros, throws"));
+  const std::string config = write("f.yaml", small_sweep("naive, zeros, throws, cached"));
   const Result r =
       run("run " + config + " --plugin-dir " +
           plugin_folder(dir_, {"naive"}, {ATTNBENCH_FAULTY_PLUGIN_DIR}) + " -o " + path("f.csv"));
   EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_NE(r.output.find("4 row(s) ended error, oom, wrong, crashed or timeout"),
+  EXPECT_NE(r.output.find("6 row(s) ended error, oom, wrong, crashed or timeout"),
             std::string::npos)
       << r.output;
   const auto rows = rows_of(path("f.csv"));
-  ASSERT_EQ(rows.size(), 6u);
+  ASSERT_EQ(rows.size(), 8u);
   for (const auto& [key, row] : rows) {
     if (row.at("backend") == "naive") EXPECT_EQ(row.at("status"), "ok") << key;
     if (row.at("backend") == "zeros") {
@@ -450,6 +450,12 @@ TEST_F(Cli, RowsEndingWrongOrErrorExitOneAndKeepEveryRow) {
       EXPECT_NE(row.at("reason").find("above the fp32 tolerance"), std::string::npos)
           << row.at("reason");
       EXPECT_FALSE(row.at("time_ms_median").empty()) << key;  // a wrong answer is still timed
+    }
+    if (row.at("backend") == "cached") {  // right at the first call, then stale
+      EXPECT_EQ(row.at("status"), "wrong") << key;
+      EXPECT_LT(std::stod(row.at("rel_err")), 1e-4) << key;
+      EXPECT_NE(row.at("reason").find("the output does not follow the inputs"), std::string::npos)
+          << row.at("reason");
     }
     if (row.at("backend") == "throws") {
       EXPECT_EQ(row.at("status"), "error") << key;

@@ -130,6 +130,8 @@ TEST(Fields, TheCsvHeadersAreSchemaEight) {
                                          "kernels_per_call",
                                          "memcpy_per_call",
                                          "memset_per_call",
+                                         "gpu_us_per_call",
+                                         "gpu_span_us_per_call",
                                          "occupancy_pct",
                                          "peak_mem_mib",
                                          "rel_err",

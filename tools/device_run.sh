@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds attnbench on the GPU machine and runs the named steps, copying results to $OUT.
 # Usage (from the repository root there): tools/device_run.sh STEP... with steps among
-#   deps build tests seed study hosttime seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults isolation
+#   deps build tests seed study hosttime seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults probes isolation hopper hopper-check hopper-prefill hopper-decode
 # tests writes results/h200/tests.txt (ctest) and results/h200/gpu-tests.txt (the GPU tests' own output).
 # The device machine has no .git: pass the commit as ATTNBENCH_GIT_SHA.
 set -uo pipefail
@@ -149,6 +149,14 @@ for step in "$@"; do
         --benchmark_enable_random_interleaving=true --benchmark_min_time=0.1 --benchmark_report_aggregates_only=true \
         --benchmark_out=results/h200/plugin_overhead.json --benchmark_out_format=json 2>&1 | tee results/h200/plugin_overhead.txt
       python3 tools/plugin_overhead_summary.py results/h200/plugin_overhead.json | tee -a results/h200/plugin_overhead.txt
+      ;;
+    probes)
+      log probes
+      # Backends that fool a naive harness (a cached output, work on a side stream) beside honest ones.
+      mkdir -p /tmp/attnbench-probes && cp "$build"/plugins/*.so "$build"/tests/faulty_plugins/*.so /tmp/attnbench-probes/
+      "$build/attnbench" run configs/probes.yaml --force --plugin-dir /tmp/attnbench-probes \
+        -o results/h200/probes.csv 2>"$out/probes.stderr" | tee results/h200/probes.summary.txt | tail -30
+      echo "exit code ${PIPESTATUS[0]} (1 expected: the cached rows are wrong)"
       ;;
     faults)
       log faults

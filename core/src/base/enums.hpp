@@ -39,6 +39,7 @@ enum class Flag {
   kernel_set_varies,
   above_peak,
   clock_throttled,
+  untimed_gpu_work,    // CUPTI saw more GPU time per call than the timed events
   host_clock_differs,  // compare only
   host_preempted,      // compare only
 };

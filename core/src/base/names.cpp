@@ -77,6 +77,7 @@ const std::vector<EnumName<Flag>>& name_table() {
                                                 {Flag::kernel_set_varies, "kernel_set_varies"},
                                                 {Flag::above_peak, "above_peak"},
                                                 {Flag::clock_throttled, "clock_throttled"},
+                                                {Flag::untimed_gpu_work, "untimed_gpu_work"},
                                                 {Flag::host_clock_differs, "host_clock_differs"},
                                                 {Flag::host_preempted, "host_preempted"}};
   return t;
@@ -92,6 +93,10 @@ const char* flag_doc(Flag flag) {
     case Flag::clock_throttled:
       return "the SM clock fell by more than 3% during the timing pass (power, heat): the times "
              "are of a slower GPU";
+    case Flag::untimed_gpu_work:
+      return "the kernels pass saw more GPU time per call (gpu_us_per_call) than the timed events "
+             "did, beyond their noise: work on a stream the timing did not cover. time_ms_* are "
+             "then the kernels pass's span per call (gpu_span_us_per_call), tflops with them";
     case Flag::host_clock_differs:
       return "compare, host time: the two rows' worker cores ran at clocks (host_mhz) more than "
              "5% apart";

@@ -30,6 +30,10 @@ struct CorrectnessResult {
   // largest normwise error of dq, dk, dv per head. NaN: a non-finite value.
   double rel_err = 0;
   std::string worst = "out";  // where rel_err was found: out, dq, dk or dv
+  // Forward: the error of a call made after the timed ones, with q, k and v changed in place to
+  // fresh values, against the reference of those: a backend returning a cached or stale output
+  // passes the first check and fails this one.
+  std::optional<double> fresh_rel_err;
 };
 
 struct WarmupResult {
@@ -101,6 +105,10 @@ struct TraceResult {
 
 struct KernelsResult {
   double kernels_per_call = 0, memcpy_per_call = 0, memset_per_call = 0;
+  // GPU time of a call's kernels, memcpys and memsets added up, and its span (the first one's start
+  // to the last one's end), per call: the device is idle between the traced calls.
+  double gpu_us_per_call = 0, gpu_span_us_per_call = 0;
+  double gpu_span_us_min = 0, gpu_span_us_max = 0;  // over the traced calls
   std::vector<KernelRow> kernels;  // point_id, backend and run left to the row assembly
   bool same_every_call = true;
   std::string difference;  // when not: what differed

@@ -100,6 +100,9 @@ void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResu
     }
   }
   pass(m.wants(Pass::cpu), "cpu", [&] { r.cpu = cpu_pass(ctx); });
+  pass(r.correctness && !ctx.backward, "fresh inputs", [&] {
+    r.correctness->fresh_rel_err = fresh_inputs_pass(ctx, seed ^ 0x9e3779b97f4a7c15ULL);
+  });
   pass(m.wants(Pass::memory) && ctx.on_cuda(), "memory", [&] { r.memory = memory_pass(ctx); });
   pass(m.wants(Pass::ops), "ops", [&] { r.ops = ops_pass(ctx); });
   pass(m.wants(Pass::kernels) && ctx.on_cuda() && cupti_available(), "kernels",

@@ -135,6 +135,11 @@ const std::vector<Field<Row>>& row_fields() {
                    count()),
             judged(field("memset_per_call", &Row::memset_per_call, "count", "GPU memsets per call"),
                    count()),
+            field("gpu_us_per_call", &Row::gpu_us_per_call, "us",
+                  "a call's kernel, memcpy and memset durations added up (CUPTI, kernels pass): "
+                  "GPU time without launch gaps or event overhead"),
+            field("gpu_span_us_per_call", &Row::gpu_span_us_per_call, "us",
+                  "from a call's first GPU activity's start to its last one's end (kernels pass)"),
             field("occupancy_pct", &Row::occupancy_pct, "%",
                   "theoretical occupancy of the kernel with the most GPU time per call"),
             judged(field("peak_mem_mib", &Row::peak_mem_mib, "MiB",

@@ -59,6 +59,9 @@ struct PassContext {
 void first_call_pass(PassContext& ctx, uint64_t seed);
 // The result of the first call against float64 attention (or its gradients) on a slice.
 CorrectnessResult correctness_pass(PassContext& ctx);
+// Changes q, k and v in place to fresh random values (same tensors, same scales), makes one call and
+// returns its error against the reference of the new values.
+double fresh_inputs_pass(PassContext& ctx, uint64_t seed);
 // Calls for at least warmup_ms (module loading, plan selection, allocator growth stay out of the
 // numbers).
 WarmupResult warmup_pass(PassContext& ctx);
