@@ -401,7 +401,7 @@ TEST(Config, DefaultTolerances) {
   EXPECT_EQ(
       default_tolerances(),
       (std::map<DType, double>{
-          {DType::bf16, 2e-2}, {DType::f16, 5e-3}, {DType::f32, 1e-4}, {DType::fp8_e4m3, 1e-1}}));
+          {DType::bf16, 2e-2}, {DType::f16, 5e-3}, {DType::f32, 1e-4}, {DType::fp8_e4m3, 8e-2}}));
 }
 
 TEST(Config, NoSuggestionWithoutANearMiss) {

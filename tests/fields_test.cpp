@@ -134,6 +134,7 @@ TEST(Fields, TheCsvHeadersAreSchemaEight) {
                                          "gpu_span_us_per_call",
                                          "occupancy_pct",
                                          "peak_mem_mib",
+                                         "peak_reserved_mib",
                                          "rel_err",
                                          "tolerance",
                                          "fp8_scale_q",

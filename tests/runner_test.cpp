@@ -223,7 +223,7 @@ TEST(Runner, ToldEachPassAsItStarts) {
   runner.measure(point(problem(1, 1, 32, 16, DType::f32, true, Device::cpu)),
                  *test::plugins().find("naive"));
   EXPECT_EQ(passes, (std::vector<std::string>{"supports", "first call", "correctness", "warm-up",
-                                              "wall", "cpu", "ops"}));
+                                              "wall", "cpu", "fresh inputs", "ops"}));
 }
 
 TEST(Runner, KeepsRawSamplesOnRequest) {

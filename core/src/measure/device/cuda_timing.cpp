@@ -162,7 +162,8 @@ struct CapturedCall::Impl {
   }
 };
 
-CapturedCall::CapturedCall(int device, const std::function<void()>& call)
+CapturedCall::CapturedCall(int device, const std::function<void()>& call,
+                           const std::function<void()>& prepare)
     : impl_(std::make_unique<Impl>()) {
   impl_->device = device;
   // A stream of our own: a failed capture must not leave a pooled stream that others reuse.
@@ -173,6 +174,7 @@ CapturedCall::CapturedCall(int device, const std::function<void()>& call)
   const auto stream =
       c10::cuda::getStreamFromExternal(impl_->raw_stream, static_cast<c10::DeviceIndex>(device));
   c10::cuda::CUDAStreamGuard guard(stream);
+  if (prepare) prepare();
   // The side stream must have run the call before capture (allocator, cuDNN plans, cuBLAS handles).
   call();
   cuda_check(cudaStreamSynchronize(impl_->raw_stream), "warm-up before capture");

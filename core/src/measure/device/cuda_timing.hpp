@@ -42,7 +42,10 @@ class CudaTimer {
 class CapturedCall {
  public:
   // Warms up on the private stream, then captures; throws std::runtime_error when capture fails.
-  CapturedCall(int device, const std::function<void()>& call);
+  // `prepare` runs first on the private stream: what the call depends on and must be made there
+  // (a backward pass's forward, whose stream autograd runs the backward on).
+  CapturedCall(int device, const std::function<void()>& call,
+               const std::function<void()>& prepare = {});
   ~CapturedCall();
   CapturedCall(const CapturedCall&) = delete;
   CapturedCall& operator=(const CapturedCall&) = delete;

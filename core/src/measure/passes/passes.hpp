@@ -59,6 +59,10 @@ struct PassContext {
 void first_call_pass(PassContext& ctx, uint64_t seed);
 // The result of the first call against float64 attention (or its gradients) on a slice.
 CorrectnessResult correctness_pass(PassContext& ctx);
+// Empties PyTorch's CUDA caching allocator (what earlier points or passes left cached); never
+// throws.
+void release_cached_memory(const HostInfo& host) noexcept;
+
 // Changes q, k and v in place to fresh random values (same tensors, same scales), makes one call and
 // returns its error against the reference of the new values.
 double fresh_inputs_pass(PassContext& ctx, uint64_t seed);

@@ -14,6 +14,7 @@ TimingResult timing_pass(PassContext& ctx, TimingMode mode, int calls_per_sample
   TimingResult result;
   result.mode = mode;
   auto call = [&] { ctx.call(); };
+  std::unique_ptr<BackwardPass> graph_backward;  // declared first: the graph replays it
   std::unique_ptr<CapturedCall> graph;
   std::function<double()> sample;
   switch (mode) {
@@ -32,7 +33,22 @@ TimingResult timing_pass(PassContext& ctx, TimingMode mode, int calls_per_sample
       break;
     case TimingMode::graph:
       result.calls_per_sample = calls_per_sample;
-      graph = std::make_unique<CapturedCall>(ctx.host.cuda_device, call);
+      // The caching allocator's cache from earlier passes is not the capture's to inherit: a
+      // capture that runs out of memory must be the backend's doing.
+      release_cached_memory(ctx.host);
+      if (ctx.backward) {
+        // Autograd runs a backward on the stream its forward ran on: the forward is made again
+        // on the capture stream, and that BackwardPass is what the graph replays.
+        graph = std::make_unique<CapturedCall>(
+            ctx.host.cuda_device,
+            [&] { graph_backward->run(ctx.inputs.grad_out, ctx.dq, ctx.dk, ctx.dv); },
+            [&] {
+              graph_backward = ctx.backend.prepare_backward(*ctx.view);
+              if (!graph_backward) throw Unsupported("no backward pass to capture");
+            });
+      } else {
+        graph = std::make_unique<CapturedCall>(ctx.host.cuda_device, call);
+      }
       graph->replay_ms(1);  // the first replay uploads the graph
       sample = [&] { return graph->replay_ms(calls_per_sample); };
       break;
