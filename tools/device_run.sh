@@ -150,6 +150,14 @@ for step in "$@"; do
         --benchmark_out=results/h200/plugin_overhead.json --benchmark_out_format=json 2>&1 | tee results/h200/plugin_overhead.txt
       python3 tools/plugin_overhead_summary.py results/h200/plugin_overhead.json | tee -a results/h200/plugin_overhead.txt
       ;;
+    run:*)
+      # Any config: run:NAME runs configs/NAME.yaml into results/h200/NAME.csv.
+      name=${step#run:}
+      log "run $name"
+      "$build/attnbench" run "configs/$name.yaml" --force -o "results/h200/$name.csv" 2>"$out/$name.stderr" \
+        | tee "results/h200/$name.summary.txt" | tail -25
+      echo "exit code ${PIPESTATUS[0]}" | tee -a "results/h200/$name.summary.txt"
+      ;;
     probes)
       log probes
       # Backends that fool a naive harness (a cached output, work on a side stream) beside honest ones.
