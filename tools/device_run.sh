@@ -25,12 +25,13 @@ if [ -f .whl/flashinfer-data.tar.xz ]; then
 fi
 for step in "$@"; do
   case $step in
-    build)
-      log build
+    build|build-run)
+      log "$step"  # build-run: only what `attnbench run` needs (no tests), for a short call
       cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_PREFIX_PATH="$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')" >"$out/cmake.log" 2>&1 \
         || { tail -30 "$out/cmake.log"; exit 1; }
-      ninja -C "$build" -j16 >"$out/build.log" 2>&1 || { grep -E "error|FAILED" -A3 "$out/build.log" | head -60; exit 1; }
+      targets=; [ "$step" = build-run ] && targets=attnbench_runnable
+      ninja -C "$build" -j16 $targets >"$out/build.log" 2>&1 || { grep -E "error|FAILED" -A3 "$out/build.log" | head -60; exit 1; }
       ;;
     tests)
       log tests

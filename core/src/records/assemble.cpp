@@ -80,9 +80,11 @@ void apply_timing(Row& row, const TimingResult& t, std::optional<double> peak_tf
 // the timing's noise allows, the row says so and takes its times from the kernels pass.
 void cover_untimed_work(Row& row, const KernelsResult& k, std::optional<double> peak_tflops) {
   if (row.timing_mode == TimingMode::wall || !row.time_ms_median || k.gpu_us_per_call <= 0) return;
-  // Allowed: the slowest tenth of the timed calls, and 10% more (clocks differ between passes).
-  const double timed_us = std::max(*row.time_ms_median, row.time_ms_p90.value_or(0)) * 1e3;
-  if (k.gpu_us_per_call <= timed_us * 1.1) return;
+  // Allowed: the timing's noise (three robust standard deviations), at least 10% (clocks differ
+  // between passes) and at most 100%: no honest call's kernels take twice its timed time.
+  const double timed_us = *row.time_ms_median * 1e3;
+  const double slack = std::clamp(3 * row.time_rel_noise.value_or(0), 0.1, 1.0);
+  if (k.gpu_us_per_call <= timed_us * (1 + slack)) return;
   row.drop_flag(Flag::above_peak);  // judged on the times the events got wrong
   row.add_flag(Flag::untimed_gpu_work);
   row.time_ms_median = k.gpu_span_us_per_call / 1e3;

@@ -9,6 +9,7 @@
 #include <ATen/cuda/CUDAGeneratorImpl.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/core/InferenceMode.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include "measure/device/cuda_check.hpp"
@@ -178,6 +179,9 @@ CapturedCall::CapturedCall(int device, const std::function<void()>& call,
   // The side stream must have run the call before capture (allocator, cuDNN plans, cuBLAS handles).
   call();
   cuda_check(cudaStreamSynchronize(impl_->raw_stream), "warm-up before capture");
+  // What the warm-up freed stays cached outside the graph's private pool, where the capture
+  // cannot use it: returned to the device first, so a capture fails only for lack of memory.
+  c10::cuda::CUDACachingAllocator::emptyCache();
   impl_->graph = std::make_unique<at::cuda::CUDAGraph>();
   // capture_begin marks the default generator as capturing and only a successful capture_end
   // unmarks it: a failed capture would leave every later random draw in this process refused
