@@ -46,6 +46,17 @@ TEST(KernelRows, CountsEveryKindPerCall) {
   EXPECT_DOUBLE_EQ(r.memset_per_call, 2);
 }
 
+// A call's GPU time is its activities' durations added up; its span runs from its first start to
+// its last end (the device is idle between traced calls).
+TEST(KernelRows, GpuTimeAndSpanPerCall) {
+  GpuTrace t = two_calls();
+  for (size_t i = 0; i < t.activities.size(); ++i)
+    t.activities[i].iteration = static_cast<int>(i / 6);
+  const KernelsResult r = kernel_records(t, [](const GpuActivity&) { return 12.5; });
+  EXPECT_DOUBLE_EQ(r.gpu_us_per_call, (8100.0 + 10100.0) / 2 / 1000);  // ns to us
+  EXPECT_DOUBLE_EQ(r.gpu_span_us_per_call, 50.3);
+}
+
 TEST(KernelRows, OneRowPerKindNameAndLaunchShape) {
   int occupancy_asked = 0;
   const KernelsResult r = kernel_records(two_calls(), [&](const GpuActivity& a) {

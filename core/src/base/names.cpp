@@ -96,7 +96,7 @@ const char* flag_doc(Flag flag) {
     case Flag::untimed_gpu_work:
       return "the kernels pass saw more GPU time per call (gpu_us_per_call) than the timed events "
              "did, beyond their noise: work on a stream the timing did not cover. time_ms_* are "
-             "then the kernels pass's span per call (gpu_span_us_per_call), tflops with them";
+             "then the kernels pass's GPU time per call (gpu_us_per_call), tflops with them";
     case Flag::host_clock_differs:
       return "compare, host time: the two rows' worker cores ran at clocks (host_mhz) more than "
              "5% apart";

@@ -108,7 +108,6 @@ struct KernelsResult {
   // GPU time of a call's kernels, memcpys and memsets added up, and its span (the first one's start
   // to the last one's end), per call: the device is idle between the traced calls.
   double gpu_us_per_call = 0, gpu_span_us_per_call = 0;
-  double gpu_span_us_min = 0, gpu_span_us_max = 0;  // over the traced calls
   std::vector<KernelRow> kernels;  // point_id, backend and run left to the row assembly
   bool same_every_call = true;
   std::string difference;  // when not: what differed

@@ -87,10 +87,10 @@ void cover_untimed_work(Row& row, const KernelsResult& k, std::optional<double> 
   if (k.gpu_us_per_call <= timed_us * (1 + slack)) return;
   row.drop_flag(Flag::above_peak);  // judged on the times the events got wrong
   row.add_flag(Flag::untimed_gpu_work);
-  row.time_ms_median = k.gpu_span_us_per_call / 1e3;
-  row.time_ms_p10 = k.gpu_span_us_min / 1e3, row.time_ms_p90 = k.gpu_span_us_max / 1e3;
-  row.time_rel_spread = (k.gpu_span_us_max - k.gpu_span_us_min) / k.gpu_span_us_per_call;
-  row.time_rel_noise.reset();  // a few traced calls: no noise estimate
+  // The GPU time of the call's activities: what the events missed. (Not the span: under CUPTI the
+  // host launches slowly, and the gaps between a call's launches stretch it.)
+  row.time_ms_median = row.time_ms_p10 = row.time_ms_p90 = k.gpu_us_per_call / 1e3;
+  row.time_rel_spread.reset(), row.time_rel_noise.reset();  // a few traced calls: no spread
   row.tflops.reset(), row.pct_of_peak.reset();
   apply_rate(row, peak_tflops);
 }

@@ -139,7 +139,8 @@ const std::vector<Field<Row>>& row_fields() {
                   "a call's kernel, memcpy and memset durations added up (CUPTI, kernels pass): "
                   "GPU time without launch gaps or event overhead"),
             field("gpu_span_us_per_call", &Row::gpu_span_us_per_call, "us",
-                  "from a call's first GPU activity's start to its last one's end (kernels pass)"),
+                  "from a call's first GPU activity's start to its last one's end (kernels pass; "
+                  "the gaps between launches are the host's under CUPTI, which slows it)"),
             field("occupancy_pct", &Row::occupancy_pct, "%",
                   "theoretical occupancy of the kernel with the most GPU time per call"),
             judged(field("peak_mem_mib", &Row::peak_mem_mib, "MiB",

@@ -39,12 +39,8 @@ KernelsResult kernel_records(const GpuTrace& trace, const OccupancyFn& occupancy
   }
   records.gpu_us_per_call = busy_ns / calls / 1e3;
   double span_sum = 0;
-  for (const auto& [call, span] : spans) {
-    const double us = static_cast<double>(span.second - span.first) / 1e3;
-    span_sum += us;
-    records.gpu_span_us_min = span_sum == us ? us : std::min(records.gpu_span_us_min, us);
-    records.gpu_span_us_max = std::max(records.gpu_span_us_max, us);
-  }
+  for (const auto& [call, span] : spans)
+    span_sum += static_cast<double>(span.second - span.first) / 1e3;
   records.gpu_span_us_per_call = span_sum / calls;
   records.kernels_per_call = kernels / calls;
   records.memcpy_per_call = memcpys / calls;
