@@ -10,11 +10,21 @@
 namespace attnbench {
 namespace {
 
+std::filesystem::path temp_dir() {
+  return std::filesystem::temp_directory_path() / ("attnbench-csv-" + std::to_string(::getpid()));
+}
+
+// The folder goes when the test process ends (ctest runs each test in a process of its own).
+struct RemoveTempDir {
+  ~RemoveTempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(temp_dir(), ec);
+  }
+} remove_temp_dir;
+
 std::string temp_path(const std::string& name) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("attnbench-csv-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
+  std::filesystem::create_directories(temp_dir());
+  return (temp_dir() / name).string();
 }
 
 TEST(Csv, EscapesOnlyWhatNeedsIt) {

@@ -164,9 +164,8 @@ const std::vector<Field<Row>>& row_fields() {
             judged(field("tflops", &Row::tflops, "TFLOP/s", "gflop / time_ms_median"),
                    gpu_time(true, true)),
             judged(field("pct_of_peak", &Row::pct_of_peak, "%",
-                         "tflops against the matmul peak of the row's dtype: fp8 rows against the "
-                         "fp8 one "
-                         "(attnbench calibrate, or peak_tflops and peak_tflops_fp8)"),
+                         "tflops against the matmul peak of the row's dtype: fp8 rows against "
+                         "the fp8 one (attnbench calibrate, or peak_tflops and peak_tflops_fp8)"),
                    gpu_time(true, true)),
             field("sm_clock_mhz_start", &Row::sm_clock_mhz_start, "MHz",
                   "SM clock (NVML) when the timing pass started"),
