@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Who wins where: for each point of a report, the fastest `ok` backend in one timing mode, its
-TFLOP/s and the runner-up's, as a markdown table; and per backend the host time per call.
+"""Who wins where: per shape family (prefill per dtype, decode) how many points each backend wins;
+for each point of a report the fastest `ok` backend in one timing mode, its TFLOP/s and the
+runner-up's, as a markdown table; and per backend and family the host time per call.
 
-    tools/who_wins.py results/h200/hopper/hopper-prefill.csv [--mode cold]
+    tools/who_wins.py results/h200/hopper/hopper.csv [--mode cold]
 """
 import argparse
 import csv
@@ -22,6 +23,24 @@ def main():
             points.append(r["point_id"])
         by_point[r["point_id"]].append(r)
     backends = list(dict.fromkeys(r["backend"] for r in rows))
+
+    def family(point):
+        r = by_point[point][0]
+        return "decode" if r["seq_len"] == "1" else f"prefill {r['dtype']}"
+
+    family_wins = defaultdict(lambda: defaultdict(int))
+    family_points = defaultdict(int)
+    for p in points:
+        family_points[family(p)] += 1
+        ok = [r for r in by_point[p] if r["status"] == "ok" and r["time_ms_median"]]
+        if ok:
+            family_wins[family(p)][min(ok, key=lambda r: float(r["time_ms_median"]))["backend"]] += 1
+    print("| shape family | points | winners (points won) |")
+    print("| --- | --- | --- |")
+    for f in family_points:
+        won = sorted(family_wins[f].items(), key=lambda kv: -kv[1])
+        print(f"| {f} | {family_points[f]} | " + ", ".join(f"{b} {n}" for b, n in won) + " |")
+    print()
     print(f"| point | winner | time (ms) | TFLOP/s | runner-up | its TFLOP/s | " +
           " | ".join(backends) + " |")
     print("| --- " * (6 + len(backends)) + "|")
@@ -49,22 +68,16 @@ def main():
               f"{float(w['tflops']):.0f} | | | ", end="")
         print(" | ".join(cells) + " |")
     print()
-    print("| backend | host us per call, median over points | range | wins |")
+    print("| backend | family | host us per call, median over points | range |")
     print("| --- | --- | --- | --- |")
-    wins = defaultdict(int)
-    for p in points:
-        ok = sorted((r for r in by_point[p] if r["status"] == "ok" and r["time_ms_median"]),
-                    key=lambda r: float(r["time_ms_median"]))
-        if ok:
-            wins[ok[0]["backend"]] += 1
     for b in backends:
-        host = [float(r["cpu_us_median"]) for r in rows
-                if r["backend"] == b and r["status"] == "ok" and r["cpu_us_median"]]
-        if host:
-            print(f"| {b} | {statistics.median(host):.1f} | {min(host):.1f}-{max(host):.1f} | "
-                  f"{wins[b]} |")
-        else:
-            print(f"| {b} | | | {wins[b]} |")
+        for f in family_points:
+            host = [float(r["cpu_us_median"]) for r in rows
+                    if r["backend"] == b and r["status"] == "ok" and r["cpu_us_median"]
+                    and family(r["point_id"]) == f]
+            if host:
+                print(f"| {b} | {f} | {statistics.median(host):.1f} | "
+                      f"{min(host):.1f}-{max(host):.1f} |")
 
 
 if __name__ == "__main__":
