@@ -740,5 +740,25 @@ TEST(Compare, NormalizingByABackendCancelsDriftThatHitsTheWholeRun) {
   EXPECT_THROW(compare_reports(base, next, o), InputError);
 }
 
+// A samples file is checked against the report beside it: every series must belong to an ok row,
+// with a median between the medians of that row's repetitions; above or below is another run's.
+TEST(Compare, SamplesThatAreNotTheReportsAreRefused) {
+  const CsvTable t = table({timed("flash", 512, 1.0, 0.01)}, "r.csv");
+  const std::string k = sample_key("s512", "flash", "cold");
+  EXPECT_NO_THROW(check_samples(t, {{k, {0.9, 1.0, 1.1}}}));
+  for (double median : {0.5, 2.0}) {
+    try {
+      check_samples(t, {{k, {median, median, median}}});
+      FAIL() << median;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("r.samples.csv does not belong to r.csv"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_THROW(check_samples(t, {{sample_key("s512", "cudnn", "cold"), {1.0}}}), InputError);
+  EXPECT_NO_THROW(check_samples(t, {}));
+}
+
 }  // namespace
 }  // namespace attnbench
