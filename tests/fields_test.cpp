@@ -76,9 +76,17 @@ TEST(Fields, RowSurvivesTheCsvFieldByField) {
   const CsvTable t = parse_csv(csv_line(row_header()) + csv_line(row_cells(row)), "x.csv");
   ASSERT_EQ(t.rows.size(), 1u);
   EXPECT_EQ(t.at(0, "schema_version"), std::to_string(kCsvSchemaVersion));
-  Row back;
-  for (const auto& f : row_fields()) f.set(back, parse_field_text(f.type, t.at(0, f.name)));
-  expect_same_fields(row_fields(), row, back);
+  expect_same_fields(row_fields(), row, row_from_cells(t, 0));
+  // A cell that is not of its column's type is refused where it stands.
+  CsvTable bad = t;
+  bad.rows[0][static_cast<size_t>(bad.column("batch"))] = "many";
+  try {
+    row_from_cells(bad, 0);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("x.csv:2: column 'batch' holds 'many'"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Fields, KernelRowSurvivesTheCsvFieldByField) {
