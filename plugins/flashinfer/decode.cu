@@ -1,6 +1,7 @@
 // Decode: FlashInfer's batch decode kernel over a paged KV cache (its CUDA-core kernel, with the
 // split-KV scheduler of DecodePlan and the merge kernel when a sequence is split), bf16, for the
 // head dims below and every GQA group size FlashInfer dispatches.
+#include "check.cuh"
 #include "kernels.hpp"
 
 #include <flashinfer/attention/decode.cuh>
@@ -20,11 +21,6 @@ using DecodeParams = flashinfer::BatchDecodeParams<T, T, T, int32_t>;
 using Variant = flashinfer::DefaultAttention</*custom_mask=*/false, /*sliding_window=*/false,
                                              /*soft_cap=*/false, /*alibi=*/false>;
 constexpr auto kNoRope = flashinfer::PosEncodingMode::kNone;
-
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess)
-    throw std::runtime_error(std::string("FlashInfer ") + what + ": " + cudaGetErrorString(status));
-}
 
 template <typename F>
 void with_head_dim(int64_t head_dim, F&& f) {
@@ -54,11 +50,6 @@ flashinfer::paged_kv_t<T, int32_t> paged(const Shape& s, const PagedCache& c, co
           const_cast<int32_t*>(c.device_indices),
           const_cast<int32_t*>(c.device_indptr),
           const_cast<int32_t*>(c.device_last_page_len)};
-}
-
-template <typename T_>
-T_* at_offset(void* base, int64_t offset) {
-  return reinterpret_cast<T_*>(static_cast<char*>(base) + offset);
 }
 
 }  // namespace
@@ -109,16 +100,19 @@ void run_decode(const Shape& s, const PagedCache& c, const Workspace& ws,
   p.logits_soft_cap = 0.f;
   p.sm_scale = s.scale;
   p.rope_rcp_scale = p.rope_rcp_theta = 1.f;
-  p.request_indices = at_offset<int32_t>(ws.int_device, info.request_indices_offset);
-  p.kv_tile_indices = at_offset<int32_t>(ws.int_device, info.kv_tile_indices_offset);
-  p.o_indptr = at_offset<int32_t>(ws.int_device, info.o_indptr_offset);
-  p.kv_chunk_size_ptr = at_offset<int32_t>(ws.int_device, info.kv_chunk_size_ptr_offset);
+  p.request_indices =
+      flashinfer::GetPtrFromBaseOffset<int32_t>(ws.int_device, info.request_indices_offset);
+  p.kv_tile_indices =
+      flashinfer::GetPtrFromBaseOffset<int32_t>(ws.int_device, info.kv_tile_indices_offset);
+  p.o_indptr = flashinfer::GetPtrFromBaseOffset<int32_t>(ws.int_device, info.o_indptr_offset);
+  p.kv_chunk_size_ptr =
+      flashinfer::GetPtrFromBaseOffset<int32_t>(ws.int_device, info.kv_chunk_size_ptr_offset);
   p.padded_batch_size = static_cast<uint32_t>(info.padded_batch_size);
   T* tmp_v = nullptr;
   float* tmp_s = nullptr;
   if (info.split_kv) {
-    tmp_v = at_offset<T>(ws.float_device, info.v_offset);
-    tmp_s = at_offset<float>(ws.float_device, info.s_offset);
+    tmp_v = flashinfer::GetPtrFromBaseOffset<T>(ws.float_device, info.v_offset);
+    tmp_s = flashinfer::GetPtrFromBaseOffset<float>(ws.float_device, info.s_offset);
   }
   with_head_dim(s.head_dim, [&](auto dim) {
     constexpr uint32_t D = decltype(dim)::value;

@@ -1,5 +1,6 @@
 // Prefill: FlashInfer's scheduler for a ragged batch (PrefillSM90Plan) and the dispatch to the
 // compiled kernel instances.
+#include "check.cuh"
 #include "kernels.hpp"
 #include "prefill.cuh"
 
@@ -9,20 +10,6 @@
 #include <string>
 
 namespace attnbench::flashinfer_kernels {
-namespace {
-
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess)
-    throw std::runtime_error(std::string("FlashInfer ") + what + ": " + cudaGetErrorString(status));
-}
-
-template <typename T>
-T* at_offset(void* base, int64_t offset) {
-  return reinterpret_cast<T*>(static_cast<char*>(base) + offset);
-}
-
-}  // namespace
-
 // The instances CMakeLists.txt generated, as ATTNBENCH_FLASHINFER_PREFILL(head_dim, causal) lines.
 #define ATTNBENCH_FLASHINFER_PREFILL_INSTANCES "flashinfer_prefill_instances.inc"
 
@@ -65,12 +52,13 @@ std::vector<int64_t> plan_prefill(const Shape& s, const Workspace& ws, void* str
   int device = 0, sm_count = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
   check(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device), "SM count");
-  const int32_t works = at_offset<int32_t>(ws.int_host, info.work_indptr_offset)[sm_count];
+  const int32_t works =
+      flashinfer::GetPtrFromBaseOffset<int32_t>(ws.int_host, info.work_indptr_offset)[sm_count];
   auto rebase = [&](int64_t offset, int64_t heads) {
-    int32_t* host = at_offset<int32_t>(ws.int_host, offset);
+    int32_t* host = flashinfer::GetPtrFromBaseOffset<int32_t>(ws.int_host, offset);
     for (int32_t i = 0; i < works; ++i) host[i] = static_cast<int32_t>(host[i] * heads);
-    check(cudaMemcpyAsync(at_offset<int32_t>(ws.int_device, offset), host, works * sizeof(int32_t),
-                          cudaMemcpyHostToDevice, stream),
+    check(cudaMemcpyAsync(flashinfer::GetPtrFromBaseOffset<int32_t>(ws.int_device, offset), host,
+                          works * sizeof(int32_t), cudaMemcpyHostToDevice, stream),
           "plan copy");
   };
   rebase(info.qo_indptr_offset, s.heads);
@@ -90,14 +78,17 @@ void run_prefill(const Shape& s, const Workspace& ws, const std::vector<int64_t>
   p.v_ptr = static_cast<T*>(const_cast<void*>(v));
   p.o_ptr = static_cast<T*>(o);
   p.lse_ptr = nullptr;
-  p.qo_tile_indices = at_offset<int32_t>(ws.int_device, info.qo_tile_indices_offset);
-  p.qo_indptr = at_offset<int32_t>(ws.int_device, info.qo_indptr_offset);
-  p.kv_indptr = at_offset<int32_t>(ws.int_device, info.kv_indptr_offset);
-  p.qo_lens = at_offset<int32_t>(ws.int_device, info.qo_len_offset);
-  p.kv_lens = at_offset<int32_t>(ws.int_device, info.kv_len_offset);
-  p.head_indices = at_offset<int32_t>(ws.int_device, info.head_indices_offset);
-  p.work_indptr = at_offset<int32_t>(ws.int_device, info.work_indptr_offset);
-  p.batch_indices = at_offset<int32_t>(ws.int_device, info.batch_indices_offset);
+  p.qo_tile_indices =
+      flashinfer::GetPtrFromBaseOffset<int32_t>(ws.int_device, info.qo_tile_indices_offset);
+  p.qo_indptr = flashinfer::GetPtrFromBaseOffset<int32_t>(ws.int_device, info.qo_indptr_offset);
+  p.kv_indptr = flashinfer::GetPtrFromBaseOffset<int32_t>(ws.int_device, info.kv_indptr_offset);
+  p.qo_lens = flashinfer::GetPtrFromBaseOffset<int32_t>(ws.int_device, info.qo_len_offset);
+  p.kv_lens = flashinfer::GetPtrFromBaseOffset<int32_t>(ws.int_device, info.kv_len_offset);
+  p.head_indices =
+      flashinfer::GetPtrFromBaseOffset<int32_t>(ws.int_device, info.head_indices_offset);
+  p.work_indptr = flashinfer::GetPtrFromBaseOffset<int32_t>(ws.int_device, info.work_indptr_offset);
+  p.batch_indices =
+      flashinfer::GetPtrFromBaseOffset<int32_t>(ws.int_device, info.batch_indices_offset);
   p.additional_params.logits_soft_cap = 0.f;
   p.additional_params.sm_scale = s.scale;
   p.additional_params.maybe_prefix_len_ptr = nullptr;
