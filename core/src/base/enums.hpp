@@ -39,9 +39,10 @@ enum class Flag {
   kernel_set_varies,
   above_peak,
   clock_throttled,
-  untimed_gpu_work,    // CUPTI saw more GPU time per call than the timed events
-  host_clock_differs,  // compare only
-  host_preempted,      // compare only
+  untimed_gpu_work,      // CUPTI saw more GPU time per call than the timed events
+  leaked_device_memory,  // memory stayed reserved after the (point, backend): a new worker next
+  host_clock_differs,    // compare only
+  host_preempted,        // compare only
 };
 
 // What CUPTI recorded on the GPU.

@@ -73,13 +73,15 @@ const std::vector<EnumName<Status>>& name_table() {
 
 template <>
 const std::vector<EnumName<Flag>>& name_table() {
-  static const std::vector<EnumName<Flag>> t = {{Flag::noise_target_missed, "noise_target_missed"},
-                                                {Flag::kernel_set_varies, "kernel_set_varies"},
-                                                {Flag::above_peak, "above_peak"},
-                                                {Flag::clock_throttled, "clock_throttled"},
-                                                {Flag::untimed_gpu_work, "untimed_gpu_work"},
-                                                {Flag::host_clock_differs, "host_clock_differs"},
-                                                {Flag::host_preempted, "host_preempted"}};
+  static const std::vector<EnumName<Flag>> t = {
+      {Flag::noise_target_missed, "noise_target_missed"},
+      {Flag::kernel_set_varies, "kernel_set_varies"},
+      {Flag::above_peak, "above_peak"},
+      {Flag::clock_throttled, "clock_throttled"},
+      {Flag::untimed_gpu_work, "untimed_gpu_work"},
+      {Flag::leaked_device_memory, "leaked_device_memory"},
+      {Flag::host_clock_differs, "host_clock_differs"},
+      {Flag::host_preempted, "host_preempted"}};
   return t;
 }
 
@@ -97,6 +99,10 @@ const char* flag_doc(Flag flag) {
       return "the kernels pass saw more GPU time per call (gpu_us_per_call) than the timed events "
              "did, beyond their noise: work on a stream the timing did not cover. time_ms_* are "
              "then the kernels pass's GPU time per call (gpu_us_per_call), tflops with them";
+    case Flag::leaked_device_memory:
+      return "over 1 GiB stayed reserved after this (point, backend), with its objects freed "
+             "and the cache emptied (reserved_left_mib): memory the backend, or a graph it made, "
+             "kept. It would make later rows oom, so the next (point, backend) ran in a new worker";
     case Flag::host_clock_differs:
       return "compare, host time: the two rows' worker cores ran at clocks (host_mhz) more than "
              "5% apart";

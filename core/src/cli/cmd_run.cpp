@@ -87,11 +87,43 @@ RunOptions run_options(const RunPlan& plan, const HostInfo& host, const std::str
   return options;
 }
 
-std::unique_ptr<Measurer> measurer(const RunArgs& args) {
+// The plugin folders, and the config's Python backends (those --backends keeps). Python backends
+// need the bridge library: without it the config is refused where it names the first.
+BackendSources backend_sources(const RunArgs& args, const SweepConfig& config) {
+  BackendSources sources{args.plugin_dirs, {}};
+  const auto& only = args.overrides.backends;
+  for (const PythonBackendSpec& spec : config.python_backends) {
+    if (!only.empty() && std::find(only.begin(), only.end(), spec.name) == only.end()) continue;
+    if (!python_bridge_path())
+      throw ConfigError(config.file, spec.line, spec.column, "backends",
+                        "'" + spec.written +
+                            "' is a Python backend, and this attnbench was built without Python "
+                            "(CMake found no Python 3 development files; see README, Python "
+                            "backends)");
+    sources.python.push_back({spec.name, spec.file, spec.function});
+  }
+  return sources;
+}
+
+std::unique_ptr<Measurer> measurer(const RunArgs& args, const BackendSources& sources) {
 #ifdef ATTNBENCH_WITH_MEASURE
-  if (args.isolation == "none") return in_process_measurer(args.plugin_dirs);
+  if (args.isolation == "none") return in_process_measurer(sources);
 #endif
-  return isolated_measurer(measure_executable(), args.plugin_dirs);
+  return isolated_measurer(measure_executable(), sources);
+}
+
+// What a worker could not load that the run cannot go on without: two plugins with one name, a
+// Python module without the function the config names (located at the config's entry).
+void refuse_bad_backends(const std::vector<LoadFailure>& failures, const SweepConfig& config) {
+  for (const auto& f : failures) {
+    if (f.python && (f.config_error || f.duplicate))
+      for (const PythonBackendSpec& spec : config.python_backends)
+        if (spec.id() == f.file)
+          throw ConfigError(config.file, spec.line, spec.column, "backends", f.reason);
+    if (f.duplicate) throw InputError(f.reason);  // which of the two would be measured?
+    std::cerr << "attnbench: " << (f.python ? "python backend " : "plugin ") << f.file
+              << " not loaded: " << f.reason << '\n';
+  }
 }
 
 // --devices "0,2" or "all" (every GPU the first worker sees), each a GPU the machine has.
@@ -134,13 +166,11 @@ int cmd_run(const RunArgs& args) {
                          "--force overwrites the report and its side files");
 
   // Workers start before this process could touch CUDA; their hello says what the host has.
+  const BackendSources sources = backend_sources(args, config);
   std::vector<std::unique_ptr<Measurer>> measurers;
-  measurers.push_back(measurer(args));
+  measurers.push_back(measurer(args, sources));
   const Measurer& first = *measurers.front();
-  for (const auto& f : first.failures()) {
-    if (f.duplicate) throw InputError(f.reason);  // which of the two would be measured?
-    std::cerr << "attnbench: plugin " << f.file << " not loaded: " << f.reason << '\n';
-  }
+  refuse_bad_backends(first.failures(), config);
   if (first.backend_names().empty())
     throw InputError("no backend plugins found in " +
                      folder_list(plugin_search_path(args.plugin_dirs)));
@@ -157,7 +187,7 @@ int cmd_run(const RunArgs& args) {
     devices = device_list(args.devices, first.host());
     measurers.clear();  // one worker per GPU, each seeing only its own
     for (const auto& d : devices)
-      measurers.push_back(isolated_measurer(measure_executable(), args.plugin_dirs, d));
+      measurers.push_back(isolated_measurer(measure_executable(), sources, d));
   }
 
   RunOptions options = run_options(plan, measurers.front()->host(), args.calibration, args.trace);

@@ -6,6 +6,8 @@
 #include "config/yaml_reader.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -278,6 +280,54 @@ void check_points(const SweepConfig& config) {
 }  // namespace
 
 namespace {
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+// `{python: FILE:FUNCTION, name: NAME}`: FILE relative to the working directory (like `output`).
+// Whether the module defines FUNCTION is known only once it is imported: the worker says, and
+// `run` fails there, before anything is measured.
+const PythonBackendSpec& parse_python_backend(const YamlReader& r, const YAML::Node& item,
+                                              SweepConfig& config) {
+  r.check_keys(item, "backends", {"python", "name"});
+  if (!item["python"])
+    r.fail(item, "backends", "a backend written as a map needs 'python: FILE:FUNCTION'");
+  PythonBackendSpec spec;
+  spec.written = r.scalar(item["python"], "backends.python");
+  const size_t colon = spec.written.rfind(':');
+  if (colon == std::string::npos || colon == 0)
+    r.fail(item["python"], "backends.python",
+           "expected FILE:FUNCTION (examples/python-backends/sdpa.py:attention), got '" +
+               spec.written + "'");
+  spec.function = spec.written.substr(colon + 1);
+  if (!is_identifier(spec.function))
+    r.fail(item["python"], "backends.python",
+           "'" + spec.function + "' is not a Python function name (expected FILE:FUNCTION)");
+  const std::filesystem::path file = spec.written.substr(0, colon);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec))
+    r.fail(item["python"], "backends.python",
+           file.string() + ": no such file (relative to the working directory, " +
+               std::filesystem::current_path(ec).string() + ")");
+  spec.file = std::filesystem::absolute(file, ec).lexically_normal().string();
+  spec.name = item["name"] ? r.scalar(item["name"], "backends.name") : file.stem().string();
+  const bool name_ok =
+      !spec.name.empty() && std::all_of(spec.name.begin(), spec.name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+      });
+  if (!name_ok)
+    r.fail(item["name"] ? item["name"] : item, "backends.name",
+           "'" + spec.name + "' cannot name a backend (letters, digits, _ and -)");
+  spec.line = item.Mark().line + 1;
+  spec.column = item.Mark().column + 1;
+  config.python_backends.push_back(std::move(spec));
+  return config.python_backends.back();
+}
+
 SweepConfig parse_config_unguarded(const std::string& yaml_text, const std::string& file_name) {
   YamlReader r(file_name);
   YAML::Node root;
@@ -299,7 +349,8 @@ SweepConfig parse_config_unguarded(const std::string& yaml_text, const std::stri
   }
   if (root["backends"]) {
     for (const auto& item : r.list(root["backends"], "backends")) {
-      const std::string name = r.scalar(item, "backends");
+      const std::string name =
+          item.IsMap() ? parse_python_backend(r, item, config).name : r.scalar(item, "backends");
       if (std::find(config.backends.begin(), config.backends.end(), name) != config.backends.end())
         r.fail(item, "backends", "backend '" + name + "' appears twice");
       config.backends.push_back(name);

@@ -17,6 +17,18 @@
 
 namespace attnbench {
 
+// A backend written in Python: `backends: [{python: FILE:FUNCTION, name: NAME}]`. The worker runs
+// FUNCTION of FILE in an embedded CPython (core/src/python/).
+struct PythonBackendSpec {
+  std::string name;      // the report's name for it (default: the file's stem)
+  std::string file;      // absolute
+  std::string function;  // a name the module defines
+  std::string written;   // FILE:FUNCTION as the config wrote it, for messages
+  int line = 0, column = 0;
+
+  std::string id() const { return file + ":" + function; }  // one backend, whatever its name
+};
+
 // One value of an axis: an integer, causal's bool, or a dtype, device or direction name (device
 // "auto" becomes cuda when a CUDA device is present).
 using AxisValue = std::variant<int64_t, bool, std::string>;
@@ -48,6 +60,7 @@ struct SweepConfig {
   std::string output;  // CSV path; relative paths are relative to the working directory
   std::vector<std::string> backends;               // empty: every backend found
   std::vector<std::pair<int, int>> backend_marks;  // line, column of each name, for messages
+  std::vector<PythonBackendSpec> python_backends;  // those of `backends` written in Python
   MeasureSettings measurement;
   // `sweep:` is one block or a list of them (prefill, decode and FP8 shapes in one report):
   // the points of each block in turn, a point named twice measured once.

@@ -7,28 +7,37 @@ namespace {
 
 class InProcessMeasurer final : public Measurer {
  public:
-  explicit InProcessMeasurer(const std::vector<std::string>& plugin_dirs)
-      : host_(query_host()), plugins_(load_plugins(plugin_search_path(plugin_dirs))) {}
+  explicit InProcessMeasurer(const BackendSources& sources)
+      : host_(query_host()), plugins_(load_plugins(plugin_search_path(sources.plugin_dirs))) {
+    load_python_backends(sources.python, {}, {}, plugins_);
+  }
   const HostInfo& host() const override { return host_; }
-  std::vector<std::string> backend_names() const override { return plugins_.names(); }
+  std::vector<std::string> backend_names() const override {
+    return names_with_unloaded(plugins_.names(), plugins_.failures);
+  }
   const std::vector<LoadFailure>& failures() const override { return plugins_.failures; }
   void setup(const RunOptions& options) override {
+    options_ = options;
     runner_ = std::make_unique<Runner>(host_, options);
   }
   BackendRecords measure(const Point& point, const std::string& backend) override {
-    return runner_->measure(point, *plugins_.find(backend));
+    if (const LoadedBackend* loaded = plugins_.find(backend))
+      return runner_->measure(point, *loaded);
+    return unloaded_backend_records(*unloaded_backend(backend, plugins_.names(), plugins_.failures),
+                                    point, backend, options_);
   }
 
  private:
   HostInfo host_;
   PluginSet plugins_;
+  RunOptions options_;
   std::unique_ptr<Runner> runner_;
 };
 
 }  // namespace
 
-std::unique_ptr<Measurer> in_process_measurer(const std::vector<std::string>& plugin_dirs) {
-  return std::make_unique<InProcessMeasurer>(plugin_dirs);
+std::unique_ptr<Measurer> in_process_measurer(const BackendSources& sources) {
+  return std::make_unique<InProcessMeasurer>(sources);
 }
 
 }  // namespace attnbench

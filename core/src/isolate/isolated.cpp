@@ -7,13 +7,41 @@
 
 namespace attnbench {
 
+const LoadFailure* unloaded_backend(const std::string& backend,
+                                    const std::vector<std::string>& loaded,
+                                    const std::vector<LoadFailure>& failures) {
+  if (backend.empty() || std::find(loaded.begin(), loaded.end(), backend) != loaded.end())
+    return nullptr;  // loaded (from another file, if two claim the name)
+  for (const auto& f : failures)
+    if (f.lost_backend == backend) return &f;
+  return nullptr;
+}
+
+std::vector<std::string> names_with_unloaded(std::vector<std::string> loaded,
+                                             const std::vector<LoadFailure>& failures) {
+  const std::vector<std::string> plain = loaded;
+  for (const auto& f : failures)
+    if (unloaded_backend(f.lost_backend, plain, failures) == &f &&
+        std::find(loaded.begin(), loaded.end(), f.lost_backend) == loaded.end())
+      loaded.push_back(f.lost_backend);
+  return loaded;
+}
+
+BackendRecords unloaded_backend_records(const LoadFailure& failure, const Point& point,
+                                        const std::string& backend, const RunOptions& options) {
+  PassResults failed;
+  failed.refused = PassFailure{Status::error, (failure.python ? "python backend " : "plugin ") +
+                                                  failure.file + " " + failure.reason};
+  return assemble_records(row_setup(point.id, point.problem, backend, options), failed);
+}
+
 namespace {
 
 class IsolatedMeasurer final : public Measurer {
  public:
-  IsolatedMeasurer(const std::string& exe, const std::vector<std::string>& plugin_dirs,
+  IsolatedMeasurer(const std::string& exe, const BackendSources& sources,
                    std::optional<std::string> visible_device)
-      : client_(exe, plugin_dirs, kWorkerStartTimeoutS, visible_device) {
+      : client_(exe, sources, kWorkerStartTimeoutS, visible_device) {
     std::cerr << "attnbench: worker" << (visible_device ? " for GPU " + *visible_device : "")
               << " ready in " << client_.start_seconds() << " s\n";
   }
@@ -21,13 +49,7 @@ class IsolatedMeasurer final : public Measurer {
   // With the backends whose plugin took a worker down while loading: a run that names one gets
   // its rows, each saying why, and the other backends are measured.
   std::vector<std::string> backend_names() const override {
-    std::vector<std::string> names;
-    for (const auto& b : client_.hello().backends) names.push_back(b.name);
-    for (const auto& f : client_.hello().failures)
-      if (const LoadFailure* lost = lost_plugin(f.lost_backend);
-          lost == &f && std::find(names.begin(), names.end(), f.lost_backend) == names.end())
-        names.push_back(f.lost_backend);
-    return names;
+    return names_with_unloaded(loaded(), client_.hello().failures);
   }
   const std::vector<LoadFailure>& failures() const override { return client_.hello().failures; }
   void setup(const RunOptions& options) override {
@@ -35,11 +57,8 @@ class IsolatedMeasurer final : public Measurer {
     client_.setup(options);
   }
   BackendRecords measure(const Point& point, const std::string& backend) override {
-    if (const LoadFailure* lost = lost_plugin(backend)) {
-      PassResults failed;
-      failed.refused = PassFailure{Status::error, "plugin " + lost->file + " " + lost->reason};
-      return assemble_records(row_setup(point.id, point.problem, backend, options_), failed);
-    }
+    if (const LoadFailure* lost = unloaded_backend(backend, loaded(), client_.hello().failures))
+      return unloaded_backend_records(*lost, point, backend, options_);
     WorkerAnswer answer = client_.measure(point, backend, options_.measurement.timeout_s);
     if (answer.records) return std::move(*answer.records);
     PassResults failed;
@@ -48,13 +67,10 @@ class IsolatedMeasurer final : public Measurer {
   }
 
  private:
-  const LoadFailure* lost_plugin(const std::string& backend) const {
-    if (backend.empty()) return nullptr;
-    for (const auto& b : client_.hello().backends)
-      if (b.name == backend) return nullptr;  // loaded from another file
-    for (const auto& f : client_.hello().failures)
-      if (f.lost_backend == backend) return &f;
-    return nullptr;
+  std::vector<std::string> loaded() const {
+    std::vector<std::string> names;
+    for (const auto& b : client_.hello().backends) names.push_back(b.name);
+    return names;
   }
 
   WorkerClient client_;
@@ -63,10 +79,9 @@ class IsolatedMeasurer final : public Measurer {
 
 }  // namespace
 
-std::unique_ptr<Measurer> isolated_measurer(const std::string& exe,
-                                            const std::vector<std::string>& plugin_dirs,
+std::unique_ptr<Measurer> isolated_measurer(const std::string& exe, const BackendSources& sources,
                                             std::optional<std::string> visible_device) {
-  return std::make_unique<IsolatedMeasurer>(exe, plugin_dirs, std::move(visible_device));
+  return std::make_unique<IsolatedMeasurer>(exe, sources, std::move(visible_device));
 }
 
 }  // namespace attnbench

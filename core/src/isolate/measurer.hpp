@@ -6,6 +6,7 @@
 #include "measure/device/host_info.hpp"
 #include "measure/run_options.hpp"
 #include "plugins/plugin_loader.hpp"
+#include "plugins/python_backends.hpp"
 #include "records/row.hpp"
 
 #include <memory>
@@ -26,13 +27,22 @@ class Measurer {
   virtual BackendRecords measure(const Point& point, const std::string& backend) = 0;
 };
 
-// Workers are `exe worker`; one is started now (its hello says the host and the plugins).
-// `plugin_dirs`: the --plugin-dir folders, in order (none: the default folder).
+// Workers are `exe worker`; one is started now (its hello says the host and the backends).
 // `visible_device`: set, its workers see only that GPU (run --devices: one measurer per GPU).
 std::unique_ptr<Measurer> isolated_measurer(
-    const std::string& exe, const std::vector<std::string>& plugin_dirs,
+    const std::string& exe, const BackendSources& sources,
     std::optional<std::string> visible_device = std::nullopt);
-// Loads the plugins into this process (isolate/in_process.cpp, with LibTorch).
-std::unique_ptr<Measurer> in_process_measurer(const std::vector<std::string>& plugin_dirs);
+// Loads the plugins and Python backends into this process (isolate/in_process.cpp, with LibTorch).
+std::unique_ptr<Measurer> in_process_measurer(const BackendSources& sources);
+
+// A backend that could not be loaded (its plugin took a worker down, its Python module raised
+// while importing) is still a backend of the run: its rows say why.
+const LoadFailure* unloaded_backend(const std::string& backend,
+                                    const std::vector<std::string>& loaded,
+                                    const std::vector<LoadFailure>& failures);
+std::vector<std::string> names_with_unloaded(std::vector<std::string> loaded,
+                                             const std::vector<LoadFailure>& failures);
+BackendRecords unloaded_backend_records(const LoadFailure& failure, const Point& point,
+                                        const std::string& backend, const RunOptions& options);
 
 }  // namespace attnbench

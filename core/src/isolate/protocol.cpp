@@ -161,6 +161,8 @@ std::string hello_message(const Hello& h) {
     failures.push_back({{"file", f.file},
                         {"reason", f.reason},
                         {"duplicate", f.duplicate},
+                        {"python", f.python},
+                        {"config_error", f.config_error},
                         {"lost_backend", f.lost_backend}});
   return line(json{{"type", "hello"},
                    {"host",
@@ -198,8 +200,10 @@ std::string pass_message(const std::string& name) {
 std::string records_message(const BackendRecords& r) {
   return line(json{{"type", "records"}, {"records", r}});
 }
-std::string loading_message(const std::string& file) {
-  return line(json{{"type", "loading"}, {"name", file}});
+std::string loading_message(const std::string& file, const std::string& backend) {
+  json j{{"type", "loading"}, {"name", file}};
+  if (!backend.empty()) j["backend"] = backend;
+  return line(j);
 }
 
 std::string fatal_message(const std::string& reason) {
@@ -224,6 +228,7 @@ Message parse_message(const std::string& line) {
         m.hello.backends.push_back({b.at("name"), b.at("description"), b.at("file")});
       for (const auto& f : j.at("failures"))
         m.hello.failures.push_back({f.at("file"), f.at("reason"), f.value("duplicate", false),
+                                    f.value("python", false), f.value("config_error", false),
                                     f.value("lost_backend", std::string())});
     } else if (m.type == "setup") {
       const json& o = j.at("options");
@@ -244,6 +249,7 @@ Message parse_message(const std::string& line) {
       m.backend = j.at("backend");
     } else if (m.type == "pass" || m.type == "loading") {
       m.name = j.at("name");
+      m.backend = j.value("backend", std::string());  // loading: a Python backend's name
     } else if (m.type == "records") {
       m.records = j.at("records");
     } else if (m.type == "fatal") {

@@ -46,7 +46,8 @@ std::string hello_message(const Hello& hello);
 std::string setup_message(const RunOptions& options);
 std::string measure_message(const Point& point, const std::string& backend);
 std::string pass_message(const std::string& name);
-std::string loading_message(const std::string& file);  // the worker is about to load this plugin
+// The worker is about to load this plugin, or (backend named) import this Python FILE:FUNCTION.
+std::string loading_message(const std::string& file, const std::string& backend = "");
 std::string records_message(const BackendRecords& records);
 std::string fatal_message(const std::string& reason);
 std::string quit_message();

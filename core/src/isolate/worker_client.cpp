@@ -100,10 +100,10 @@ void pipe_pair(int fds[2]) {
 
 }  // namespace
 
-WorkerClient::WorkerClient(std::string exe, std::vector<std::string> plugin_dirs,
-                           double start_timeout_s, std::optional<std::string> visible_device)
+WorkerClient::WorkerClient(std::string exe, BackendSources sources, double start_timeout_s,
+                           std::optional<std::string> visible_device)
     : exe_(std::move(exe)),
-      plugin_dirs_(std::move(plugin_dirs)),
+      sources_(std::move(sources)),
       start_timeout_s_(start_timeout_s),
       visible_device_(std::move(visible_device)) {
   // A worker that dies mid-request is an answer, not the end of the parent.
@@ -129,7 +129,9 @@ bool WorkerClient::try_start() {
   pipe_pair(out);
   auto p = std::make_unique<Process>();
   std::vector<std::string> args = {"worker", "--protocol-fd", "3"};
-  for (const auto& dir : plugin_dirs_) args.insert(args.end(), {"--plugin-dir", dir});
+  for (const auto& dir : sources_.plugin_dirs) args.insert(args.end(), {"--plugin-dir", dir});
+  for (const auto& ref : sources_.python)
+    args.insert(args.end(), {"--python", python_ref_arg(ref)});
   for (const auto& lost : lost_plugins_) args.insert(args.end(), {"--skip-plugin", lost.file});
   // The worker reads requests on stdin and answers on fd 3; its stdout and stderr stay the
   // parent's, so whatever a plugin prints cannot corrupt the protocol.
@@ -150,6 +152,7 @@ bool WorkerClient::try_start() {
   const double load_timeout =
       load_env && std::atof(load_env) > 0 ? std::atof(load_env) : kPluginLoadTimeoutS;
   std::optional<std::string> loading;
+  std::string loading_backend;  // a Python backend's name; a plugin's comes from its file name
   auto deadline = after(start_timeout_s_);
   while (true) {
     bool timed_out = false;
@@ -165,7 +168,9 @@ bool WorkerClient::try_start() {
         why = "the worker " + ended() + " while loading it";
       }
       process_.reset();
-      lost_plugins_.push_back({*loading, why, false, backend_of_file(*loading)});
+      const bool python = !loading_backend.empty();
+      lost_plugins_.push_back({*loading, why, false, python, false,
+                               python ? loading_backend : backend_of_file(*loading)});
       return false;
     }
     if (!line) {
@@ -178,6 +183,7 @@ bool WorkerClient::try_start() {
     const Message m = parse_message(*line);
     if (m.type == "loading") {
       loading = m.name;
+      loading_backend = m.backend;
       deadline = after(load_timeout);
       continue;
     }
@@ -235,7 +241,10 @@ WorkerAnswer WorkerClient::measure(const Point& point, const std::string& backen
                                          ") in pass '" + pass + "'; the worker was killed");
       }
       if (m.type == "pass") pass = m.name;
-      if (m.type == "records") return {m.records, Status::ok, ""};
+      if (m.type == "records") {
+        if (leaked_device_memory(m.records)) process_.reset();  // it retires: a new one next
+        return {m.records, Status::ok, ""};
+      }
       if (m.type == "fatal") return lost(Status::crashed, m.reason + "; the worker " + ended());
     }
     if (timed_out) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "isolate/protocol.hpp"
+#include "plugins/python_backends.hpp"
 
 #include <memory>
 #include <optional>
@@ -31,7 +32,7 @@ class WorkerClient {
   // A plugin whose loading takes a worker down (crash, abort, or no progress within
   // kPluginLoadTimeoutS) is left out of the next worker, and the hello lists it as a failure with
   // the reason. `visible_device`: set, every worker sees only that GPU (CUDA_VISIBLE_DEVICES).
-  WorkerClient(std::string exe, std::vector<std::string> plugin_dirs, double start_timeout_s,
+  WorkerClient(std::string exe, BackendSources sources, double start_timeout_s,
                std::optional<std::string> visible_device = std::nullopt);
   ~WorkerClient();
   WorkerClient(const WorkerClient&) = delete;
@@ -58,7 +59,7 @@ class WorkerClient {
   WorkerAnswer lost(Status status, const std::string& reason);
 
   std::string exe_;
-  std::vector<std::string> plugin_dirs_;
+  BackendSources sources_;
   double start_timeout_s_;
   std::optional<std::string> visible_device_;
   std::vector<LoadFailure> lost_plugins_;  // files that took a worker down while loading

@@ -14,7 +14,7 @@
 
 namespace attnbench {
 
-int worker_loop(const std::vector<std::string>& plugin_dirs, const std::vector<std::string>& skip,
+int worker_loop(const BackendSources& sources, const std::vector<std::string>& skip,
                 int protocol_fd) {
   std::FILE* channel = fdopen(protocol_fd, "w");
   if (!channel) {
@@ -40,9 +40,14 @@ int worker_loop(const std::vector<std::string>& plugin_dirs, const std::vector<s
   const HostInfo host = query_host();
   // Each plugin announced before it loads: if loading it takes this worker down, the parent knows
   // which one did, and starts the next worker without it.
-  const PluginSet plugins =
-      load_plugins(plugin_search_path(plugin_dirs), skip,
-                   [&](const std::string& file) { send(loading_message(file)); });
+  PluginSet plugins = load_plugins(plugin_search_path(sources.plugin_dirs), skip,
+                                   [&](const std::string& file) { send(loading_message(file)); });
+  load_python_backends(
+      sources.python, skip,
+      [&](const std::string& id, const std::string& backend) {
+        send(loading_message(id, backend));
+      },
+      plugins);
   Hello hello{host, {}, plugins.failures};
   for (const auto& b : plugins.backends) hello.backends.push_back({b.name, b.description, b.file});
   send(hello_message(hello));
@@ -74,6 +79,8 @@ int worker_loop(const std::vector<std::string>& plugin_dirs, const std::vector<s
         die("sticky CUDA error (" + *sticky + ") after pass '" + pass + "'");
       if (!failed.empty()) die("the worker failed after pass '" + pass + "': " + failed);
       send(records_message(records));
+      // Memory it kept would make later rows oom: the parent starts a new worker.
+      if (leaked_device_memory(records)) break;
     }
   }
   return 0;

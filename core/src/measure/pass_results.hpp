@@ -50,6 +50,9 @@ struct DeviceState {
 
 // A pass's SM clock fell by more than this fraction: its row gets the flag `clock_throttled`.
 inline constexpr double kClockDropFlag = 0.03;
+// Reserved memory left after a (point, backend) beyond this is a leak (flag leaked_device_memory;
+// the worker is replaced). cuBLAS's and cuDNN's workspaces stay well below it.
+inline constexpr double kLeakedMib = 1024;
 
 struct TimingResult {
   TimingMode mode = TimingMode::wall;
@@ -118,6 +121,10 @@ struct PassResults {
   std::optional<PassFailure> refused;  // unsupported, or the first call failed: nothing else ran
   std::optional<InputScales> fp8_scales;
   std::optional<double> peak_reserved_mib;  // CUDA: the caching allocator's peak over all passes
+  // CUDA: what the allocator still held after the backend's objects were gone and its cache was
+  // emptied (memory a backend, or a graph it made, kept).
+  std::optional<double> reserved_left_mib;
+  std::optional<double> first_call_ms;  // the first call's wall time, to the device's end of it
   std::optional<CorrectnessResult> correctness;
   std::optional<WarmupResult> warmup;
   std::vector<TimedMode> timing;

@@ -58,21 +58,21 @@ void reset_peak_reserved(const HostInfo& host) noexcept {
 #endif
 }
 
-std::optional<double> peak_reserved_mib(const HostInfo& host) noexcept {
+// The caching allocator's reserved bytes: at most since the last reset, or now.
+std::optional<double> reserved_mib(const HostInfo& host, bool peak) noexcept {
 #ifdef ATTNBENCH_WITH_CUDA
   try {
     if (!host.cuda_available) return std::nullopt;
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(
         static_cast<c10::DeviceIndex>(host.cuda_device));
-    return static_cast<double>(
-               stats.reserved_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)]
-                   .peak) /
-           (1024.0 * 1024.0);
+    const auto& reserved =
+        stats.reserved_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)];
+    return static_cast<double>(peak ? reserved.peak : reserved.current) / (1024.0 * 1024.0);
   } catch (...) {
     return std::nullopt;
   }
 #else
-  (void)host;
+  (void)host, (void)peak;
   return std::nullopt;
 #endif
 }
@@ -117,7 +117,7 @@ struct CudaInstruments {
 
 void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResults& r) {
   const MeasureSettings& m = ctx.settings;
-  r.refused = attempt("first call", ctx, [&] { first_call_pass(ctx, seed); });
+  r.refused = attempt("first call", ctx, [&] { r.first_call_ms = first_call_pass(ctx, seed); });
   if (ctx.problem.dtype == DType::fp8_e4m3 && ctx.inputs.q.defined())
     r.fp8_scales = InputScales{ctx.inputs.q_scale, ctx.inputs.k_scale, ctx.inputs.v_scale};
   if (r.refused) return;
@@ -175,22 +175,26 @@ BackendRecords Runner::measure(const Point& point, const LoadedBackend& loaded) 
   if (problem.device == Device::cuda && !host_.cuda_available) {
     results.refused = PassFailure{Status::unsupported, "no CUDA device on this machine"};
   } else {
-    if (options_.on_pass) options_.on_pass("supports");
-    if (const Support support = loaded.backend->supports(problem); !support.supported) {
+    // Forward points run without autograd; backward ones need it (the backend's forward records
+    // the graph its BackwardPass replays).
+    std::optional<c10::InferenceMode> inference_mode;
+    if (problem.direction == Direction::fwd) inference_mode.emplace();
+    PassContext ctx{problem, m, host_, *loaded.backend};
+    ctx.on_pass = options_.on_pass;
+    // supports() is the backend's code too (a Python function's, say): what it throws is a row.
+    Support support;
+    results.refused =
+        attempt("supports", ctx, [&] { support = loaded.backend->supports(problem); });
+    if (!results.refused && !support.supported)
       results.refused = PassFailure{Status::unsupported, support.reason};
-    } else {
-      // Forward points run without autograd; backward ones need it (the backend's forward records
-      // the graph its BackwardPass replays).
-      std::optional<c10::InferenceMode> inference_mode;
-      if (problem.direction == Direction::fwd) inference_mode.emplace();
-      PassContext ctx{problem, m, host_, *loaded.backend};
-      ctx.on_pass = options_.on_pass;
+    if (!results.refused) {
       if (problem.device == Device::cuda) reset_peak_reserved(host_);
       run_passes(ctx, options_.seed ^ fnv1a(point.id + "/" + loaded.name), impl_->cuda, results);
-      if (problem.device == Device::cuda) results.peak_reserved_mib = peak_reserved_mib(host_);
-    }  // the inputs and the last output are freed here, before the cache is emptied
-  }
+      if (problem.device == Device::cuda) results.peak_reserved_mib = reserved_mib(host_, true);
+    }
+  }  // the inputs and the last output are freed here, before the cache is emptied
   release_cached_memory(host_);
+  if (problem.device == Device::cuda) results.reserved_left_mib = reserved_mib(host_, false);
   return assemble_records(setup, results);
 }
 

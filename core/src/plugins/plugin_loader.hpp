@@ -23,7 +23,9 @@ struct LoadedBackend {
 struct LoadFailure {
   std::string file;
   std::string reason;
-  bool duplicate = false;  // a usable plugin whose backend name another file already has
+  bool duplicate = false;     // a usable plugin whose backend name another file already has
+  bool python = false;        // a Python backend; `file` is FILE:FUNCTION
+  bool config_error = false;  // the config names what cannot be: a function the module lacks
   // Set when loading the file took its worker down (a crash, an abort or a hang in its static
   // initialisers or factory): the backend its file name says (attnbench_<name>.so), whose rows
   // then say why instead of the whole run stopping.

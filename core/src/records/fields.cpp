@@ -118,6 +118,10 @@ const std::vector<Field<Row>>& row_fields() {
                   "involuntary context switches per call in the cpu pass"),
             field("host_migrated_per_call", &Row::host_migrated_per_call, "count",
                   "moves to another core per call in the cpu pass"),
+            field("first_call_ms", &Row::first_call_ms, "ms",
+                  "wall time of the first call at this point in its worker, to the device's end "
+                  "of it: a JIT's compile and autotuning (torch.compile, Triton), a library's plan "
+                  "selection and lazy module loading; the first point of a worker pays for more"),
             judged(field("aten_ops_per_call", &Row::aten_ops_per_call, "count",
                          "ATen ops the backend called itself (top level, views not counted)"),
                    count()),
@@ -149,6 +153,9 @@ const std::vector<Field<Row>>& row_fields() {
             field("peak_reserved_mib", &Row::peak_reserved_mib, "MiB",
                   "the most device memory PyTorch's caching allocator reserved during this "
                   "(point, backend), inputs included; the cache is emptied before each"),
+            field("reserved_left_mib", &Row::reserved_left_mib, "MiB",
+                  "what the allocator still reserved after this (point, backend), its objects "
+                  "freed and the cache emptied: memory it kept (see leaked_device_memory)"),
             judged(field("rel_err", &Row::rel_err, "ratio",
                          "largest per-row relative error against float64 (docs/correctness.md)"),
                    count()),

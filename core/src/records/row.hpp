@@ -47,6 +47,7 @@ struct Row {
   // The host around the cpu pass: the core's effective clock just before it, and per call how
   // often the thread was preempted or ended on another core.
   std::optional<double> host_mhz, host_preempted_per_call, host_migrated_per_call;
+  std::optional<double> first_call_ms;  // the first call's wall time (JIT, plans, lazy loading)
   std::optional<int64_t> aten_ops_per_call;         // top-level ATen ops, views not counted
   std::string aten_ops;                             // their names, in call order
   std::optional<int64_t> aten_ops_nested_per_call;  // every ATen op, at any depth
@@ -60,6 +61,7 @@ struct Row {
   std::optional<double> occupancy_pct;
   std::optional<double> peak_mem_mib;       // device memory above inputs and output
   std::optional<double> peak_reserved_mib;  // what PyTorch's allocator held at most, all passes
+  std::optional<double> reserved_left_mib;  // what it still held afterwards, its cache emptied
   std::optional<double> rel_err, tolerance;
   // fp8_e4m3 points: each input's per-tensor scale (value = fp8 number * scale).
   std::optional<double> fp8_scale_q, fp8_scale_k, fp8_scale_v;
@@ -73,6 +75,10 @@ struct Row {
   RunInfo run;
 
   void add_flag(Flag flag) { flags += (flags.empty() ? "" : ";") + to_string(flag); }
+  bool has_flag(Flag flag) const {
+    const std::string name = to_string(flag);
+    return (";" + flags + ";").find(";" + name + ";") != std::string::npos;
+  }
   void drop_flag(Flag flag) {
     std::string kept;
     size_t start = 0;
@@ -140,5 +146,10 @@ struct BackendRecords {
   std::optional<Trace> trace;         // run --trace
   std::string notes;                  // for the log: e.g. how the kernel set differed between calls
 };
+
+// The backend left memory reserved (Flag::leaked_device_memory): its worker is replaced.
+inline bool leaked_device_memory(const BackendRecords& records) {
+  return !records.rows.empty() && records.rows.front().has_flag(Flag::leaked_device_memory);
+}
 
 }  // namespace attnbench

@@ -16,9 +16,9 @@ namespace attnbench {
 // 2 row is a forward problem with kv_heads = heads and seq_len_kv = seq_len), 4 the GPU's clock,
 // power and temperature, 5 `repetition` (in all three files), 6 `occupancy_pct`, `expectation`,
 // `device_index`, `shard` and the host columns, 7 `host_name` and `host_cpus`, 8 the fp8 scales
-// (`fp8_scale_q`, `_k`, `_v`); readers read columns by name and accept every version (a missing
-// repetition is 0).
-inline constexpr int kCsvSchemaVersion = 8;
+// (`fp8_scale_q`, `_k`, `_v`), 9 `first_call_ms` and `reserved_left_mib`; readers read columns by
+// name and accept every version (a missing repetition is 0).
+inline constexpr int kCsvSchemaVersion = 9;
 bool readable_schema_version(const std::string& text);
 
 // <output>.csv: one row per (point, backend, timing mode).

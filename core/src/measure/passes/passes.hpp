@@ -55,16 +55,18 @@ struct PassContext {
 
 // Creates the inputs from `seed` (fresh random data, outside any timed region), for bwd points asks
 // the backend for its BackwardPass (which runs the forward), and makes the first call, which also
-// tells whether the backend runs this shape at all.
-void first_call_pass(PassContext& ctx, uint64_t seed);
+// tells whether the backend runs this shape at all. Returns that call's wall time in ms, from the
+// call (bwd: prepare_backward) to the device's end of it: what a JIT compiles, a library plans or
+// loads lazily the first time this worker meets the shape.
+double first_call_pass(PassContext& ctx, uint64_t seed);
 // The result of the first call against float64 attention (or its gradients) on a slice.
 CorrectnessResult correctness_pass(PassContext& ctx);
 // Empties PyTorch's CUDA caching allocator (what earlier points or passes left cached); never
 // throws.
 void release_cached_memory(const HostInfo& host) noexcept;
 
-// Changes q, k and v in place to fresh random values (same tensors, same scales), makes one call and
-// returns its error against the reference of the new values.
+// Changes q, k and v in place to fresh random values (same tensors, same scales), makes one call
+// and returns its error against the reference of the new values.
 double fresh_inputs_pass(PassContext& ctx, uint64_t seed);
 // Calls for at least warmup_ms (module loading, plan selection, allocator growth stay out of the
 // numbers).

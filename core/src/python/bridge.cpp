@@ -1,0 +1,293 @@
+// The Python backend kind: a Backend whose forward() calls a Python function with the harness's
+// tensors, in a CPython embedded in the worker. It imports the torch of the LibTorch the worker
+// links (same libraries, one process), so a tensor crosses as itself: THPVariable_Wrap and
+// THPVariable_Unpack, no copy. Everything Python costs per call is inside the timed call.
+#include "python/bridge_api.hpp"
+
+#include <attnbench/sdpa/autograd_backward.hpp>
+
+#include <torch/csrc/autograd/python_variable.h>  // includes Python.h
+
+#include <ATen/ATen.h>
+#include <boost/dll/alias.hpp>
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "harness_py.inc"  // kHarnessSource: harness.py, embedded at build time
+
+namespace attnbench {
+
+namespace {
+
+// An owned reference.
+struct Ref {
+  PyObject* p = nullptr;
+  Ref() = default;
+  explicit Ref(PyObject* owned) : p(owned) {}
+  Ref(const Ref&) = delete;
+  Ref& operator=(const Ref&) = delete;
+  Ref(Ref&& o) noexcept : p(o.p) { o.p = nullptr; }
+  Ref& operator=(Ref&& o) noexcept {
+    std::swap(p, o.p);
+    return *this;
+  }
+  ~Ref() { Py_XDECREF(p); }
+  explicit operator bool() const { return p != nullptr; }
+};
+
+// Holds the GIL for a scope; released between calls so that autograd's threads (which run a
+// compiled function's backward in Python) can take it.
+struct Gil {
+  PyGILState_STATE state = PyGILState_Ensure();
+  ~Gil() { PyGILState_Release(state); }
+};
+
+// The exception CPython has set, as one line that names the user's frame (harness.describe), and
+// whether it was NotImplementedError: the backend's way to say "not this problem".
+struct PythonError {
+  std::string text;
+  bool not_implemented = false;
+};
+
+PythonError take_error(PyObject* harness, const std::string& file) {
+  PyObject *type = nullptr, *value = nullptr, *trace = nullptr;
+  PyErr_Fetch(&type, &value, &trace);
+  PyErr_NormalizeException(&type, &value, &trace);
+  Ref t(type), v(value), tb(trace);
+  if (!v) return {"an unknown Python error"};
+  if (tb) PyException_SetTraceback(v.p, tb.p);
+  PythonError out;
+  out.not_implemented = PyErr_GivenExceptionMatches(v.p, PyExc_NotImplementedError) != 0;
+  Ref described(harness ? PyObject_CallMethod(harness, "describe", "Os", v.p, file.c_str())
+                        : nullptr);
+  if (described && PyUnicode_Check(described.p)) {
+    out.text = PyUnicode_AsUTF8(described.p);
+  } else {
+    PyErr_Clear();
+    Ref s(PyObject_Str(v.p));
+    out.text = s ? PyUnicode_AsUTF8(s.p) : "an exception that cannot be printed";
+  }
+  return out;
+}
+
+// Started once per process, on the first Python backend. Returns the harness module (borrowed)
+// or throws with why Python could not start. The GIL is released on return.
+PyObject* harness_module() {
+  static PyObject* harness = nullptr;
+  static std::string failed;
+  if (harness) return harness;
+  if (!failed.empty()) throw std::runtime_error(failed);
+  // CPython came with this library, loaded locally; the extension modules it imports (torch._C)
+  // expect its symbols global.
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&Py_InitializeFromConfig), &info) && info.dli_fname)
+    dlopen(info.dli_fname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+  // The interpreter whose torch this attnbench was built against: sys.prefix (its venv and
+  // site-packages) follows from it, and sys.executable is a real python for the subprocesses
+  // torch.compile starts. $ATTNBENCH_PYTHON names another.
+  const char* env = std::getenv("ATTNBENCH_PYTHON");
+  const std::string executable = env && *env ? env : ATTNBENCH_PYTHON_EXECUTABLE;
+  PyConfig config;
+  PyConfig_InitPythonConfig(&config);
+  config.install_signal_handlers = 0;  // the worker's signals stay the worker's
+  config.parse_argv = 0;
+  PyStatus status = PyConfig_SetBytesString(&config, &config.program_name, executable.c_str());
+  if (!PyStatus_Exception(status)) status = Py_InitializeFromConfig(&config);
+  PyConfig_Clear(&config);
+  if (PyStatus_Exception(status)) {
+    failed = "cannot start Python (" + executable +
+             "): " + (status.err_msg ? status.err_msg : "no reason given");
+    throw std::runtime_error(failed);
+  }
+  {
+    Ref code(Py_CompileString(kHarnessSource, "attnbench/harness.py", Py_file_input));
+    Ref module(code ? PyImport_ExecCodeModule("attnbench_harness", code.p) : nullptr);
+    if (!module)
+      failed = "Python started, but importing torch failed: " + take_error(nullptr, "").text;
+    std::swap(harness, module.p);  // kept for the life of the process
+  }
+  PyEval_SaveThread();  // from here on every use of Python takes the GIL (Gil)
+  if (!failed.empty()) throw std::runtime_error(failed);
+  return harness;
+}
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::f16: return "fp16";
+    case DType::bf16: return "bf16";
+    case DType::f32: return "fp32";
+    case DType::fp8_e4m3: return "fp8_e4m3";
+  }
+  return "";
+}
+
+DType dtype_of(at::ScalarType t) {
+  switch (t) {
+    case at::kHalf: return DType::f16;
+    case at::kBFloat16: return DType::bf16;
+    case at::kFloat: return DType::f32;
+    default: return DType::fp8_e4m3;
+  }
+}
+
+bool same_problem(const Problem& a, const Problem& b) {
+  return a.batch == b.batch && a.heads == b.heads && a.kv_heads == b.kv_heads &&
+         a.seq_len == b.seq_len && a.seq_len_kv == b.seq_len_kv && a.head_dim == b.head_dim &&
+         a.dtype == b.dtype && a.causal == b.causal && a.device == b.device &&
+         a.direction == b.direction;
+}
+
+class PythonBackend final : public Backend {
+ public:
+  PythonBackend(PythonFunctionRef ref, PyObject* harness, PyObject* loaded)
+      : ref_(std::move(ref)), harness_(harness) {
+    // loaded: (function, supports or None, description, keywords)
+    fn_ = Ref(Py_NewRef(PyTuple_GetItem(loaded, 0)));
+    PyObject* supports = PyTuple_GetItem(loaded, 1);
+    if (supports != Py_None) supports_ = Ref(Py_NewRef(supports));
+    description_ = PyUnicode_AsUTF8(PyTuple_GetItem(loaded, 2));
+    PyObject* keywords = PyTuple_GetItem(loaded, 3);
+    for (Py_ssize_t i = 0; i < PyList_Size(keywords); ++i)
+      keywords_.emplace_back(PyUnicode_AsUTF8(PyList_GetItem(keywords, i)));
+  }
+  ~PythonBackend() override {
+    Gil gil;
+    fn_ = Ref(), supports_ = Ref(), problem_object_ = Ref();
+  }
+
+  std::string name() const override { return ref_.name; }
+  std::string description() const override { return description_; }
+
+  Support supports(const Problem& problem) const override {
+    if (!supports_) return Support::yes();
+    Gil gil;
+    Ref answer(PyObject_CallOneArg(supports_.p, problem_object(problem)));
+    if (!answer) {
+      const PythonError e = take_error(harness_, ref_.file);
+      throw std::runtime_error("supports() raised " + e.text);
+    }
+    // True or None: yes. False: no. A string: no, and that is the reason. (False, "why") too.
+    if (answer.p == Py_None || answer.p == Py_True) return Support::yes();
+    if (PyUnicode_Check(answer.p)) return Support::no(PyUnicode_AsUTF8(answer.p));
+    if (PyTuple_Check(answer.p) && PyTuple_Size(answer.p) == 2 &&
+        !PyObject_IsTrue(PyTuple_GetItem(answer.p, 0))) {
+      Ref why(PyObject_Str(PyTuple_GetItem(answer.p, 1)));
+      return Support::no(why ? PyUnicode_AsUTF8(why.p) : "supports() said no");
+    }
+    if (PyObject_IsTrue(answer.p)) return Support::yes();
+    return Support::no("supports() returned False");
+  }
+
+  at::Tensor forward(const Inputs& inputs) override { return call(inputs, Direction::fwd); }
+
+  // Autograd records the Python function's graph (a torch.compile'd one's too) and replays it.
+  std::unique_ptr<BackwardPass> prepare_backward(const Inputs& inputs) override {
+    return autograd_backward(inputs, [this](const Inputs& in) { return call(in, Direction::bwd); });
+  }
+
+ private:
+  at::Tensor call(const Inputs& in, Direction direction) {
+    Gil gil;
+    Problem problem;
+    problem.batch = in.q.size(0), problem.heads = in.q.size(1), problem.kv_heads = in.k.size(1);
+    problem.seq_len = in.q.size(2), problem.seq_len_kv = in.k.size(2);
+    problem.head_dim = in.q.size(3);
+    problem.dtype = dtype_of(in.q.scalar_type());
+    problem.causal = in.causal_mask != nullptr;
+    problem.device = in.q.is_cuda() ? Device::cuda : Device::cpu;
+    problem.direction = direction;
+    Ref args(PyTuple_New(3));
+    PyTuple_SET_ITEM(args.p, 0, THPVariable_Wrap(in.q));
+    PyTuple_SET_ITEM(args.p, 1, THPVariable_Wrap(in.k));
+    PyTuple_SET_ITEM(args.p, 2, THPVariable_Wrap(in.v));
+    Ref kwargs(PyDict_New());
+    for (const std::string& key : keywords_) {
+      Ref value;
+      if (key == "causal")
+        value = Ref(PyBool_FromLong(problem.causal));
+      else if (key == "scale")
+        value = Ref(PyFloat_FromDouble(in.scale));
+      else if (key == "mask")
+        value = Ref(in.causal_mask ? THPVariable_Wrap(*in.causal_mask) : Py_NewRef(Py_None));
+      else if (key == "problem")
+        value = Ref(Py_NewRef(problem_object(problem)));
+      else if (key == "q_scale")
+        value = Ref(PyFloat_FromDouble(in.q_scale));
+      else if (key == "k_scale")
+        value = Ref(PyFloat_FromDouble(in.k_scale));
+      else if (key == "v_scale")
+        value = Ref(PyFloat_FromDouble(in.v_scale));
+      if (value) PyDict_SetItemString(kwargs.p, key.c_str(), value.p);
+    }
+    Ref out(PyObject_Call(fn_.p, args.p, kwargs.p));
+    if (!out) {
+      const PythonError e = take_error(harness_, ref_.file);
+      if (e.not_implemented) throw Unsupported(e.text);
+      throw std::runtime_error(e.text);
+    }
+    if (!THPVariable_Check(out.p))
+      throw std::runtime_error(ref_.function + "() returned a " + Py_TYPE(out.p)->tp_name +
+                               ", not a torch.Tensor");
+    return THPVariable_Unpack(out.p);
+  }
+
+  // The Problem as Python sees it, made once per problem (a call must not pay for it each time).
+  PyObject* problem_object(const Problem& p) const {
+    if (problem_object_ && same_problem(p, problem_)) return problem_object_.p;
+    Ref made(PyObject_CallMethod(
+        harness_, "problem", "LLLLLLsOss", static_cast<long long>(p.batch),
+        static_cast<long long>(p.heads), static_cast<long long>(p.kv_heads),
+        static_cast<long long>(p.seq_len), static_cast<long long>(p.seq_len_kv),
+        static_cast<long long>(p.head_dim), dtype_name(p.dtype), p.causal ? Py_True : Py_False,
+        p.device == Device::cuda ? "cuda" : "cpu", p.direction == Direction::fwd ? "fwd" : "bwd"));
+    if (!made)
+      throw std::runtime_error("attnbench's harness.problem failed: " +
+                               take_error(nullptr, "").text);
+    problem_ = p;
+    problem_object_ = std::move(made);
+    return problem_object_.p;
+  }
+
+  PythonFunctionRef ref_;
+  PyObject* harness_;  // borrowed: lives as long as the process
+  Ref fn_, supports_;
+  std::string description_;
+  std::vector<std::string> keywords_;  // of harness.KEYWORDS, those the function takes
+  mutable Problem problem_;
+  mutable Ref problem_object_;
+};
+
+PythonBackendMade make_python_backend(const PythonFunctionRef& ref) {
+  PythonBackendMade made;
+  PyObject* harness = nullptr;
+  try {
+    harness = harness_module();
+  } catch (const std::exception& e) {
+    made.error = e.what();
+    return made;
+  }
+  Gil gil;
+  Ref loaded(PyObject_CallMethod(harness, "load", "ss", ref.file.c_str(), ref.function.c_str()));
+  if (!loaded) {
+    made.error = "raised while importing: " + take_error(harness, ref.file).text;
+  } else if (PyUnicode_Check(loaded.p)) {
+    made.no_such_function = true;
+    made.error = PyUnicode_AsUTF8(loaded.p);
+  } else {
+    made.backend = std::make_unique<PythonBackend>(ref, harness, loaded.p);
+  }
+  return made;
+}
+
+}  // namespace
+
+}  // namespace attnbench
+
+extern "C" BOOST_SYMBOL_EXPORT const int attnbench_python_bridge_version;
+const int attnbench_python_bridge_version = attnbench::kPythonBridgeVersion;
+BOOST_DLL_ALIAS(attnbench::make_python_backend, attnbench_make_python_backend)
