@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds attnbench on the GPU machine and runs the named steps, copying results to $OUT.
 # Usage (from the repository root there): tools/device_run.sh STEP... with steps among
-#   deps build tests seed study hosttime seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults probes isolation hopper hopper-check hopper-prefill hopper-decode
+#   deps build tests seed study hosttime seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults probes isolation hopper hopper-check hopper-prefill hopper-decode memory-check run:NAME
 # tests writes results/h200/tests.txt (ctest) and results/h200/gpu-tests.txt (the GPU tests' own output).
 # The device machine has no .git: pass the commit as ATTNBENCH_GIT_SHA.
 set -uo pipefail
@@ -158,6 +158,19 @@ for step in "$@"; do
       "$build/attnbench" run "configs/$name.yaml" --force -o "results/h200/$name.csv" 2>"$out/$name.stderr" \
         | tee "results/h200/$name.summary.txt" | tail -25
       echo "exit code ${PIPESTATUS[0]}" | tee -a "results/h200/$name.summary.txt"
+      ;;
+    memory-check)
+      log memory-check
+      # What stays reserved after each (point, backend): all timing modes, then without graph,
+      # then graph alone, so a leak is pinned to the mode that makes it.
+      mkdir -p results/h200/memory-check
+      for modes in cold,batch,graph cold,batch graph; do
+        "$build/attnbench" run configs/memory-check.yaml --force --timing-modes "$modes" --no-summary \
+          -o "results/h200/memory-check/${modes//,/-}.csv" 2>"$out/memory-${modes//,/-}.stderr"
+        echo "timing modes $modes: exit code $?"
+        python3 -c "import csv,sys; [print(' ', r['point_id'], r['backend'], r['timing_mode'], r['status'], r['peak_reserved_mib'], r['reserved_left_mib'], r['flags']) for r in csv.DictReader(open(sys.argv[1]))]" \
+          "results/h200/memory-check/${modes//,/-}.csv"
+      done
       ;;
     probes)
       log probes
