@@ -231,8 +231,8 @@ class PythonBackend final : public Backend {
       throw std::runtime_error(e.text);
     }
     if (!THPVariable_Check(out.p))
-      throw std::runtime_error(ref_.function + "() returned a " + Py_TYPE(out.p)->tp_name +
-                               ", not a torch.Tensor");
+      throw std::runtime_error(ref_.function + "() returned an object of type " +
+                               Py_TYPE(out.p)->tp_name + ", not a torch.Tensor");
     return THPVariable_Unpack(out.p);
   }
 

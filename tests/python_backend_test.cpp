@@ -1,0 +1,184 @@
+// Python backends end to end (issue "Kernels written in Python"): a function named in the config
+// measured beside the C++ plugins, its exceptions as rows that name the user's line, a missing
+// function or file as a located config error. Skipped when attnbench was built without Python.
+#include "cli_support.hpp"
+
+#include <fstream>
+
+namespace attnbench {
+namespace {
+
+using test::Cli;
+using test::Result;
+using test::rows_of;
+using test::run;
+using test::small_sweep;
+
+const std::string kExamples = std::string(ATTNBENCH_SOURCE_DIR) + "/examples/python-backends";
+const std::string kFaulty = std::string(ATTNBENCH_SOURCE_DIR) + "/tests/python_backends";
+
+bool built_with_python() {
+  return std::filesystem::exists(std::string(ATTNBENCH_BINARY_DIR) + "/libattnbench-python.so");
+}
+
+// The line of `file` that contains `text`, 1-based (so the tests follow edits of the modules).
+int line_of(const std::string& file, const std::string& text) {
+  std::ifstream in(file);
+  int n = 0;
+  for (std::string line; std::getline(in, line);)
+    if (++n, line.find(text) != std::string::npos) return n;
+  return -1;
+}
+
+std::string python(const std::string& file, const std::string& function, const std::string& name) {
+  return "{python: " + file + ":" + function + ", name: " + name + "}";
+}
+
+// Run from the repository root, where messages name the modules by their relative paths.
+const std::string kAtRoot = "cd " + std::string(ATTNBENCH_SOURCE_DIR) + " &&";
+
+class PythonBackends : public Cli {
+ protected:
+  void SetUp() override {
+    if (!built_with_python()) GTEST_SKIP() << "skipped: attnbench was built without Python";
+    Cli::SetUp();
+  }
+};
+
+// The sdpa example beside the math plugin, forward and backward: correct against float64, timed,
+// its host time and ATen ops and its first call measured like a plugin's.
+TEST_F(PythonBackends, AFunctionRunsBesideThePlugins) {
+  const std::string sweep =
+      small_sweep("math, " + python(kExamples + "/sdpa.py", "attention", "sdpa-py")) +
+      "  causal: [true, false]\n  direction: [fwd, bwd]\n";
+  const Result r = run("run " + write("c.yaml", sweep) + " -o " + path("out.csv"), kAtRoot);
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto rows = rows_of(path("out.csv"));
+  ASSERT_EQ(rows.size(), 16u) << r.output;
+  for (const auto& [key, row] : rows) {
+    EXPECT_EQ(row.at("status"), "ok") << key << ": " << row.at("reason");
+    EXPECT_LT(std::stod(row.at("rel_err")), std::stod(row.at("tolerance"))) << key;
+    EXPECT_GT(std::stod(row.at("first_call_ms")), 0) << key;
+    EXPECT_GT(std::stod(row.at("cpu_us_median")), 0) << key;
+    if (row.at("backend") == "sdpa-py" && row.at("direction") == "fwd")
+      EXPECT_EQ(row.at("aten_ops"), "scaled_dot_product_attention") << key;
+  }
+  // In this process too (--isolation none), and listed by name only where the config says.
+  const Result in_process = run("run " + path("c.yaml") + " --isolation none --backends sdpa-py" +
+                                    " --force -o " + path("in.csv"),
+                                kAtRoot);
+  EXPECT_EQ(in_process.code, 0) << in_process.output;
+  EXPECT_EQ(rows_of(path("in.csv")).size(), 8u);
+}
+
+// Every way a Python function fails is a row that says how and where, and the others are measured:
+// an exception in the call (the innermost frame of the user's file), a result that is no tensor,
+// NotImplementedError (unsupported, with its message), supports() saying no or raising, an import
+// that raises.
+TEST_F(PythonBackends, PythonErrorsAreRowsThatNameTheUsersLine) {
+  const std::string faulty = kFaulty + "/faulty.py", broken = kFaulty + "/import_fails.py";
+  const std::string backends =
+      "naive, " + python(faulty, "raises", "raises") + ", " +
+      python(faulty, "not_a_tensor", "not-a-tensor") + ", " + python(faulty, "refuses", "refuses") +
+      ", " + python(faulty, "checked", "checked") + ", " + python(broken, "attention", "broken");
+  const Result r =
+      run("run " + write("c.yaml", small_sweep(backends)) + " -o " + path("out.csv"), kAtRoot);
+  EXPECT_EQ(r.code, 1) << r.output;
+  const auto rows = rows_of(path("out.csv"));
+  ASSERT_EQ(rows.size(), 12u) << r.output;
+  const auto row = [&](int seq, const std::string& backend) {
+    return rows.at("b1-h2-s" + std::to_string(seq) + "-d16-fp32-causal-cpu " + backend + " wall");
+  };
+  for (int seq : {32, 48}) {
+    EXPECT_EQ(row(seq, "naive").at("status"), "ok");
+    EXPECT_EQ(row(seq, "raises").at("status"), "error");
+    EXPECT_NE(row(seq, "raises")
+                  .at("reason")
+                  .find("ValueError at tests/python_backends/faulty.py:" +
+                        std::to_string(line_of(faulty, "planted in the call")) +
+                        " (_helper): planted in the call"),
+              std::string::npos)
+        << row(seq, "raises").at("reason");
+    EXPECT_EQ(row(seq, "not-a-tensor").at("status"), "error");
+    EXPECT_NE(row(seq, "not-a-tensor")
+                  .at("reason")
+                  .find("not_a_tensor() returned an object of type int, not a torch.Tensor"),
+              std::string::npos)
+        << row(seq, "not-a-tensor").at("reason");
+    EXPECT_EQ(row(seq, "broken").at("status"), "error");
+    EXPECT_NE(row(seq, "broken")
+                  .at("reason")
+                  .find("raised while importing: ModuleNotFoundError at "
+                        "tests/python_backends/import_fails.py:" +
+                        std::to_string(line_of(broken, "import attnbench_no_such_module")) +
+                        " (<module>): No module named 'attnbench_no_such_module'"),
+              std::string::npos)
+        << row(seq, "broken").at("reason");
+  }
+  EXPECT_EQ(row(32, "refuses").at("status"), "ok");
+  EXPECT_EQ(row(48, "refuses").at("status"), "unsupported");
+  EXPECT_NE(row(48, "refuses").at("reason").find("NotImplementedError at "), std::string::npos);
+  EXPECT_NE(row(48, "refuses").at("reason").find(": no 48s here"), std::string::npos);
+  EXPECT_EQ(row(32, "checked").at("status"), "unsupported");
+  EXPECT_EQ(row(32, "checked").at("reason"), "only seq_len 48, not 32");
+  EXPECT_EQ(row(48, "checked").at("status"), "error");
+  EXPECT_NE(row(48, "checked")
+                .at("reason")
+                .find("supports: supports() raised KeyError at "
+                      "tests/python_backends/faulty.py:"),
+            std::string::npos)
+      << row(48, "checked").at("reason");
+}
+
+// A function the module lacks and a file that is not there: exit 2, located at the config's entry,
+// before anything is written.
+TEST_F(PythonBackends, AMissingFunctionOrFileIsALocatedConfigError) {
+  const std::string faulty = kFaulty + "/faulty.py";
+  const std::string no_function =
+      write("f.yaml", small_sweep("naive, " + python(faulty, "nope", "nope")));
+  Result r = run("run " + no_function + " -o " + path("out.csv"), kAtRoot);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("f.yaml:1:19: key 'backends': tests/python_backends/faulty.py defines no "
+                          "function 'nope' (it defines: checked, not_a_tensor, raises, refuses, "
+                          "supports_checked)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(std::filesystem::exists(path("out.csv")));
+
+  const std::string no_file =
+      write("g.yaml", small_sweep("naive, " + python(kFaulty + "/absent.py", "f", "absent")));
+  r = run("run " + no_file + " -o " + path("out.csv"), kAtRoot);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(
+      r.output.find("g.yaml:1:28: key 'backends.python': " + kFaulty + "/absent.py: no such file"),
+      std::string::npos)
+      << r.output;
+  // A Python backend named like a plugin would be two backends with one name.
+  const std::string twin =
+      write("h.yaml", small_sweep("naive, " + python(faulty, "checked", "math")));
+  r = run("run " + twin + " -o " + path("out.csv"), kAtRoot);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("h.yaml:1:19: key 'backends': the plugin "), std::string::npos)
+      << r.output;
+}
+
+// FlexAttention compiled by torch.compile on the CPU (the first call compiles: first_call_ms is
+// seconds, later calls are not).
+TEST_F(PythonBackends, FlexAttentionCompilesAndRunsOnTheCpu) {
+  const std::string sweep = "backends: [" + python(kExamples + "/flex.py", "attention", "flex") +
+                            "]\nmeasurement:\n  warmup_ms: 1\n  max_time_s: 0.05\n"
+                            "  cpu_pass_calls: 3\n  timeout_s: 600\n"
+                            "sweep:\n  heads: 2\n  seq_len: 64\n  head_dim: 16\n  dtype: fp32\n"
+                            "  device: cpu\n  causal: true\n";
+  const Result r = run("run " + write("c.yaml", sweep) + " -o " + path("out.csv"), kAtRoot);
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto rows = rows_of(path("out.csv"));
+  ASSERT_EQ(rows.size(), 1u);
+  const auto& row = rows.begin()->second;
+  EXPECT_EQ(row.at("status"), "ok") << row.at("reason");
+  EXPECT_LT(std::stod(row.at("rel_err")), std::stod(row.at("tolerance")));
+  EXPECT_GT(std::stod(row.at("first_call_ms")), 100 * std::stod(row.at("time_ms_median")));
+}
+
+}  // namespace
+}  // namespace attnbench
