@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds attnbench on the GPU machine and runs the named steps, copying results to $OUT.
 # Usage (from the repository root there): tools/device_run.sh STEP... with steps among
-#   deps build tests seed study hosttime seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults probes isolation hopper hopper-check hopper-prefill hopper-decode memory-check run:NAME
+#   deps build tests seed study hosttime seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults probes isolation hopper hopper-check hopper-prefill hopper-decode memory-check seed-aa run:NAME
 # tests writes results/h200/tests.txt (ctest) and results/h200/gpu-tests.txt (the GPU tests' own output).
 # The device machine has no .git: pass the commit as ATTNBENCH_GIT_SHA.
 set -uo pipefail
@@ -30,7 +30,8 @@ for step in "$@"; do
       cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_PREFIX_PATH="$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')" >"$out/cmake.log" 2>&1 \
         || { tail -30 "$out/cmake.log"; exit 1; }
-      targets=; [ "$step" = build-run ] && targets=attnbench_runnable
+      # build-run: $ATTNBENCH_BUILD_TARGETS adds targets (the probe plugins, say) to the runnable ones.
+      targets=; [ "$step" = build-run ] && targets="attnbench_runnable ${ATTNBENCH_BUILD_TARGETS:-}"
       ninja -C "$build" -j16 $targets >"$out/build.log" 2>&1 || { grep -E "error|FAILED" -A3 "$out/build.log" | head -60; exit 1; }
       ;;
     tests)
@@ -158,6 +159,21 @@ for step in "$@"; do
       "$build/attnbench" run "configs/$name.yaml" --force -o "results/h200/$name.csv" 2>"$out/$name.stderr" \
         | tee "results/h200/$name.summary.txt" | tail -25
       echo "exit code ${PIPESTATUS[0]}" | tee -a "results/h200/$name.summary.txt"
+      ;;
+    seed-aa)
+      log seed-aa
+      # Two single runs of the seed sweep back to back (no repetitions), and what compare makes of
+      # them: every verdict other than same or unsure is a false one.
+      mkdir -p results/h200/compare-single-runs
+      for run in a b; do
+        "$build/attnbench" run configs/seed.yaml --force --no-summary -o "results/h200/compare-single-runs/$run.csv" \
+          2>"$out/seed-aa-$run.stderr"
+      done
+      "$build/attnbench" compare results/h200/compare-single-runs/a.csv results/h200/compare-single-runs/b.csv \
+        >results/h200/compare-single-runs/a-b.txt 2>&1
+      echo "compare exit code $?"
+      grep -E "^backend|^[a-z]+ +[0-9.]+ +\[|row\(s\)" results/h200/compare-single-runs/a-b.txt
+      grep -cE " (better|worse) " results/h200/compare-single-runs/a-b.txt
       ;;
     memory-check)
       log memory-check

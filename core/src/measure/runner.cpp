@@ -16,6 +16,7 @@
 #include <new>
 
 #ifdef ATTNBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAContextLight.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
 
@@ -26,7 +27,12 @@ namespace attnbench {
 void release_cached_memory(const HostInfo& host) noexcept {
 #ifdef ATTNBENCH_WITH_CUDA
   try {
-    if (host.cuda_available) c10::cuda::CUDACachingAllocator::emptyCache();
+    if (!host.cuda_available) return;
+    // cuBLAS keeps a workspace per (handle, stream), made at its first use from the caching
+    // allocator: carved out of a point's large freed block, it would pin that whole segment
+    // (measured: 8-16 GiB per backward point of naive, one more per graph capture's stream).
+    at::cuda::clearCublasWorkspaces();
+    c10::cuda::CUDACachingAllocator::emptyCache();
   } catch (...) {
   }
 #else
