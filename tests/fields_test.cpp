@@ -99,7 +99,7 @@ TEST(Fields, KernelRowSurvivesTheCsvFieldByField) {
 
 // The column names and their order are the CSV's contract with every report already written:
 // version 7 appended host_name and host_cpus to version 6.
-TEST(Fields, TheCsvHeadersAreSchemaEight) {
+TEST(Fields, TheCsvHeadersAreSchemaNine) {
   const std::vector<std::string> want = {"schema_version",
                                          "point_id",
                                          "backend",
@@ -131,6 +131,7 @@ TEST(Fields, TheCsvHeadersAreSchemaEight) {
                                          "host_mhz",
                                          "host_preempted_per_call",
                                          "host_migrated_per_call",
+                                         "first_call_ms",
                                          "aten_ops_per_call",
                                          "aten_ops",
                                          "aten_ops_nested_per_call",
@@ -143,6 +144,7 @@ TEST(Fields, TheCsvHeadersAreSchemaEight) {
                                          "occupancy_pct",
                                          "peak_mem_mib",
                                          "peak_reserved_mib",
+                                         "reserved_left_mib",
                                          "rel_err",
                                          "tolerance",
                                          "fp8_scale_q",

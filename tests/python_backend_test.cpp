@@ -162,6 +162,25 @@ TEST_F(PythonBackends, AMissingFunctionOrFileIsALocatedConfigError) {
       << r.output;
 }
 
+// Built without Python (no bridge library): a config that names a Python backend is refused at that
+// entry, saying why, and the plugins alone still run. $ATTNBENCH_PYTHON_BRIDGE naming no file is
+// such a build.
+TEST_F(Cli, WithoutPythonAPythonBackendIsRefusedAtItsLine) {
+  const std::string no_bridge = "ATTNBENCH_PYTHON_BRIDGE=/nonexistent/libattnbench-python.so";
+  const std::string config = write(
+      "c.yaml", small_sweep("naive, " + python(kExamples + "/sdpa.py", "attention", "sdpa-py")));
+  Result r = run("run " + config + " -o " + path("out.csv"), no_bridge);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("c.yaml:1:19: key 'backends': '" + kExamples +
+                          "/sdpa.py:attention' is a Python backend, and this attnbench was built "
+                          "without Python"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(std::filesystem::exists(path("out.csv")));
+  r = run("run " + config + " --backends naive -o " + path("out.csv"), no_bridge);
+  EXPECT_EQ(r.code, 0) << r.output;
+}
+
 // FlexAttention compiled by torch.compile on the CPU (the first call compiles: first_call_ms is
 // seconds, later calls are not).
 TEST_F(PythonBackends, FlexAttentionCompilesAndRunsOnTheCpu) {
