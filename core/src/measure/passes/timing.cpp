@@ -10,12 +10,14 @@
 
 namespace attnbench {
 
-TimingResult timing_pass(PassContext& ctx, TimingMode mode, int calls_per_sample) {
+namespace {
+
+TimingResult timed_samples(PassContext& ctx, TimingMode mode, int calls_per_sample,
+                           std::unique_ptr<BackwardPass>& graph_backward,
+                           std::unique_ptr<CapturedCall>& graph) {
   TimingResult result;
   result.mode = mode;
   auto call = [&] { ctx.call(); };
-  std::unique_ptr<BackwardPass> graph_backward;  // declared first: the graph replays it
-  std::unique_ptr<CapturedCall> graph;
   std::function<double()> sample;
   switch (mode) {
     case TimingMode::wall:
@@ -36,7 +38,7 @@ TimingResult timing_pass(PassContext& ctx, TimingMode mode, int calls_per_sample
       // The caching allocator's cache from earlier passes is not the capture's to inherit: a
       // capture that runs out of memory must be the backend's doing.
       release_cached_memory(ctx.host);
-      if (ctx.backward) {
+      if (!ctx.backward && ctx.problem.direction == Direction::bwd) {
         // Autograd runs a backward on the stream its forward ran on: the forward is made again
         // on the capture stream, and that BackwardPass is what the graph replays.
         graph = std::make_unique<CapturedCall>(
@@ -59,6 +61,32 @@ TimingResult timing_pass(PassContext& ctx, TimingMode mode, int calls_per_sample
   result.summary = summarize(run.samples);
   result.converged = run.converged;
   result.samples = std::move(run.samples);
+  return result;
+}
+
+}  // namespace
+
+TimingResult timing_pass(PassContext& ctx, TimingMode mode, int calls_per_sample) {
+  std::unique_ptr<BackwardPass> graph_backward;  // declared first: the graph replays it
+  std::unique_ptr<CapturedCall> graph;
+  // A backward capture makes its own forward on the capture stream: the first call's is let go
+  // meanwhile (two forwards' saved state at once made math's 16k backward oom), and made again
+  // for the passes after this one.
+  const bool own_forward = mode == TimingMode::graph && ctx.backward;
+  if (own_forward) ctx.backward.reset();
+  auto restore = [&] {
+    graph.reset();
+    graph_backward.reset();
+    if (own_forward) ctx.backward = ctx.backend.prepare_backward(*ctx.view);
+  };
+  TimingResult result;
+  try {
+    result = timed_samples(ctx, mode, calls_per_sample, graph_backward, graph);
+  } catch (...) {
+    restore();
+    throw;
+  }
+  restore();
   return result;
 }
 
