@@ -29,8 +29,9 @@ void release_cached_memory(const HostInfo& host) noexcept {
   try {
     if (!host.cuda_available) return;
     // cuBLAS keeps a workspace per (handle, stream), made at its first use from the caching
-    // allocator: carved out of a point's large freed block, it would pin that whole segment
-    // (measured: 8-16 GiB per backward point of naive, one more per graph capture's stream).
+    // allocator: carved out of a point's large freed block, it pins that whole segment. A graph
+    // capture's stream made one more each time (naive's backward at b2-h32-s8192 with graph mode
+    // left 16.4 GiB reserved; without them, 8.2).
     at::cuda::clearCublasWorkspaces();
     c10::cuda::CUDACachingAllocator::emptyCache();
   } catch (...) {
@@ -136,7 +137,7 @@ void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResu
       !cuda.timer)  // once, at the first CUDA point
     r.failure = attempt("timing set-up", ctx, [&] {
       // The timer's buffers live as long as the worker: in a segment of their own, not carved
-      // out of a block this point's backend freed (which they would pin: 8 GiB on the H200).
+      // out of a block this point's backend freed (which they would pin for good).
       release_cached_memory(ctx.host);
       cuda.timer = std::make_unique<CudaTimer>(ctx.host.cuda_device, ctx.host.l2_cache_bytes);
       cuda.monitor = std::make_unique<DeviceMonitor>(ctx.host.cuda_device);
