@@ -269,5 +269,29 @@ TEST(UntimedWork, CuptiTimeBeyondTheTimedTimeFlagsTheRowAndReplacesItsTimes) {
             std::string::npos);
 }
 
+// What stayed reserved after a (point, backend) and the first call's wall time are every row's,
+// refused or not; over 1 GiB left is a leak, which retires the worker.
+TEST(Assemble, MemoryLeftBehindAndTheFirstCall) {
+  PassResults r;
+  r.first_call_ms = 1234.5;
+  r.reserved_left_mib = 8194;
+  r.timing.push_back({TimingMode::cold, timed(TimingMode::cold, 0.5), std::nullopt});
+  const BackendRecords leaked = assemble_records(setup(), r);
+  for (const Row& row : leaked.rows) {
+    EXPECT_EQ(*row.first_call_ms, 1234.5);
+    EXPECT_EQ(*row.reserved_left_mib, 8194);
+    EXPECT_TRUE(row.has_flag(Flag::leaked_device_memory)) << row.flags;
+  }
+  EXPECT_TRUE(leaked_device_memory(leaked));
+  r.reserved_left_mib = 514;  // the most training.yaml left on the H200: not a leak
+  const BackendRecords kept = assemble_records(setup(), r);
+  EXPECT_FALSE(kept.rows[0].has_flag(Flag::leaked_device_memory));
+  EXPECT_FALSE(leaked_device_memory(kept));
+  PassResults refused;
+  refused.refused = PassFailure{Status::error, "first call: boom"};
+  refused.reserved_left_mib = 2048;
+  EXPECT_TRUE(leaked_device_memory(assemble_records(setup(), refused)));
+}
+
 }  // namespace
 }  // namespace attnbench

@@ -486,5 +486,44 @@ TEST(Config, MissingFileIsAnInputError) {
   EXPECT_THROW(load_config("/nonexistent/sweep.yaml"), InputError);
 }
 
+// A Python backend: `{python: FILE:FUNCTION, name: NAME}` beside plugin names; every malformed
+// form refused where it stands.
+TEST(Config, PythonBackendsAndTheirLocatedRefusals) {
+  const std::string file = std::string(ATTNBENCH_SOURCE_DIR) + "/examples/python-backends/sdpa.py";
+  const SweepConfig c = parse_config("backends: [flash, {python: " + file +
+                                         ":attention, name: sdpa-py}, {python: " + file +
+                                         ":attention}]\nsweep:\n  seq_len: 8\n",
+                                     "p.yaml");
+  EXPECT_EQ(c.backends, (std::vector<std::string>{"flash", "sdpa-py", "sdpa"}));
+  ASSERT_EQ(c.python_backends.size(), 2u);
+  EXPECT_EQ(c.python_backends[0].file, file);
+  EXPECT_EQ(c.python_backends[0].function, "attention");
+  EXPECT_EQ(c.python_backends[0].line, 1);
+  EXPECT_EQ(c.python_backends[0].column, 19);
+  EXPECT_EQ(c.python_backends[1].name, "sdpa");  // the file's stem
+  struct Bad {
+    std::string entry, key, says;
+  };
+  for (const Bad& bad : std::vector<Bad>{
+           {"{python: " + file + "}", "backends.python", "expected FILE:FUNCTION"},
+           {"{python: " + file + ":2fast}", "backends.python", "not a Python function name"},
+           {"{python: /no/such.py:f}", "backends.python", "/no/such.py: no such file"},
+           {"{python: " + file + ":attention, name: 'a b'}", "backends.name",
+            "cannot name a backend"},
+           {"{python: " + file + ":attention, nmae: x}", "backends.nmae", "did you mean 'name'"},
+           {"{name: x}", "backends", "needs 'python: FILE:FUNCTION'"},
+           {"{python: " + file + ":attention, name: flash}", "backends", "appears twice"}}) {
+    try {
+      parse_config("backends: [flash, " + bad.entry + "]\nsweep:\n  seq_len: 8\n", "p.yaml");
+      ADD_FAILURE() << bad.entry << " was accepted";
+    } catch (const ConfigError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("p.yaml:1:"), std::string::npos) << what;
+      EXPECT_NE(what.find("'" + bad.key + "'"), std::string::npos) << what;
+      EXPECT_NE(what.find(bad.says), std::string::npos) << what;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace attnbench
