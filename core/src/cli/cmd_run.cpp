@@ -98,8 +98,7 @@ BackendSources backend_sources(const RunArgs& args, const SweepConfig& config) {
       throw ConfigError(config.file, spec.line, spec.column, "backends",
                         "'" + spec.written +
                             "' is a Python backend, and this attnbench was built without Python "
-                            "(CMake found no Python 3 development files; see README, Python "
-                            "backends)");
+                            "(CMake found no Python 3 development files; docs/backends.md)");
     sources.python.push_back({spec.name, spec.file, spec.function});
   }
   return sources;
