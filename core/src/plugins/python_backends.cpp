@@ -89,8 +89,12 @@ void load_python_backends(
       continue;
     }
     if (on_loading) on_loading(id, ref.name);
-    auto& make = bridge->get_alias<MakePythonBackend>("attnbench_make_python_backend");
-    PythonBackendMade made = make(ref);
+    PythonBackendMade made;
+    try {
+      made = bridge->get_alias<MakePythonBackend>("attnbench_make_python_backend")(ref);
+    } catch (const std::exception& e) {
+      made.error = std::string("the Python bridge failed: ") + e.what();
+    }
     if (!made.backend) {
       failure(ref, made.error).config_error = made.no_such_function;
       continue;
