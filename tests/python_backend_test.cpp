@@ -130,6 +130,29 @@ TEST_F(PythonBackends, PythonErrorsAreRowsThatNameTheUsersLine) {
       << row(48, "checked").at("reason");
 }
 
+// An import that crashes the interpreter takes its worker down while loading: the next worker
+// starts without that module, whose rows say so, and the other backends are measured.
+TEST_F(PythonBackends, AnImportThatCrashesCostsOnlyItsOwnRows) {
+  const std::string backends =
+      "naive, " + python(kFaulty + "/import_crashes.py", "attention", "crasher");
+  const Result r =
+      run("run " + write("c.yaml", small_sweep(backends)) + " -o " + path("out.csv"), kAtRoot);
+  EXPECT_EQ(r.code, 1) << r.output;
+  const auto rows = rows_of(path("out.csv"));
+  ASSERT_EQ(rows.size(), 4u) << r.output;
+  for (const auto& [key, row] : rows) {
+    if (row.at("backend") == "naive") {
+      EXPECT_EQ(row.at("status"), "ok") << key;
+      continue;
+    }
+    EXPECT_EQ(row.at("status"), "error") << key;
+    EXPECT_NE(row.at("reason").find("import_crashes.py:attention the worker was killed by signal "
+                                    "11 (SIGSEGV"),
+              std::string::npos)
+        << row.at("reason");
+  }
+}
+
 // A function the module lacks and a file that is not there: exit 2, located at the config's entry,
 // before anything is written.
 TEST_F(PythonBackends, AMissingFunctionOrFileIsALocatedConfigError) {
