@@ -4,6 +4,8 @@
 // THPVariable_Unpack, no copy. Everything Python costs per call is inside the timed call.
 #include "python/bridge_api.hpp"
 
+#include "base/names.hpp"
+
 #include <attnbench/sdpa/autograd_backward.hpp>
 
 #include <torch/csrc/autograd/python_variable.h>  // includes Python.h
@@ -114,16 +116,6 @@ PyObject* harness_module() {
   PyEval_SaveThread();  // from here on every use of Python takes the GIL (Gil)
   if (!failed.empty()) throw std::runtime_error(failed);
   return harness;
-}
-
-const char* dtype_name(DType t) {
-  switch (t) {
-    case DType::f16: return "fp16";
-    case DType::bf16: return "bf16";
-    case DType::f32: return "fp32";
-    case DType::fp8_e4m3: return "fp8_e4m3";
-  }
-  return "";
 }
 
 DType dtype_of(at::ScalarType t) {
@@ -239,12 +231,13 @@ class PythonBackend final : public Backend {
   // The Problem as Python sees it, made once per problem (a call must not pay for it each time).
   PyObject* problem_object(const Problem& p) const {
     if (problem_object_ && same_problem(p, problem_)) return problem_object_.p;
-    Ref made(PyObject_CallMethod(
-        harness_, "problem", "LLLLLLsOss", static_cast<long long>(p.batch),
-        static_cast<long long>(p.heads), static_cast<long long>(p.kv_heads),
-        static_cast<long long>(p.seq_len), static_cast<long long>(p.seq_len_kv),
-        static_cast<long long>(p.head_dim), dtype_name(p.dtype), p.causal ? Py_True : Py_False,
-        p.device == Device::cuda ? "cuda" : "cpu", p.direction == Direction::fwd ? "fwd" : "bwd"));
+    Ref made(
+        PyObject_CallMethod(harness_, "problem", "LLLLLLsOss", static_cast<long long>(p.batch),
+                            static_cast<long long>(p.heads), static_cast<long long>(p.kv_heads),
+                            static_cast<long long>(p.seq_len), static_cast<long long>(p.seq_len_kv),
+                            static_cast<long long>(p.head_dim), to_string(p.dtype).c_str(),
+                            p.causal ? Py_True : Py_False, to_string(p.device).c_str(),
+                            to_string(p.direction).c_str()));
     if (!made)
       throw std::runtime_error("attnbench's harness.problem failed: " +
                                take_error(nullptr, "").text);
