@@ -295,3 +295,151 @@ TEST(Assemble, MemoryLeftBehindAndTheFirstCall) {
 
 }  // namespace
 }  // namespace attnbench
+
+namespace attnbench {
+namespace {
+
+// The untimed-work rule on both sides of each of its bounds: the kernels' GPU time may exceed the
+// timed median by three robust standard deviations of the timing, never by less than 10% and
+// never by more than 100%.
+TEST(UntimedWork, TheAllowanceIsThreeNoisesBetweenTenAndOneHundredPercent) {
+  RowSetup s = setup({TimingMode::cold});
+  auto flagged = [&](double timed_ms, double noise, double gpu_us) {
+    PassResults r;
+    TimingResult t = timed(TimingMode::cold, timed_ms);
+    t.summary.rel_noise = noise;
+    r.timing.push_back({TimingMode::cold, t, std::nullopt});
+    KernelsResult k;
+    k.kernels_per_call = 1, k.gpu_us_per_call = gpu_us;
+    r.kernels = k;
+    return assemble_records(s, r).rows.at(0).has_flag(Flag::untimed_gpu_work);
+  };
+  // No noise: 10% allowed. 110 us of kernels against 100 us timed is honest, 111 is not.
+  EXPECT_FALSE(flagged(0.100, 0, 110));
+  EXPECT_TRUE(flagged(0.100, 0, 111));
+  // 3% noise is still under the floor: 3 x 3% = 9% < 10%.
+  EXPECT_FALSE(flagged(0.100, 0.03, 110));
+  EXPECT_TRUE(flagged(0.100, 0.03, 111));
+  // 10% noise: 30% allowed.
+  EXPECT_FALSE(flagged(0.100, 0.10, 129.9));
+  EXPECT_TRUE(flagged(0.100, 0.10, 130.1));
+  // 50% noise would allow 150%: capped at 100%.
+  EXPECT_FALSE(flagged(0.100, 0.50, 199.9));
+  EXPECT_TRUE(flagged(0.100, 0.50, 200.1));
+  // The events' median in ms, the kernels' time in us: 1 ms timed is 1000 us.
+  EXPECT_FALSE(flagged(1.0, 0, 1099));
+  EXPECT_TRUE(flagged(1.0, 0, 1101));
+  // CPU rows are never judged (wall time has no CUPTI behind it), nor a row without GPU time.
+  RowSetup cpu = setup({TimingMode::wall});
+  cpu.problem.device = Device::cpu;
+  PassResults r;
+  r.timing.push_back({TimingMode::wall, timed(TimingMode::wall, 0.1), std::nullopt});
+  KernelsResult k;
+  k.gpu_us_per_call = 5000;
+  r.kernels = k;
+  EXPECT_FALSE(assemble_records(cpu, r).rows.at(0).has_flag(Flag::untimed_gpu_work));
+  EXPECT_FALSE(flagged(0.1, 0, 0));
+}
+
+// A row that was flagged above_peak on the fooled time loses that flag with the fooled time, and
+// gets the rate of the kernels' time.
+TEST(UntimedWork, TheReplacedTimeSetsTheRateAndThePeakFlagAnew) {
+  RowSetup s = setup({TimingMode::cold});
+  const double gflop = attention_flop(s.problem) / 1e9;
+  PassResults r;
+  r.timing.push_back({TimingMode::cold, timed(TimingMode::cold, gflop / 5000), std::nullopt});
+  KernelsResult k;
+  k.gpu_us_per_call = 1e3 * gflop / 500;  // 500 TFLOP/s: half the peak of 1000
+  r.kernels = k;
+  const Row row = assemble_records(s, r).rows.at(0);
+  EXPECT_TRUE(row.has_flag(Flag::untimed_gpu_work));
+  EXPECT_FALSE(row.has_flag(Flag::above_peak)) << row.flags;
+  EXPECT_NEAR(*row.tflops, 500, 1e-9);
+  EXPECT_NEAR(*row.pct_of_peak, 50, 1e-9);
+  EXPECT_FALSE(row.time_rel_noise);
+  EXPECT_FALSE(row.time_rel_spread);
+}
+
+// Leaks: more than 1024 MiB left reserved, not 1024 itself; the flag is what retires a worker.
+TEST(Assemble, TheLeakBoundIsOneGibibyteExclusive) {
+  auto leaked = [](double left) {
+    PassResults r;
+    r.reserved_left_mib = left;
+    r.timing.push_back({TimingMode::cold, timed(TimingMode::cold, 0.5), std::nullopt});
+    return leaked_device_memory(assemble_records(setup(), r));
+  };
+  EXPECT_FALSE(leaked(1024));
+  EXPECT_TRUE(leaked(1024.5));
+  EXPECT_FALSE(leaked(0));
+  PassResults none;  // a CPU point measures no reserved memory: never a leak
+  none.timing.push_back({TimingMode::cold, timed(TimingMode::cold, 0.5), std::nullopt});
+  EXPECT_FALSE(leaked_device_memory(assemble_records(setup(), none)));
+  EXPECT_FALSE(leaked_device_memory(BackendRecords{}));
+}
+
+// The clock flag: a fall of more than 3% between the start and the end of the timing pass.
+TEST(Assemble, TheThrottleBoundIsThreePercentOfTheStartClock) {
+  auto throttled = [](double start, double end) {
+    PassResults r;
+    TimingResult t = timed(TimingMode::cold, 0.5);
+    t.device_start = DeviceState{start, 300, 40};
+    t.device_end = DeviceState{end, 300, 40};
+    r.timing.push_back({TimingMode::cold, t, std::nullopt});
+    return assemble_records(setup({TimingMode::cold}), r).rows.at(0).has_flag(
+        Flag::clock_throttled);
+  };
+  EXPECT_FALSE(throttled(2000, 1941));  // -2.95%
+  EXPECT_TRUE(throttled(2000, 1939));   // -3.05%
+  EXPECT_FALSE(throttled(1500, 2000));  // a rising clock is not throttling
+}
+
+// above_peak is over 100% of the peak, not at it; the rate is GFLOP per ms.
+TEST(Assemble, AbovePeakIsBeyondOneHundredPercent) {
+  RowSetup s = setup({TimingMode::cold});
+  const double gflop = attention_flop(s.problem) / 1e9;
+  auto row_at = [&](double tflops) {
+    PassResults r;
+    r.timing.push_back({TimingMode::cold, timed(TimingMode::cold, gflop / tflops), std::nullopt});
+    return assemble_records(s, r).rows.at(0);
+  };
+  EXPECT_FALSE(row_at(999).has_flag(Flag::above_peak));
+  EXPECT_TRUE(row_at(1001).has_flag(Flag::above_peak));
+  EXPECT_NEAR(*row_at(250).tflops, 250, 1e-9);
+  EXPECT_NEAR(*row_at(250).pct_of_peak, 25, 1e-9);
+  // fp8 rows are judged against the fp8 peak (row_setup picks it).
+  RunOptions options;
+  options.peak_tflops = 1000, options.peak_tflops_fp8 = 2000;
+  Problem p = s.problem;
+  p.dtype = DType::fp8_e4m3;
+  EXPECT_EQ(row_setup("x", p, "fa3", options).peak_tflops, 2000);
+  p.dtype = DType::bf16;
+  EXPECT_EQ(row_setup("x", p, "fa3", options).peak_tflops, 1000);
+}
+
+// The fresh-inputs check: a call after the inputs changed must stay within the tolerance too; at
+// the tolerance is fine, above it is `wrong` saying the output does not follow the inputs.
+TEST(Assemble, TheFreshInputsCheckUsesTheSameTolerance) {
+  auto status_of = [](double fresh) {
+    PassResults r;
+    r.correctness = CorrectnessResult{0.001, "out", fresh};
+    r.timing.push_back({TimingMode::cold, timed(TimingMode::cold, 0.5), std::nullopt});
+    return assemble_records(setup({TimingMode::cold}), r).rows.at(0);
+  };
+  EXPECT_EQ(status_of(0.02).status, Status::ok);
+  const Row stale = status_of(0.0201);
+  EXPECT_EQ(stale.status, Status::wrong);
+  EXPECT_NE(stale.reason.find("the output does not follow the inputs"), std::string::npos);
+  EXPECT_NE(stale.reason.find("0.0201"), std::string::npos) << stale.reason;
+  EXPECT_EQ(status_of(std::numeric_limits<double>::quiet_NaN()).status, Status::wrong);
+}
+
+// The first call's wall time is copied as measured, in ms, to every row, a refused one too.
+TEST(Assemble, FirstCallMillisecondsReachEveryRowUnchanged) {
+  PassResults r;
+  r.first_call_ms = 0.75;
+  r.refused = PassFailure{Status::unsupported, "no"};
+  for (const Row& row : assemble_records(setup(), r).rows) EXPECT_EQ(row.first_call_ms, 0.75);
+}
+
+}  // namespace
+}  // namespace attnbench

@@ -178,6 +178,34 @@ TEST(FlashInfer, SaysWhatItCompiledAndRefusesTheRest) {
   EXPECT_EQ(reason(p), "FlashInfer has no backward pass (an inference library)");
 }
 
+// The head_dim limits of the fused Hopper backends, on both sides of each bound: up to 256 and a
+// multiple of 8 (cudnn-fe's fp8: of 16). A head_dim a plugin takes passes on to its next check,
+// whose reason names no head_dim.
+TEST(HeadDimLimits, Fa3AndCudnnFeTakeMultiplesOfEightUpTo256) {
+  const std::vector<std::string> bundled = split(ATTNBENCH_BUNDLED, ',');
+  for (const std::string name : {"fa3", "cudnn-fe"}) {
+    if (std::find(bundled.begin(), bundled.end(), name) == bundled.end()) continue;
+    auto head_dim_refused = [&](int64_t d, DType dtype = DType::bf16) {
+      const Support s =
+          backend(name).supports(problem(1, 2, 128, d, dtype, false, Device::cuda));
+      return !s.supported && s.reason.find("head_dim") != std::string::npos;
+    };
+    for (int64_t d : {8, 16, 64, 96, 128, 248, 256})
+      EXPECT_FALSE(head_dim_refused(d)) << name << " refused head_dim " << d;
+    for (int64_t d : {4, 12, 60, 130, 260, 264, 320, 512})
+      EXPECT_TRUE(head_dim_refused(d)) << name << " took head_dim " << d;
+    const Support s = backend(name).supports(problem(1, 2, 128, 264, DType::bf16, false, Device::cuda));
+    EXPECT_NE(s.reason.find("head_dim <= 256 and a multiple of 8, not 264"), std::string::npos)
+        << name << ": " << s.reason;
+    if (name == std::string("cudnn-fe")) {
+      EXPECT_FALSE(head_dim_refused(16, DType::fp8_e4m3));
+      EXPECT_FALSE(head_dim_refused(128, DType::fp8_e4m3));
+      EXPECT_TRUE(head_dim_refused(24, DType::fp8_e4m3));
+      EXPECT_TRUE(head_dim_refused(72, DType::fp8_e4m3));
+    }
+  }
+}
+
 std::vector<bool> sdpa_switches() {
   const auto& ctx = at::globalContext();
   return {ctx.userEnabledMathSDP(),  ctx.userEnabledMemEfficientSDP(), ctx.userEnabledFlashSDP(),

@@ -762,3 +762,55 @@ TEST(Compare, SamplesThatAreNotTheReportsAreRefused) {
 
 }  // namespace
 }  // namespace attnbench
+
+namespace attnbench {
+namespace {
+
+// How many repetitions per side a single run's `unsure` asks for: 2 x (2.5 x spread / margin)^2,
+// at least 3, the margin the observed log change beyond the threshold's, the spread the largest
+// of the rows' noise and 1%; 0 when the change is inside the threshold.
+TEST(Compare, RepetitionsNeededFollowTheSpreadAndTheMargin) {
+  auto needed = [](double base_noise, double new_noise, double ratio) {
+    const Comparison c =
+        compare_reports(table({timed("flash", 512, 1.0, base_noise)}, "a.csv"),
+                        table({timed("flash", 512, ratio, new_noise)}, "b.csv"),
+                        with({"time_ms_median"}));
+    return c.metrics[0].rows[0];
+  };
+  // ratio 1.3, noise 10% on the new side: the interval [1.182, 1.430] widened by 5% is [1.126,
+  // 1.502], beyond 5%: called worse, nothing needed.
+  const ComparedRow called = needed(0.001, 0.10, 1.3);
+  EXPECT_EQ(called.verdict, Verdict::worse);
+  EXPECT_EQ(called.repetitions_needed, 0);
+  // ratio 1.15, 8% and 1% of noise (band 9%): [1.055, 1.2535] widened to [1.005, 1.316] is not
+  // beyond 5%. Margin ln 1.15 - ln 1.05 = 0.09097, spread 8%: 2 x (0.2 / 0.09097)^2 = 9.67 -> 10.
+  const ComparedRow noisy = needed(0.01, 0.08, 1.15);
+  EXPECT_EQ(noisy.verdict, Verdict::unsure);
+  EXPECT_EQ(noisy.why_unsure, "single runs: drift unknown");
+  EXPECT_EQ(noisy.repetitions_needed, 10);
+  // The same with the noise on the base side: the spread is either side's.
+  EXPECT_EQ(needed(0.08, 0.01, 1.15).repetitions_needed, 10);
+  // ratio 1.07 with 1% noise, threshold 5%: 2 x (0.025 / 0.01887)^2 = 3.51 -> 4.
+  EXPECT_EQ(needed(0.005, 0.005, 1.07).repetitions_needed, 4);
+  // A change inside the threshold needs none: the verdict is same, not unsure.
+  const ComparedRow same = needed(0.005, 0.005, 1.02);
+  EXPECT_EQ(same.verdict, Verdict::same);
+  EXPECT_EQ(same.repetitions_needed, 0);
+}
+
+// The floor of three: a clear change whose widened interval still straddles the threshold only
+// because the rows are noisy asks for at least three repetitions.
+TEST(Compare, RepetitionsNeededAreAtLeastThree) {
+  Row base = timed("flash", 512, 1.0, 0.0), next = timed("flash", 512, 1.12, 0.0);
+  base.flags = "noise_target_missed";  // unsure however clear the change: the floor shows
+  const Comparison c =
+      compare_reports(table({base}, "a.csv"), table({next}, "b.csv"), with({"time_ms_median"}));
+  const ComparedRow& row = c.metrics[0].rows[0];
+  EXPECT_EQ(row.verdict, Verdict::unsure);
+  EXPECT_EQ(row.why_unsure, "a measurement missed its noise target");
+  // margin ln 1.12 - ln 1.05 = 0.0645, spread 1%: 2 x (0.025 / 0.0645)^2 = 0.30 -> 3.
+  EXPECT_EQ(row.repetitions_needed, 3);
+}
+
+}  // namespace
+}  // namespace attnbench

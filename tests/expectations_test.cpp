@@ -22,7 +22,7 @@ const std::string kSweep = R"(sweep:
 )";
 
 Expectations parse(const std::string& expect_block, const std::string& backends = "") {
-  return parse_config(backends + kSweep + expect_block, "e.yaml").expect;
+  return read_expectations(parse_config(backends + kSweep + expect_block, "e.yaml"));
 }
 
 Row row(const std::string& backend, int64_t seq_len = 512) {

@@ -7,6 +7,7 @@
 #include "base/errors.hpp"
 #include "config/config.hpp"
 #include "config/sweep.hpp"
+#include "records/predictions.hpp"
 #include "run/merge.hpp"
 #include "run/resume.hpp"
 #include "write/csv.hpp"
@@ -150,6 +151,7 @@ TEST(Fuzz, TheYamlReaderReadsOrRefusesEveryMutationOfTheShippedConfigs) {
     const std::string text = mutate(seeds[static_cast<size_t>(i) % seeds.size()], rng);
     try {
       const SweepConfig c = parse_config(text, "fuzz.yaml");
+      (void)read_expectations(c);
       (void)expand_sweep(c, false);
       ++read;
     } catch (const InputError&) {

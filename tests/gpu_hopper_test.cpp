@@ -73,7 +73,7 @@ TEST(GpuHopper, EveryKindOfPointIsCorrectAndLaunchesExactlyItsKernels) {
   options.measurement.passes = {Pass::correctness, Pass::kernels};
   options.measurement.kernel_pass_iterations = 3;
   options.tolerance = default_tolerances();
-  Runner runner(host(), options);
+  test::MeasuringRunner runner(host(), options);
   int measured = 0;
   for (const Case& c : cases()) {
     const LoadedBackend* loaded = test::plugins().find(c.backend);

@@ -143,7 +143,7 @@ TEST(Gpu, EveryTimingModeGivesPositiveFiniteTimesAndEveryPassItsColumns) {
   RunOptions options;
   options.measurement = quick();
   options.info.device_name = host().device_name;
-  Runner runner(host(), options);
+  test::MeasuringRunner runner(host(), options);
   const Problem p = problem(2, 8, 1024, 64, DType::bf16, true, Device::cuda);
   for (const char* name : kAll) {
     const BackendRecords r = runner.measure({p, "gpu-test"}, *test::plugins().find(name));
@@ -191,7 +191,7 @@ TEST(Gpu, EveryBackendLaunchesExactlyItsKernelsCopiesAndMemsetsAtASeedPoint) {
   options.measurement = quick();
   options.measurement.passes = {Pass::correctness, Pass::ops, Pass::kernels};
   options.measurement.kernel_pass_iterations = 3;
-  Runner runner(host(), options);
+  test::MeasuringRunner runner(host(), options);
   const Problem p = problem(4, 16, 1024, 64, DType::bf16, true, Device::cuda);
   for (const Activities& want : kSeedPoint) {
     const BackendRecords r = runner.measure({p, "b4-h16-s1024-d64-bf16-causal-cuda"},
@@ -237,7 +237,7 @@ TEST(Gpu, TraceLinksEveryGpuActivityToItsLaunchInsideAnOp) {
   options.measurement.passes = {Pass::kernels};
   options.measurement.trace = true;
   options.measurement.kernel_pass_iterations = 3;
-  Runner runner(host(), options);
+  test::MeasuringRunner runner(host(), options);
   const Problem p = problem(4, 16, 1024, 64, DType::bf16, true, Device::cuda);
   for (const char* name : kAll) {
     const BackendRecords r =
@@ -295,7 +295,7 @@ TEST(Gpu, GraphCaptureFailureIsAStatusNotACrash) {
   options.measurement = quick();
   options.measurement.timing_modes = {TimingMode::graph, TimingMode::batch};
   options.measurement.passes = {Pass::timing};
-  Runner runner(host(), options);
+  test::MeasuringRunner runner(host(), options);
   auto b = std::make_shared<SynchronizingBackend>();
   const BackendRecords r =
       runner.measure({problem(1, 2, 128, 64, DType::bf16, false, Device::cuda), "sync-test"},

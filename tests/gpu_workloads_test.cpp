@@ -96,7 +96,7 @@ TEST(GpuWorkloads, EveryBackendsBackwardIsCorrectAndLaunchesItsOwnKernels) {
   RunOptions options;
   options.measurement = passes({Pass::correctness, Pass::ops, Pass::kernels});
   options.tolerance = default_tolerances();
-  Runner runner(host(), options);
+  test::MeasuringRunner runner(host(), options);
   struct Case {
     const char* backend;
     const char* kernel_pattern;                  // a kernel name the backward must launch
@@ -155,7 +155,7 @@ TEST(GpuWorkloads, BackwardGraphCaptureIsAStatusNotACrash) {
   RunOptions options;
   options.measurement = passes({Pass::timing});
   options.measurement.timing_modes = {TimingMode::graph, TimingMode::batch, TimingMode::cold};
-  Runner runner(host(), options);
+  test::MeasuringRunner runner(host(), options);
   // A forward point first, as in a sweep: the runner's timer is made there, in inference mode, and
   // must still flush the L2 at backward points.
   const Problem fwd = cuda_bf16(4, 4, 1024, 1024, true);

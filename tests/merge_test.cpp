@@ -93,5 +93,35 @@ TEST(Merge, RefusesOtherSweepsOtherSplitsDuplicatesAndSchemas) {
             std::string::npos);
 }
 
+// A shard whose writer was killed mid-row: its torn last line is not a measurement, so the merged
+// report leaves it out and names it as a gap; the side files' torn lines likewise.
+TEST(Merge, ATornShardsLastLineIsAGapNotARow) {
+  const std::vector<RecordKey> sweep = {
+      {"p1", "naive", 0}, {"p1", "flash", 0}, {"p2", "naive", 0}, {"p2", "flash", 0}};
+  std::string torn = row("p2", "flash", "2/2");
+  torn.resize(torn.size() / 2);  // "6,p2,flash,0,c": no newline, half its fields
+  const Merged m = merge_reports(
+      {input("a.csv", row("p1", "naive", "1/2") + row("p2", "naive", "1/2"),
+             "6,p1,naive,0,kernel,k1\n"),
+       input("b.csv", row("p1", "flash", "2/2") + torn, "6,p1,flash,0,kernel,k2\n6,p2,fl")},
+      sweep);
+  EXPECT_EQ(m.measurements, 3u);
+  EXPECT_EQ(m.gaps, (std::vector<std::string>{"flash @ p2: not measured"}));
+  const CsvTable t = parse_csv(m.texts.rows, "m.csv");
+  ASSERT_EQ(t.rows.size(), 3u);
+  EXPECT_EQ(t.at(2, "point_id"), "p2");
+  EXPECT_EQ(t.at(2, "backend"), "naive");
+  const CsvTable k = parse_csv(m.texts.kernels, "m.kernels.csv");
+  ASSERT_EQ(k.rows.size(), 2u);
+  EXPECT_EQ(k.at(1, "name"), "k2");
+  // Torn inside a quoted field that spans lines: the record is incomplete however many lines.
+  const std::string open_quote = "6,p2,flash,0,cold,ok,f1,\"2/2\nstill inside";
+  EXPECT_EQ(merge_reports({input("a.csv", row("p1", "naive", "1/2") + row("p2", "naive", "1/2")),
+                           input("b.csv", row("p1", "flash", "2/2") + open_quote)},
+                          sweep)
+                .measurements,
+            3u);
+}
+
 }  // namespace
 }  // namespace attnbench

@@ -2,7 +2,10 @@
 // measured beside the C++ plugins, its exceptions as rows that name the user's line, a missing
 // function or file as a located config error. Skipped when attnbench was built without Python.
 #include "cli_support.hpp"
+#include "base/names.hpp"
+#include "records/fields.hpp"
 
+#include <algorithm>
 #include <fstream>
 
 namespace attnbench {
@@ -128,6 +131,52 @@ TEST_F(PythonBackends, PythonErrorsAreRowsThatNameTheUsersLine) {
                       "tests/python_backends/faulty.py:"),
             std::string::npos)
       << row(48, "checked").at("reason");
+}
+
+// What the bridge hands a Python backend: supports_<function> wins over the module's supports(),
+// and the `problem` both supports() and the function see is the row's own, every field of the
+// report's problem (records' problem table), however the points before it differed: one point per
+// field that differs from the one before in that field alone.
+TEST_F(PythonBackends, EachRowsProblemReachesPythonFieldByField) {
+  const std::string module = kFaulty + "/problems.py";
+  const std::string sweep =
+      "backends: [" + python(module, "special", "special") + ", " +
+      python(module, "plain", "plain") + ", " + python(module, "echo", "echo") +
+      "]\nmeasurement: {warmup_ms: 1, max_time_s: 0.05, cpu_pass_calls: 3}\n"
+      "sweep:\n"
+      "  - {device: cpu, dtype: fp32, heads: 2, seq_len: 32, head_dim: 16, batch: [1, 2]}\n"
+      "  - {device: cpu, dtype: fp32, heads: 4, seq_len: 32, head_dim: 16}\n"
+      "  - {device: cpu, dtype: fp32, heads: 4, kv_heads: 2, seq_len: 32, head_dim: 16}\n"
+      "  - {device: cpu, dtype: fp32, heads: 2, seq_len: 48, head_dim: 16}\n"
+      "  - {device: cpu, dtype: fp32, heads: 2, seq_len: 32, seq_len_kv: 64, head_dim: 16}\n"
+      "  - {device: cpu, dtype: fp32, heads: 2, seq_len: 32, head_dim: 32}\n"
+      "  - {device: cpu, dtype: bf16, heads: 2, seq_len: 32, head_dim: 16}\n"
+      "  - {device: cpu, dtype: fp32, heads: 2, seq_len: 32, head_dim: 16, causal: false}\n"
+      "  - {device: cpu, dtype: fp32, heads: 2, seq_len: 32, head_dim: 16, direction: bwd}\n";
+  const Result r = run("run " + write("c.yaml", sweep) + " -o " + path("out.csv"), kAtRoot);
+  ASSERT_EQ(r.code, 0) << r.output;
+  const CsvTable report = read_csv(path("out.csv"));
+  ASSERT_EQ(report.rows.size(), 10u * 3) << r.output;
+  for (size_t i = 0; i < report.rows.size(); ++i) {
+    std::string fields;
+    for (const auto& f : problem_fields())
+      fields += (fields.empty() ? "" : ";") + f.name + "=" + report.at(i, f.name);
+    // The attributes come sorted by name; the table's order need not be.
+    std::vector<std::string> sorted = split(fields, ';');
+    std::sort(sorted.begin(), sorted.end());
+    fields.clear();
+    for (const auto& s : sorted) fields += (fields.empty() ? "" : ";") + s;
+    const std::string backend = report.at(i, "backend");
+    const std::string where = report.at(i, "point_id") + " " + backend;
+    EXPECT_EQ(report.at(i, "status"), "unsupported") << where;
+    if (backend == "echo") {  // the call's problem: the first call raised NotImplementedError
+      EXPECT_NE(report.at(i, "reason").find("(echo): call " + fields), std::string::npos)
+          << where << ": " << report.at(i, "reason");
+    } else {
+      EXPECT_EQ(report.at(i, "reason"), (backend == "special" ? "special " : "generic ") + fields)
+          << where;
+    }
+  }
 }
 
 // An import that crashes the interpreter takes its worker down while loading: the next worker

@@ -12,7 +12,7 @@ namespace {
 
 const std::vector<std::string> kAvailable = {"cudnn", "flash", "naive"};
 
-SweepConfig config(const std::string& yaml) { return parse_config(yaml, "plan.yaml"); }
+Sweep config(const std::string& yaml) { return parse_sweep(yaml, "plan.yaml"); }
 
 std::vector<std::string> ids(const RunPlan& plan) {
   std::vector<std::string> out;
@@ -170,7 +170,7 @@ TEST(RunPlan, EveryPointAndBackendIsATaskCostedByItsWork) {
 }
 
 TEST(RunPlan, ShardsAreDisjointCoverTheSweepAndBalanceTheirCost) {
-  const SweepConfig c = config(
+  const Sweep c = config(
       "sweep:\n  seq_len: [128, 256, 512, 1024, 2048, 4096, 8192]\n  heads: [1, 2, 4]\n"
       "  device: cpu\n");
   const RunPlan all = plan_run(c, {}, kAvailable, false);
@@ -217,7 +217,7 @@ TEST(RunPlan, ShardTextIsChecked) {
   EXPECT_THROW(plan_run(config("sweep:\n  seq_len: 8\n"), o, kAvailable, false), InputError);
   // More parts than (point, backend)s: refused before anything is split (1/1000000000 once
   // allocated gigabytes), and the message says how many there are. As many parts as tasks: fine.
-  const SweepConfig two_points = config("sweep:\n  seq_len: [8, 16]\n  device: cpu\n");
+  const Sweep two_points = config("sweep:\n  seq_len: [8, 16]\n  device: cpu\n");
   const size_t tasks = plan_run(two_points, {}, kAvailable, false).tasks.size();
   o.shard = "1/1000000000";
   try {

@@ -2,12 +2,16 @@
 #include "measure/device/cupti_tracer.hpp"
 #include "test_support.hpp"
 
+#include <attnbench/sdpa/textbook_attention.hpp>
+
 #include <ATen/ATen.h>
 
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 namespace attnbench {
 namespace {
@@ -56,7 +60,7 @@ TEST(Runner, CpuPointFillsWhatAppliesAndLeavesTheRestEmpty) {
   options.measurement.max_time_s =
       60;  // bounded by max_samples, not by a clock a loaded machine slows
   options.measurement.max_samples = 5;
-  Runner runner(cpu_host(), options);
+  test::MeasuringRunner runner(cpu_host(), options);
   const LoadedBackend* naive = test::plugins().find("naive");
   const BackendRecords r =
       runner.measure(point(problem(1, 2, 64, 16, DType::f32, true, Device::cpu)), *naive);
@@ -96,7 +100,7 @@ TEST(Runner, TracePassRecordsEachCallsOpsNestedInside) {
   options.measurement.passes = {Pass::ops};
   options.measurement.trace = true;
   options.measurement.kernel_pass_iterations = 2;
-  Runner runner(cpu_host(), options);
+  test::MeasuringRunner runner(cpu_host(), options);
   const BackendRecords r = runner.measure(
       point(problem(1, 2, 64, 16, DType::f32, true, Device::cpu)), *test::plugins().find("naive"));
   ASSERT_EQ(r.rows.at(0).status, Status::ok) << r.rows.at(0).reason;
@@ -127,7 +131,7 @@ TEST(Runner, TracePassRecordsEachCallsOpsNestedInside) {
 TEST(Runner, WrongOutputIsStatusWrongWithTheError) {
   RunOptions options;
   options.measurement = quick();
-  Runner runner(cpu_host(), options);
+  test::MeasuringRunner runner(cpu_host(), options);
   const BackendRecords r =
       runner.measure(point(problem(1, 1, 32, 16, DType::f32, false, Device::cpu)),
                      loaded(std::make_shared<TestBackend>(TestBackend::Kind::zeros)));
@@ -141,7 +145,7 @@ TEST(Runner, WrongOutputIsStatusWrongWithTheError) {
 TEST(Runner, ThrowingAndRefusingBackendsBecomeStatuses) {
   RunOptions options;
   options.measurement = quick();
-  Runner runner(cpu_host(), options);
+  test::MeasuringRunner runner(cpu_host(), options);
   const Point p = point(problem(1, 1, 32, 16, DType::f32, true, Device::cpu));
   const BackendRecords thrown =
       runner.measure(p, loaded(std::make_shared<TestBackend>(TestBackend::Kind::throws)));
@@ -157,7 +161,7 @@ TEST(Runner, ThrowingAndRefusingBackendsBecomeStatuses) {
 TEST(Runner, UnsupportedByTheBackendSaysWhy) {
   RunOptions options;
   options.measurement = quick();
-  Runner runner(cpu_host(), options);
+  test::MeasuringRunner runner(cpu_host(), options);
   const BackendRecords r = runner.measure(
       point(problem(1, 1, 64, 64, DType::bf16, true, Device::cpu)), *test::plugins().find("flash"));
   EXPECT_EQ(r.rows.at(0).status, Status::unsupported);
@@ -168,7 +172,7 @@ TEST(Runner, CudaPointWithoutCudaIsUnsupportedInEveryMode) {
   RunOptions options;
   options.measurement = quick();
   options.measurement.timing_modes = {TimingMode::cold, TimingMode::batch};
-  Runner runner(cpu_host(), options);  // a host without CUDA, whatever this machine has
+  test::MeasuringRunner runner(cpu_host(), options);  // a host without CUDA, whatever this machine has
   const BackendRecords r =
       runner.measure(point(problem(1, 1, 64, 64, DType::bf16, true, Device::cuda)),
                      *test::plugins().find("naive"));
@@ -203,7 +207,7 @@ class AddressSpaceCap {
 TEST(Runner, HostAllocationFailureIsOom) {
   RunOptions options;
   options.measurement = quick();
-  Runner runner(cpu_host(), options);
+  test::MeasuringRunner runner(cpu_host(), options);
   const AddressSpaceCap cap(size_t{4} << 30);
   // The inputs are small; the scores are 2^20 x 2^20 bf16, 2 TiB: past the cap.
   const BackendRecords r =
@@ -219,7 +223,7 @@ TEST(Runner, ToldEachPassAsItStarts) {
   options.measurement = quick();
   std::vector<std::string> passes;
   options.on_pass = [&](const std::string& name) { passes.push_back(name); };
-  Runner runner(cpu_host(), options);
+  test::MeasuringRunner runner(cpu_host(), options);
   runner.measure(point(problem(1, 1, 32, 16, DType::f32, true, Device::cpu)),
                  *test::plugins().find("naive"));
   EXPECT_EQ(passes, (std::vector<std::string>{"supports", "first call", "correctness", "warm-up",
@@ -230,12 +234,50 @@ TEST(Runner, KeepsRawSamplesOnRequest) {
   RunOptions options;
   options.measurement = quick();
   options.measurement.keep_samples = true;
-  Runner runner(cpu_host(), options);
+  test::MeasuringRunner runner(cpu_host(), options);
   const BackendRecords r =
       runner.measure(point(problem(1, 1, 32, 16, DType::f32, true, Device::cpu)),
                      *test::plugins().find("inplace"));
   ASSERT_EQ(r.samples.size(), 1u);
   EXPECT_EQ(static_cast<int64_t>(r.samples[0].time_ms.size()), *r.rows[0].samples);
+}
+
+}  // namespace
+}  // namespace attnbench
+
+namespace attnbench {
+namespace {
+
+// A backend whose first call takes 250 ms longer than the others (a JIT, a plan search): what
+// first_call_ms must see, in milliseconds.
+class SlowFirstCall : public Backend {
+ public:
+  std::string name() const override { return "slow-first"; }
+  std::string description() const override { return "sleeps in its first call"; }
+  Support supports(const Problem&) const override { return Support::yes(); }
+  at::Tensor forward(const Inputs& in) override {
+    if (calls_++ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    return textbook_attention(in, /*mask_in_place=*/true);
+  }
+
+ private:
+  int calls_ = 0;
+};
+
+TEST(Runner, FirstCallMillisecondsIncludeWhatTheFirstCallDid) {
+  RunOptions options;
+  options.measurement = quick();
+  options.measurement.passes = {Pass::correctness};
+  test::MeasuringRunner runner(cpu_host(), options);
+  const BackendRecords r =
+      runner.measure(point(problem(1, 1, 32, 16, DType::f32, true, Device::cpu)),
+                     loaded(std::make_shared<SlowFirstCall>()));
+  const Row& row = r.rows.at(0);
+  ASSERT_EQ(row.status, Status::ok) << row.reason;
+  // At least the 250 ms slept (a lower bound no machine can undercut); a value in seconds would
+  // be 0.25, one in microseconds 250000.
+  EXPECT_GE(*row.first_call_ms, 250);
+  EXPECT_LT(*row.first_call_ms, 25000);
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ TEST(Stats, ConstantSamplesHaveNoNoise) {
 }
 
 TEST(Stats, StopsAtTheNoiseTargetAfterMinSamples) {
-  MeasureSettings m;
+  SamplingRule m;
   m.min_samples = 7;
   m.max_samples = 1000;
   m.min_time_s = 0;
@@ -39,7 +39,7 @@ TEST(Stats, StopsAtTheNoiseTargetAfterMinSamples) {
 }
 
 TEST(Stats, StopsAtMaxSamplesWhenNoisy) {
-  MeasureSettings m;
+  SamplingRule m;
   m.min_samples = 3;
   m.max_samples = 40;
   m.min_time_s = 0;
@@ -62,9 +62,9 @@ std::function<double()> ticking(double step) {
   };
 }
 
-MeasureSettings settings(int min_samples, int max_samples, double min_time_s, double max_time_s,
+SamplingRule settings(int min_samples, int max_samples, double min_time_s, double max_time_s,
                          double target) {
-  MeasureSettings m;
+  SamplingRule m;
   m.min_samples = min_samples, m.max_samples = max_samples;
   m.min_time_s = min_time_s, m.max_time_s = max_time_s;
   m.target_rel_noise = target;

@@ -3,6 +3,7 @@
 
 #include "base/names.hpp"
 #include "config/config.hpp"
+#include "isolate/measure_records.hpp"
 #include "measure/tensors.hpp"
 #include "plugins/plugin_loader.hpp"
 
@@ -39,6 +40,20 @@ inline Problem backward(Problem p) {
   p.direction = Direction::bwd;
   return p;
 }
+
+// The runner as a run drives it: its passes for a (point, backend), then that measurement's rows.
+class MeasuringRunner {
+ public:
+  MeasuringRunner(HostInfo host, RunOptions options)
+      : options_(std::move(options)), runner_(std::move(host), runner_options(options_)) {}
+  BackendRecords measure(const Point& point, const LoadedBackend& backend) {
+    return measure_records(runner_, options_, point, backend);
+  }
+
+ private:
+  RunOptions options_;
+  Runner runner_;
+};
 
 // Measurement settings that keep a test's passes short; tests change what they need.
 inline MeasureSettings quick_settings() {

@@ -176,3 +176,42 @@ TEST(Workloads, BackwardOfANonDifferentiableForwardIsUnsupported) {
 
 }  // namespace
 }  // namespace attnbench
+
+namespace attnbench {
+namespace {
+
+// fp8 inputs: each tensor's scale maps its largest magnitude to fp8's largest (448), and the
+// output is bf16, or fp8 holding out / v_scale (backend.hpp). The check reads each as that and
+// catches the other readings.
+TEST(Workloads, Fp8OutputIsBf16OrFp8HoldingOutOverTheVScale) {
+  c10::InferenceMode inference;
+  const Problem p = problem(2, 2, 32, 16, DType::fp8_e4m3, false, Device::cpu);
+  const InputTensors in = make_inputs(p, 11);
+  for (const auto& [t, scale] :
+       {std::pair{&in.q, in.q_scale}, {&in.k, in.k_scale}, {&in.v, in.v_scale}}) {
+    EXPECT_EQ(t->scalar_type(), at::kFloat8_e4m3fn);
+    EXPECT_NEAR(t->to(at::kFloat).abs().max().item<double>(), 448, 1e-9);
+    EXPECT_GT(scale, 0.001);
+    EXPECT_LT(scale, 0.05);  // randn's largest of a few thousand values is 3-5: 3.5 / 448 ~ 0.008
+  }
+  const at::Tensor q = dequantized(in.q, in.q_scale), k = dequantized(in.k, in.k_scale),
+                   v = dequantized(in.v, in.v_scale);
+  const at::Tensor out = at::matmul(at::softmax(at::matmul(q, k.transpose(-2, -1)) * in.scale, -1), v);
+  EXPECT_LT(forward_error(in, out.to(at::kBFloat16)).rel_err, 0.01);
+  EXPECT_LT(forward_error(in, (out / in.v_scale).to(at::kFloat8_e4m3fn)).rel_err, 0.1);
+  // fp8 holding the output itself reads as out x v_scale: off by all of it.
+  EXPECT_GT(forward_error(in, out.to(at::kFloat8_e4m3fn)).rel_err, 0.9);
+  // bf16 divided as if it were fp8: off too.
+  EXPECT_GT(forward_error(in, (out / in.v_scale).to(at::kBFloat16)).rel_err, 0.9);
+  try {
+    forward_error(in, out.to(at::kFloat));
+    ADD_FAILURE() << "an fp32 output of fp8 inputs was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("fp8 inputs take a bf16 or float8_e4m3fn output"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace attnbench

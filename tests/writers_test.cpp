@@ -4,7 +4,7 @@
 #include "analysis/compare.hpp"
 #include "analysis/summary.hpp"
 #include "write/csv.hpp"
-#include "write/export_gbench.hpp"
+#include "analysis/export_gbench.hpp"
 #include "write/report_writer.hpp"
 #include "write/trace_json.hpp"
 

@@ -172,19 +172,34 @@ Field<R> field(std::string name, T R::*m, std::string unit, std::string doc) {
   return f;
 }
 
-// A record S's fields, read through member `outer` of R (Row's problem and run info).
-template <class R, class S>
-std::vector<Field<R>> nested(S R::*outer, const std::vector<Field<S>>& inner) {
+namespace field_detail {
+// S's fields read through R, `part` giving the S of an R.
+template <class R, class S, class Part>
+std::vector<Field<R>> through(const std::vector<Field<S>>& inner, Part part) {
   std::vector<Field<R>> out;
   for (const auto& f : inner) {
     Field<R> g;
     g.name = f.name, g.type = f.type, g.unit = f.unit, g.doc = f.doc;
     g.choices = f.choices, g.metric = f.metric, g.predictable = f.predictable;
-    g.get = [outer, get = f.get](const R& r) { return get(r.*outer); };
-    g.set = [outer, set = f.set](R& r, const FieldValue& v) { set(r.*outer, v); };
+    g.get = [part, get = f.get](const R& r) { return get(part(const_cast<R&>(r))); };
+    g.set = [part, set = f.set](R& r, const FieldValue& v) { set(part(r), v); };
     out.push_back(std::move(g));
   }
   return out;
+}
+}  // namespace field_detail
+
+// A record S's fields, read through member `outer` of R (Row's problem and run info).
+template <class R, class S>
+std::vector<Field<R>> nested(S R::*outer, const std::vector<Field<S>>& inner) {
+  return field_detail::through<R>(inner, [outer](R& r) -> S& { return r.*outer; });
+}
+
+// The fields of R's base class S (KernelRow's KernelStat).
+template <class R, class S>
+std::vector<Field<R>> inherited(const std::vector<Field<S>>& inner) {
+  static_assert(std::is_base_of_v<S, R>);
+  return field_detail::through<R>(inner, [](R& r) -> S& { return r; });
 }
 
 template <class R>

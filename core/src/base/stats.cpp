@@ -57,7 +57,7 @@ double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-SampleRun sample_until_stable(const MeasureSettings& settings,
+SampleRun sample_until_stable(const SamplingRule& settings,
                               const std::function<double()>& sample,
                               const std::function<double()>& now_s) {
   const double start = now_s();

@@ -1,7 +1,6 @@
 // Robust summaries of timing samples and the adaptive sampling loop that produces them.
 #pragma once
 
-#include "config/settings.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -22,6 +21,15 @@ struct Summary {
 
 Summary summarize(std::vector<double> samples);
 
+// When the sampling loop stops (the `measurement:` settings of those names).
+struct SamplingRule {
+  int min_samples = 10;
+  int max_samples = 10000;
+  double min_time_s = 0.05;
+  double max_time_s = 1.0;
+  double target_rel_noise = 0.01;
+};
+
 struct SampleRun {
   std::vector<double> samples;
   bool converged = false;  // reached target_rel_noise before a cap
@@ -34,7 +42,7 @@ double steady_seconds();
 // Calls `sample` (returning one measurement) until at least min_samples and min_time_s are done and
 // the relative noise is at or below the target, or until max_samples or max_time_s. Time is read
 // from `now_s` (seconds), which tests replace with a clock they control.
-SampleRun sample_until_stable(const MeasureSettings& settings,
+SampleRun sample_until_stable(const SamplingRule& rule,
                               const std::function<double()>& sample,
                               const std::function<double()>& now_s = steady_seconds);
 

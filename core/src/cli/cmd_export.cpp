@@ -1,7 +1,7 @@
 #include "base/errors.hpp"
 #include "cli/commands.hpp"
 #include "write/csv.hpp"
-#include "write/export_gbench.hpp"
+#include "analysis/export_gbench.hpp"
 
 #include <CLI/CLI.hpp>
 

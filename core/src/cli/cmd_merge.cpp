@@ -41,13 +41,14 @@ struct SweepOfReports {
 std::optional<SweepOfReports> sweep_of_reports(const std::string& config_path, bool named,
                                                const std::vector<CsvTable>& reports) {
   const std::string fingerprint = reports.front().at(0, "config_fingerprint");
-  SweepConfig config;
+  Sweep sweep;
   try {
-    config = load_config(config_path);
+    sweep = load_sweep(config_path);
   } catch (const InputError&) {
     if (named) throw;
     return std::nullopt;
   }
+  const SweepConfig& config = sweep.config;
   std::set<std::string> seen;
   int repetitions = 1;
   for (const CsvTable& t : reports)
@@ -66,7 +67,7 @@ std::optional<SweepOfReports> sweep_of_reports(const std::string& config_path, b
     for (int rep = 0; rep < repetitions; ++rep)
       for (const Point& p : points)
         for (const auto& b : backends) out.emplace_back(p.id, b, rep);
-    return SweepOfReports{out, config.expect};
+    return SweepOfReports{out, sweep.expect};
   }
   if (named)
     throw InputError("merge: " + config_path +

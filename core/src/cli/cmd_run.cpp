@@ -151,7 +151,8 @@ std::vector<std::string> device_list(const std::string& text, const HostInfo& ho
 // 0 when every row ran; 1 when a row ended error, oom, wrong, crashed or timeout (every row is
 // still written).
 int cmd_run(const RunArgs& args) {
-  SweepConfig config = load_config(args.config);
+  Sweep sweep = load_sweep(args.config);
+  const SweepConfig& config = sweep.config;
   const std::string output = output_path(config, args.overrides);
   std::optional<OutputLock> lock;  // held until the run ends, however it ends
   if (!args.dry_run) lock.emplace(output);
@@ -173,7 +174,7 @@ int cmd_run(const RunArgs& args) {
   if (first.backend_names().empty())
     throw InputError("no backend plugins found in " +
                      folder_list(plugin_search_path(args.plugin_dirs)));
-  const RunPlan plan = plan_run(std::move(config), args.overrides, first.backend_names(),
+  const RunPlan plan = plan_run(std::move(sweep), args.overrides, first.backend_names(),
                                 first.host().cuda_available);
   if (args.dry_run) {
     print_dry_run(plan);
@@ -221,14 +222,14 @@ int cmd_run(const RunArgs& args) {
                     stderr_is_terminal());
   for (size_t i = jobs.size(); i < plan.tasks.size() * static_cast<size_t>(repetitions); ++i)
     progress.end();  // resumed
-  JudgingWriter judged(writer, plan.config.expect, std::move(expected));
+  JudgingWriter judged(writer, plan.expect, std::move(expected));
 
   run_jobs(jobs, plan, measurers, devices, progress, judged);
   progress.finish();
   if (!done.empty())  // the kept rows' and the new rows' predictions, judged as one run would
     replace_file_text(writer.rows_path(),
                       rejudged_report(complete_records(read_report_texts(output).rows), output,
-                                      plan.config.expect));
+                                      plan.expect));
   std::cerr << "wrote " << writer.rows_path() << " and " << writer.kernels_path() << '\n';
   // The exit code judges the whole report, rows kept by --resume included.
   const CsvTable report = read_csv(writer.rows_path());

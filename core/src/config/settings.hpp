@@ -5,6 +5,7 @@
 #include "base/enums.hpp"
 #include "base/errors.hpp"
 #include "base/field.hpp"
+#include "base/stats.hpp"
 
 #include <attnbench/backend.hpp>
 
@@ -37,6 +38,9 @@ struct MeasureSettings {
   bool trace = false;  // run --trace: a trace pass last; not in the fingerprint (changes no number)
 
   bool wants(Pass pass) const;
+  SamplingRule sampling() const {
+    return {min_samples, max_samples, min_time_s, max_time_s, target_rel_noise};
+  }
 };
 
 // The `measurement:` keys, one entry each (the YAML reader, the worker protocol and

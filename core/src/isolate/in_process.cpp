@@ -1,5 +1,5 @@
 #include "isolate/measurer.hpp"
-#include "measure/runner.hpp"
+#include "isolate/measure_records.hpp"
 
 namespace attnbench {
 
@@ -18,11 +18,11 @@ class InProcessMeasurer final : public Measurer {
   const std::vector<LoadFailure>& failures() const override { return plugins_.failures; }
   void setup(const RunOptions& options) override {
     options_ = options;
-    runner_ = std::make_unique<Runner>(host_, options);
+    runner_ = std::make_unique<Runner>(host_, runner_options(options));
   }
   BackendRecords measure(const Point& point, const std::string& backend) override {
     if (const LoadedBackend* loaded = plugins_.find(backend))
-      return runner_->measure(point, *loaded);
+      return measure_records(*runner_, options_, point, *loaded);
     return unloaded_backend_records(*unloaded_backend(backend, plugins_.names(), plugins_.failures),
                                     point, backend, options_);
   }

@@ -4,7 +4,7 @@
 
 #include "config/sweep.hpp"
 #include "measure/device/host_info.hpp"
-#include "measure/run_options.hpp"
+#include "records/run_options.hpp"
 #include "plugins/plugin_loader.hpp"
 #include "plugins/python_backends.hpp"
 #include "records/row.hpp"

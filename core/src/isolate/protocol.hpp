@@ -11,7 +11,7 @@
 
 #include "config/sweep.hpp"
 #include "measure/device/host_info.hpp"
-#include "measure/run_options.hpp"
+#include "records/run_options.hpp"
 #include "plugins/plugin_loader.hpp"
 #include "records/row.hpp"
 

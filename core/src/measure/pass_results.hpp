@@ -6,7 +6,6 @@
 #include "base/enums.hpp"
 #include "base/stats.hpp"
 #include "measure/device/cupti_tracer.hpp"
-#include "records/row.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -106,12 +105,24 @@ struct TraceResult {
   std::optional<GpuTrace> gpu;
 };
 
+// One kernel (or memcpy, memset) of a call, by launch shape: what the kernel CSV's rows say of it.
+struct KernelStat {
+  ActivityKind kind = ActivityKind::kernel;
+  std::string name;  // demangled
+  double launches_per_call = 0;
+  double duration_us_mean = 0;
+  std::string grid, block;  // "x,y,z"
+  std::optional<int64_t> registers_per_thread, static_smem_bytes, dynamic_smem_bytes;
+  std::optional<double> theoretical_occupancy_pct;
+  std::optional<int64_t> bytes;  // memcpy/memset size
+};
+
 struct KernelsResult {
   double kernels_per_call = 0, memcpy_per_call = 0, memset_per_call = 0;
   // GPU time of a call's kernels, memcpys and memsets added up, and its span (the first one's start
   // to the last one's end), per call: the device is idle between the traced calls.
   double gpu_us_per_call = 0, gpu_span_us_per_call = 0;
-  std::vector<KernelRow> kernels;  // point_id, backend and run left to the row assembly
+  std::vector<KernelStat> kernels;
   bool same_every_call = true;
   std::string difference;  // when not: what differed
 };

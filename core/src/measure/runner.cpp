@@ -8,7 +8,6 @@
 #include "measure/device/cupti_tracer.hpp"
 #include "measure/device/device_monitor.hpp"
 #include "measure/passes/passes.hpp"
-#include "records/assemble.hpp"
 
 #include <c10/core/InferenceMode.h>
 #include <c10/util/Exception.h>
@@ -181,15 +180,14 @@ struct Runner::Impl {
   CudaInstruments cuda;  // created at the first CUDA point
 };
 
-Runner::Runner(HostInfo host, RunOptions options)
+Runner::Runner(HostInfo host, RunnerOptions options)
     : host_(std::move(host)), options_(std::move(options)), impl_(std::make_unique<Impl>()) {}
 
 Runner::~Runner() = default;
 
-BackendRecords Runner::measure(const Point& point, const LoadedBackend& loaded) {
+PassResults Runner::measure(const Point& point, const LoadedBackend& loaded) {
   const Problem& problem = point.problem;
   const MeasureSettings& m = options_.measurement;
-  const RowSetup setup = row_setup(point.id, problem, loaded.name, options_);
 
   PassResults results;
   if (problem.device == Device::cuda && !host_.cuda_available) {
@@ -215,7 +213,7 @@ BackendRecords Runner::measure(const Point& point, const LoadedBackend& loaded) 
   }  // the inputs and the last output are freed here, before the cache is emptied
   release_cached_memory(host_);
   if (problem.device == Device::cuda) results.reserved_left_mib = reserved_mib(host_, false);
-  return assemble_records(setup, results);
+  return results;
 }
 
 }  // namespace attnbench

@@ -165,12 +165,14 @@ BackendRecords assemble_records(const RowSetup& setup, const PassResults& r) {
       out.notes = "kernel set differs between calls: " + r.kernels->difference;
     }
     double top_us = -1;  // the kernel with the most GPU time per call gives the occupancy
-    for (const KernelRow& k : r.kernels->kernels) {
+    for (const KernelStat& k : r.kernels->kernels) {
       const double us = k.launches_per_call * k.duration_us_mean;
       if (k.kind == ActivityKind::kernel && us > top_us)
         top_us = us, base.occupancy_pct = k.theoretical_occupancy_pct;
     }
-    for (KernelRow k : r.kernels->kernels) {
+    for (const KernelStat& stat : r.kernels->kernels) {
+      KernelRow k;
+      static_cast<KernelStat&>(k) = stat;
       k.point_id = setup.point_id;
       k.backend = setup.backend;
       k.run = setup.run;

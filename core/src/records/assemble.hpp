@@ -3,7 +3,7 @@
 #pragma once
 
 #include "measure/pass_results.hpp"
-#include "measure/run_options.hpp"
+#include "records/run_options.hpp"
 #include "records/row.hpp"
 
 #include <optional>

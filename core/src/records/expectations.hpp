@@ -1,9 +1,9 @@
-// Predictions (config/expectations.hpp) checked against rows: each row's `expectation` column is
+// Predictions (records/predictions.hpp) checked against rows: each row's `expectation` column is
 // empty (nothing predicted for it), "met", or "missed: " and every miss as predicted vs seen.
 // Pure functions of rows, tested without LibTorch.
 #pragma once
 
-#include "config/expectations.hpp"
+#include "records/predictions.hpp"
 #include "records/row.hpp"
 
 #include <functional>

@@ -1,6 +1,5 @@
 #include "records/fields.hpp"
 
-#include "write/csv.hpp"
 
 namespace attnbench {
 
@@ -191,6 +190,27 @@ const std::vector<Field<Row>>& row_fields() {
   return fields;
 }
 
+const std::vector<Field<KernelStat>>& kernel_stat_fields() {
+  using K = KernelStat;
+  static const std::vector<Field<K>> fields = {
+      field("kind", &K::kind, "", "`kernel`, `memcpy` or `memset`"),
+      field("name", &K::name, "", "demangled kernel name, or `memcpy DtoD`, ..."),
+      field("launches_per_call", &K::launches_per_call, "count",
+            "launches with this grid and block per call"),
+      field("duration_us_mean", &K::duration_us_mean, "us",
+            "mean duration on the GPU (CUPTI timestamps)"),
+      field("grid", &K::grid, "", "launch grid x,y,z"),
+      field("block", &K::block, "", "launch block x,y,z"),
+      field("registers_per_thread", &K::registers_per_thread, "count", "as CUPTI recorded it"),
+      field("static_smem_bytes", &K::static_smem_bytes, "bytes", "static shared memory"),
+      field("dynamic_smem_bytes", &K::dynamic_smem_bytes, "bytes", "dynamic shared memory"),
+      field("theoretical_occupancy_pct", &K::theoretical_occupancy_pct, "%",
+            "resident warps per SM over the maximum (CUDA occupancy calculator)"),
+      field("bytes", &K::bytes, "bytes", "memcpy/memset size"),
+  };
+  return fields;
+}
+
 const std::vector<Field<KernelRow>>& kernel_row_fields() {
   using K = KernelRow;
   static const std::vector<Field<K>> fields = [] {
@@ -198,21 +218,8 @@ const std::vector<Field<KernelRow>>& kernel_row_fields() {
         field("point_id", &K::point_id, "", "as in the main CSV"),
         field("backend", &K::backend, "", "as in the main CSV"),
         field("repetition", &K::repetition, "count", "as in the main CSV"),
-        field("kind", &K::kind, "", "`kernel`, `memcpy` or `memset`"),
-        field("name", &K::name, "", "demangled kernel name, or `memcpy DtoD`, ..."),
-        field("launches_per_call", &K::launches_per_call, "count",
-              "launches with this grid and block per call"),
-        field("duration_us_mean", &K::duration_us_mean, "us",
-              "mean duration on the GPU (CUPTI timestamps)"),
-        field("grid", &K::grid, "", "launch grid x,y,z"),
-        field("block", &K::block, "", "launch block x,y,z"),
-        field("registers_per_thread", &K::registers_per_thread, "count", "as CUPTI recorded it"),
-        field("static_smem_bytes", &K::static_smem_bytes, "bytes", "static shared memory"),
-        field("dynamic_smem_bytes", &K::dynamic_smem_bytes, "bytes", "dynamic shared memory"),
-        field("theoretical_occupancy_pct", &K::theoretical_occupancy_pct, "%",
-              "resident warps per SM over the maximum (CUDA occupancy calculator)"),
-        field("bytes", &K::bytes, "bytes", "memcpy/memset size"),
     };
+    append(f, inherited<K>(kernel_stat_fields()));
     for (const auto& g : nested(&K::run, run_info_fields()))
       if (g.name == "device_name" || g.name == "git_sha" || g.name == "started_at") f.push_back(g);
     return f;

@@ -14,6 +14,8 @@ const std::vector<Field<Problem>>& problem_fields();
 const std::vector<Field<RunInfo>>& run_info_fields();
 // The main CSV, in column order (schema_version is written before them).
 const std::vector<Field<Row>>& row_fields();
+// What the kernels pass says of one kernel (the kernel CSV's middle columns).
+const std::vector<Field<KernelStat>>& kernel_stat_fields();
 // The kernel CSV, in column order.
 const std::vector<Field<KernelRow>>& kernel_row_fields();
 

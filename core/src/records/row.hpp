@@ -4,6 +4,7 @@
 
 #include "base/enums.hpp"
 #include "base/names.hpp"
+#include "measure/pass_results.hpp"
 
 #include <attnbench/backend.hpp>
 
@@ -92,20 +93,12 @@ struct Row {
   }
 };
 
-// One row per (point, backend, kernel) in the kernel CSV; joins the main CSV on (point_id,
-// backend).
-struct KernelRow {
+// One row per (point, backend, kernel) in the kernel CSV: a kernel the kernels pass saw
+// (KernelStat), and the measurement it joins the main CSV on (point_id, backend).
+struct KernelRow : KernelStat {
   std::string point_id;
   std::string backend;
   int repetition = 0;
-  ActivityKind kind = ActivityKind::kernel;
-  std::string name;  // demangled
-  double launches_per_call = 0;
-  double duration_us_mean = 0;
-  std::string grid, block;  // "x,y,z"
-  std::optional<int64_t> registers_per_thread, static_smem_bytes, dynamic_smem_bytes;
-  std::optional<double> theoretical_occupancy_pct;
-  std::optional<int64_t> bytes;  // memcpy/memset size
   RunInfo run;
 };
 

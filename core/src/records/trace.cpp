@@ -1,7 +1,7 @@
 #include "records/trace.hpp"
 
 #include "base/names.hpp"
-#include "records/kernel_rows.hpp"
+#include "measure/kernel_stats.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -5,7 +5,7 @@
 // run --devices adds records from one thread per GPU.
 #pragma once
 
-#include "config/expectations.hpp"
+#include "records/predictions.hpp"
 #include "write/report_writer.hpp"
 
 #include <map>

@@ -3,7 +3,7 @@
 // and says what an uninterrupted run would have said.
 #pragma once
 
-#include "config/expectations.hpp"
+#include "records/predictions.hpp"
 
 #include <string>
 

@@ -30,6 +30,18 @@ std::string joined(const std::vector<std::string>& names) {
 
 }  // namespace
 
+Sweep load_sweep(const std::string& path) {
+  SweepConfig config = load_config(path);
+  Expectations expect = read_expectations(config);
+  return {std::move(config), std::move(expect)};
+}
+
+Sweep parse_sweep(const std::string& yaml_text, const std::string& file_name) {
+  SweepConfig config = parse_config(yaml_text, file_name);
+  Expectations expect = read_expectations(config);
+  return {std::move(config), std::move(expect)};
+}
+
 Shard parse_shard(const std::string& text) {
   const auto slash = text.find('/');
   Shard s;
@@ -105,8 +117,9 @@ std::string config_fingerprint(const SweepConfig& config, const std::vector<Poin
   return hex;
 }
 
-RunPlan plan_run(SweepConfig config, const RunOverrides& o,
-                 const std::vector<std::string>& available, bool cuda_available) {
+RunPlan plan_run(Sweep sweep, const RunOverrides& o, const std::vector<std::string>& available,
+                 bool cuda_available) {
+  SweepConfig& config = sweep.config;
   const bool backends_from_file = o.backends.empty();
   if (!o.backends.empty()) config.backends = o.backends;
   if (!o.passes.empty()) config.measurement.passes = overridden(o.passes, "--passes", parse_passes);
@@ -163,7 +176,7 @@ RunPlan plan_run(SweepConfig config, const RunOverrides& o,
   }
   // Names in `expect:` were checked against the file's backends; without a list, against the
   // plugins found.
-  for (const BackendReference& ref : config.expect.references)
+  for (const BackendReference& ref : sweep.expect.references)
     if (std::find(available.begin(), available.end(), ref.backend) == available.end() &&
         std::find(config.backends.begin(), config.backends.end(), ref.backend) ==
             config.backends.end())
@@ -171,6 +184,7 @@ RunPlan plan_run(SweepConfig config, const RunOverrides& o,
           config.file, ref.line, ref.column, ref.key,
           "no plugin provides backend '" + ref.backend + "' (found: " + joined(available) + ")");
   plan.config = std::move(config);
+  plan.expect = std::move(sweep.expect);
   return plan;
 }
 

@@ -5,6 +5,7 @@
 
 #include "config/config.hpp"
 #include "config/sweep.hpp"
+#include "records/predictions.hpp"
 
 #include <optional>
 #include <string>
@@ -34,8 +35,18 @@ struct Shard {
   std::string text() const { return std::to_string(index) + "/" + std::to_string(count); }
 };
 
+// A sweep file read whole, before anything runs: the config and its predictions (which name the
+// report's columns, so records/ reads them). Throws ConfigError, located, for either.
+struct Sweep {
+  SweepConfig config;
+  Expectations expect;
+};
+Sweep load_sweep(const std::string& path);
+Sweep parse_sweep(const std::string& yaml_text, const std::string& file_name);
+
 struct RunPlan {
   SweepConfig config;                 // overrides applied
+  Expectations expect;                // the config's predictions
   std::string output;                 // main CSV path
   std::vector<Point> points;          // in sweep order, or in --points order
   std::vector<std::string> backends;  // in config order, or every available one
@@ -65,7 +76,7 @@ std::string config_fingerprint(const SweepConfig& config, const std::vector<Poin
 // Throws InputError (ConfigError when a backend named in the file is missing, located at its name)
 // for an unknown pass, timing mode, point or backend. `available`: backend names the plugins
 // provide.
-RunPlan plan_run(SweepConfig config, const RunOverrides& overrides,
+RunPlan plan_run(Sweep sweep, const RunOverrides& overrides,
                  const std::vector<std::string>& available, bool cuda_available);
 
 }  // namespace attnbench

@@ -1,7 +1,8 @@
+#include "measure/device/calibrate_device.hpp"
+
 #include "base/stats.hpp"
 #include "base/time.hpp"
 #include "measure/device/cuda_timing.hpp"
-#include "run/calibration.hpp"
 
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>

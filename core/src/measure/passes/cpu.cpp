@@ -25,7 +25,7 @@ CpuResult cpu_pass(PassContext& ctx) {
   // Host time inside one call: the enqueue cost on CUDA (device idle at the start, so the launch
   // queue never blocks), CPU time of all threads on the CPU. No profiler may be attached.
   if (cupti_attached()) throw std::logic_error("CUPTI is attached during the CPU-overhead pass");
-  MeasureSettings settings = ctx.settings;
+  SamplingRule settings = ctx.settings.sampling();
   settings.max_samples = ctx.settings.cpu_pass_calls;
   settings.min_samples = std::min(ctx.settings.min_samples, ctx.settings.cpu_pass_calls);
   CpuResult result;

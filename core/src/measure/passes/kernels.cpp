@@ -1,7 +1,7 @@
 #include "measure/passes/passes.hpp"
 
 #include "measure/device/cupti_tracer.hpp"
-#include "records/kernel_rows.hpp"
+#include "measure/kernel_stats.hpp"
 
 namespace attnbench {
 

@@ -56,7 +56,7 @@ TimingResult timed_samples(PassContext& ctx, TimingMode mode, int calls_per_samp
       break;
   }
   if (ctx.monitor) result.device_start = ctx.monitor->read();
-  SampleRun run = sample_until_stable(ctx.settings, sample);
+  SampleRun run = sample_until_stable(ctx.settings.sampling(), sample);
   if (ctx.monitor) result.device_end = ctx.monitor->read();
   result.summary = summarize(run.samples);
   result.converged = run.converged;

@@ -1,5 +1,6 @@
 // Predictions written in a sweep's `expect:` block: what the user guesses each backend's rows will
-// show, checked against every row they apply to (records/expectations.hpp). The study's habit made
+// show, checked against every row they apply to (records/expectations.hpp). Read here, not with
+// the rest of the config: they name the report's columns, which records/ owns. The study's habit made
 // part of the config: guess what the trace will show, then look.
 //
 //   expect:
@@ -15,15 +16,13 @@
 //         occupancy_pct: {max: 20}
 #pragma once
 
-#include <yaml-cpp/yaml.h>
+#include "config/config.hpp"
 
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace attnbench {
-
-class YamlReader;
 
 // One predicted fact about one column.
 struct Prediction {
@@ -58,9 +57,9 @@ struct Expectations {
   std::vector<BackendReference> references;  // every backend the block names
 };
 
-// Parses the `expect:` node. `backends`: the config's list, when it has one (names outside it are
-// errors here; otherwise the run checks them against the plugins found).
-Expectations parse_expectations(const YamlReader& r, const YAML::Node& node,
-                                const std::vector<std::string>& backends);
+// The config's `expect:` block (none: empty); a bad entry is a ConfigError located in the file.
+// Backend names outside the config's `backends:` are errors here; without that list the run
+// checks them against the backends found.
+Expectations read_expectations(const SweepConfig& config);
 
 }  // namespace attnbench

@@ -1,4 +1,4 @@
-#include "records/kernel_rows.hpp"
+#include "measure/kernel_stats.hpp"
 
 #include "base/names.hpp"
 
@@ -7,10 +7,6 @@
 #include <string>
 
 namespace attnbench {
-
-std::string launch_dims(const int v[3]) {
-  return std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]);
-}
 
 KernelsResult kernel_records(const GpuTrace& trace, const OccupancyFn& occupancy) {
   if (trace.iterations < 1) throw std::logic_error("a GPU trace of no calls");
@@ -49,7 +45,7 @@ KernelsResult kernel_records(const GpuTrace& trace, const OccupancyFn& occupancy
   records.difference = trace.difference;
   for (const auto& [key, launches] : groups) {
     const GpuActivity& a = *launches.front();
-    KernelRow k;
+    KernelStat k;
     k.kind = a.kind;
     k.name = a.name;
     k.launches_per_call = static_cast<double>(launches.size()) / calls;

@@ -1,4 +1,4 @@
-#include "config/expectations.hpp"
+#include "records/predictions.hpp"
 
 #include "base/names.hpp"
 #include "config/yaml_reader.hpp"
@@ -140,8 +140,6 @@ class Parser {
   Expectations& out_;
 };
 
-}  // namespace
-
 Expectations parse_expectations(const YamlReader& r, const YAML::Node& node,
                                 const std::vector<std::string>& backends) {
   if (!node.IsMap()) r.fail(node, "expect", "expected a mapping of backend names to predictions");
@@ -166,6 +164,18 @@ Expectations parse_expectations(const YamlReader& r, const YAML::Node& node,
     }
   }
   return out;
+}
+
+}  // namespace
+
+Expectations read_expectations(const SweepConfig& config) {
+  if (!config.expect) return {};
+  const YamlReader r(config.file);
+  try {
+    return parse_expectations(r, *config.expect, config.backends);
+  } catch (const YAML::Exception& e) {  // e.g. a key that is not a plain word
+    r.fail_at(e.mark, "", e.msg);
+  }
 }
 
 }  // namespace attnbench

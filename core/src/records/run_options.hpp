@@ -1,4 +1,5 @@
-// What every (point, backend) of a run is measured with; LibTorch-free, so a worker can receive it.
+// What every (point, backend) of a run is measured with and its rows are judged by; LibTorch-free,
+// so a worker can receive it.
 #pragma once
 
 #include "config/settings.hpp"

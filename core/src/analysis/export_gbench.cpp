@@ -1,4 +1,4 @@
-#include "write/export_gbench.hpp"
+#include "analysis/export_gbench.hpp"
 
 #include "analysis/compare.hpp"
 

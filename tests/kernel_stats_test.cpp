@@ -1,4 +1,4 @@
-#include "records/kernel_rows.hpp"
+#include "measure/kernel_stats.hpp"
 
 #include <gtest/gtest.h>
 
@@ -66,7 +66,7 @@ TEST(KernelRows, OneRowPerKindNameAndLaunchShape) {
   ASSERT_EQ(r.kernels.size(), 4u);
   EXPECT_EQ(occupancy_asked, 2);  // kernels only, once per row
 
-  const KernelRow& wide = r.kernels[1];  // sorted: "kernel|gemm|32,..." before "kernel|gemm|64,..."
+  const KernelStat& wide = r.kernels[1];  // sorted: "kernel|gemm|32,..." before "kernel|gemm|64,..."
   EXPECT_EQ(wide.kind, ActivityKind::kernel);
   EXPECT_EQ(wide.name, "gemm");
   EXPECT_EQ(wide.grid, "64,1,1");
@@ -79,13 +79,13 @@ TEST(KernelRows, OneRowPerKindNameAndLaunchShape) {
   EXPECT_EQ(wide.theoretical_occupancy_pct, 12.5);
   EXPECT_FALSE(wide.bytes);
 
-  const KernelRow& narrow = r.kernels[0];
+  const KernelStat& narrow = r.kernels[0];
   EXPECT_EQ(narrow.grid, "32,1,1");
   EXPECT_DOUBLE_EQ(narrow.launches_per_call, 1);
   EXPECT_DOUBLE_EQ(narrow.duration_us_mean, 5);
   EXPECT_FALSE(narrow.theoretical_occupancy_pct);
 
-  const KernelRow& copy = r.kernels[2];
+  const KernelStat& copy = r.kernels[2];
   EXPECT_EQ(copy.kind, ActivityKind::memcpy);
   EXPECT_EQ(copy.name, "memcpy DtoD");
   EXPECT_EQ(copy.bytes, 1 << 20);
@@ -93,7 +93,7 @@ TEST(KernelRows, OneRowPerKindNameAndLaunchShape) {
   EXPECT_EQ(copy.grid, "");  // launch shape and resources do not apply to copies
   EXPECT_FALSE(copy.registers_per_thread);
 
-  const KernelRow& set = r.kernels[3];
+  const KernelStat& set = r.kernels[3];
   EXPECT_EQ(set.kind, ActivityKind::memset);
   EXPECT_DOUBLE_EQ(set.launches_per_call, 2);
   EXPECT_DOUBLE_EQ(set.duration_us_mean, 0.2);

@@ -1,0 +1,24 @@
+// The device's measured ceilings: what `attnbench calibrate` measures and rows are judged against
+// (% of peak, % of bandwidth). The file they are kept in: run/calibration.hpp.
+#pragma once
+
+#include "measure/device/host_info.hpp"
+
+#include <optional>
+#include <string>
+
+namespace attnbench {
+
+struct Calibration {
+  std::string device_name;
+  double bf16_matmul_tflops = 0;            // 8192^3 bf16 matrix product on random data
+  std::optional<double> fp8_matmul_tflops;  // the same in fp8_e4m3 (at::_scaled_mm); none: no fp8
+  double copy_gbps = 0;                     // device-to-device copy, bytes read + written
+  std::string torch_version;
+  std::string measured_at;
+};
+
+// Measures the ceilings on the CUDA device (warm-up, then the median of timed repetitions).
+Calibration calibrate_device(const HostInfo& host);
+
+}  // namespace attnbench

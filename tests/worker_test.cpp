@@ -1,0 +1,115 @@
+// The rules between a run and its workers, with a stub worker (tests/stub_worker) that speaks the
+// protocol and measures nothing: a worker that leaked memory retires and the next (point,
+// backend) gets a fresh one; a sticky error or an exception out of the runner is a crashed row
+// that names its pass, and costs only that row.
+#include "isolate/worker_client.hpp"
+#include "isolate/worker_server.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+namespace attnbench {
+namespace {
+
+Point cpu_point() {
+  Point p;
+  p.problem.heads = p.problem.kv_heads = 2;
+  p.problem.seq_len = p.problem.seq_len_kv = 32;
+  p.problem.head_dim = 16;
+  p.id = "b1-h2-s32-d16-bf16-full-cpu";
+  return p;
+}
+
+class Worker : public ::testing::Test {
+ protected:
+  WorkerClient client{ATTNBENCH_STUB_WORKER, BackendSources{}, 60};
+  void SetUp() override { client.setup(RunOptions{}); }
+  // The pid of the worker that answered, or why none did.
+  std::string answered_by(const std::string& backend) {
+    const WorkerAnswer a = client.measure(cpu_point(), backend, 30);
+    if (!a.records) return to_string(a.status) + ": " + a.reason;
+    return a.records->rows.at(0).device_index;
+  }
+};
+
+TEST_F(Worker, ALeakRetiresTheWorkerAndTheNextRowGetsAFreshOne) {
+  const std::string first = answered_by("plain");
+  EXPECT_EQ(answered_by("plain"), first);
+  EXPECT_EQ(answered_by("leaky"), first);  // answered by the worker that leaked ...
+  const std::string second = answered_by("plain");
+  EXPECT_NE(second, first);  // ... and the next row by another one
+  EXPECT_EQ(second.find(':'), std::string::npos) << second;  // measured, not crashed
+  EXPECT_EQ(client.starts(), 2);
+  EXPECT_EQ(answered_by("plain"), second);  // which stays
+  EXPECT_EQ(client.starts(), 2);
+}
+
+TEST_F(Worker, AStickyErrorOrAnExceptionIsACrashedRowNamingThePass) {
+  const std::string first = answered_by("plain");
+  EXPECT_EQ(answered_by("sticky"),
+            "crashed: sticky CUDA error (cudaErrorIllegalAddress: planted) after pass 'first "
+            "call'; the worker exited with code 3; the next (point, backend) gets a new worker");
+  const std::string second = answered_by("plain");
+  EXPECT_NE(second, first);
+  EXPECT_EQ(second.find(':'), std::string::npos) << second;
+  EXPECT_EQ(answered_by("throws"),
+            "crashed: the worker failed after pass 'first call': planted in the runner; the "
+            "worker exited with code 3; the next (point, backend) gets a new worker");
+  EXPECT_EQ(answered_by("plain").find(':'), std::string::npos);
+  EXPECT_EQ(client.starts(), 3);
+}
+
+// The worker's own half of the leak rule: after answering for a leaky backend it ends by itself,
+// its stdin still open, so that what it kept is freed even by a parent that would not kill it.
+TEST(WorkerServer, EndsByItselfAfterALeak) {
+  int in[2], out[2];
+  ASSERT_EQ(::pipe2(in, O_CLOEXEC), 0);
+  ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::dup2(in[0], 0);
+    ::dup2(out[1], 3);
+    ::execl(ATTNBENCH_STUB_WORKER, ATTNBENCH_STUB_WORKER, "worker", "--protocol-fd", "3",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(in[0]);
+  ::close(out[1]);
+  const std::string requests =
+      setup_message(RunOptions{}) + "\n" + measure_message(cpu_point(), "leaky") + "\n";
+  ASSERT_EQ(::write(in[1], requests.data(), requests.size()),
+            static_cast<ssize_t>(requests.size()));
+  std::string answers;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  bool ended = false;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd pfd{out[0], POLLIN, 0};
+    if (::poll(&pfd, 1, 100) <= 0) continue;
+    char chunk[4096];
+    const ssize_t n = ::read(out[0], chunk, sizeof chunk);
+    if (n <= 0) {
+      ended = true;  // end of file: the worker closed its channel, exiting
+      break;
+    }
+    answers.append(chunk, static_cast<size_t>(n));
+  }
+  ::close(in[1]);
+  ::close(out[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(ended) << "the worker kept running after a leak; it sent: " << answers;
+  EXPECT_NE(answers.find("\"type\":\"records\""), std::string::npos) << answers;
+  EXPECT_NE(answers.find("leaked_device_memory"), std::string::npos) << answers;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+}  // namespace
+}  // namespace attnbench
