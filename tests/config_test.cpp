@@ -39,8 +39,10 @@ TEST(Config, ParsesEveryKey) {
   const SweepConfig c = parse_config(kGood, "good.yaml");
   EXPECT_EQ(c.name, "good");
   EXPECT_EQ(c.output, "out.csv");
-  EXPECT_EQ(c.backends, (std::vector<std::string>{"naive", "flash"}));
-  EXPECT_EQ(c.backend_marks.at(1), (std::pair<int, int>{3, 19}));
+  EXPECT_EQ(c.backend_names(), (std::vector<std::string>{"naive", "flash"}));
+  EXPECT_EQ(c.backends.at(1).kind, "plugin");
+  EXPECT_EQ(c.backends.at(1).line, 3);
+  EXPECT_EQ(c.backends.at(1).column, 19);
   EXPECT_DOUBLE_EQ(c.measurement.warmup_ms, 10);
   EXPECT_EQ(c.measurement.min_samples, 3);
   EXPECT_EQ(c.measurement.max_samples, 100);
@@ -494,13 +496,15 @@ TEST(Config, PythonBackendsAndTheirLocatedRefusals) {
                                          ":attention, name: sdpa-py}, {python: " + file +
                                          ":attention}]\nsweep:\n  seq_len: 8\n",
                                      "p.yaml");
-  EXPECT_EQ(c.backends, (std::vector<std::string>{"flash", "sdpa-py", "sdpa"}));
-  ASSERT_EQ(c.python_backends.size(), 2u);
-  EXPECT_EQ(c.python_backends[0].file, file);
-  EXPECT_EQ(c.python_backends[0].function, "attention");
-  EXPECT_EQ(c.python_backends[0].line, 1);
-  EXPECT_EQ(c.python_backends[0].column, 19);
-  EXPECT_EQ(c.python_backends[1].name, "sdpa");  // the file's stem
+  EXPECT_EQ(c.backend_names(), (std::vector<std::string>{"flash", "sdpa-py", "sdpa"}));
+  ASSERT_EQ(c.backends.size(), 3u);
+  EXPECT_EQ(c.backends[0].kind, "plugin");
+  EXPECT_EQ(c.backends[1].kind, "python");
+  EXPECT_EQ(c.backends[1].target, file + ":attention");
+  EXPECT_EQ(c.backends[1].written, file + ":attention");
+  EXPECT_EQ(c.backends[1].line, 1);
+  EXPECT_EQ(c.backends[1].column, 19);
+  EXPECT_EQ(c.backends[2].name, "sdpa");  // the file's stem
   struct Bad {
     std::string entry, key, says;
   };
@@ -511,7 +515,11 @@ TEST(Config, PythonBackendsAndTheirLocatedRefusals) {
            {"{python: " + file + ":attention, name: 'a b'}", "backends.name",
             "cannot name a backend"},
            {"{python: " + file + ":attention, nmae: x}", "backends.nmae", "did you mean 'name'"},
-           {"{name: x}", "backends", "needs 'python: FILE:FUNCTION'"},
+           {"{name: x}", "backends", "needs 'python: FILE:FUNCTION' or 'source: FILE'"},
+           {"{python: " + file + ":attention, source: x.cpp}", "backends",
+            "names both 'python' and 'source'"},
+           {"{source: " + file + "}", "backends.source", "is a .cpp, .cc, .cxx or .cu file"},
+           {"{source: /no/such.cu}", "backends.source", "/no/such.cu: no such file"},
            {"{python: " + file + ":attention, name: flash}", "backends", "appears twice"}}) {
     try {
       parse_config("backends: [flash, " + bad.entry + "]\nsweep:\n  seq_len: 8\n", "p.yaml");

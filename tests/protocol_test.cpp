@@ -1,5 +1,4 @@
 #include "isolate/protocol.hpp"
-#include "plugins/python_backends.hpp"
 
 #include <gtest/gtest.h>
 
@@ -141,25 +140,35 @@ TEST(Protocol, HelloMeasurePassFatal) {
   EXPECT_EQ(hello.hello.backends[0].file, "/p/attnbench_flash.so");
   EXPECT_EQ(hello.hello.failures.at(0).reason, "plugin ABI version 42");
   // A Python backend's failure keeps its kind and whether the config is to blame.
-  LoadFailure py{
-      "/m/flex.py:nope", "flex.py defines no function 'nope'", false, true, true, "flex"};
+  LoadFailure py{"/m/flex.py:nope", "flex.py defines no function 'nope'", "python"};
+  py.config_error = true, py.lost_backend = "flex";
   h.failures = {py};
   const LoadFailure back = parse_message(hello_message(h)).hello.failures.at(0);
-  EXPECT_TRUE(back.python);
+  EXPECT_EQ(back.kind, "python");
+  EXPECT_EQ(back.file, "/m/flex.py:nope");
   EXPECT_TRUE(back.config_error);
   EXPECT_FALSE(back.duplicate);
   EXPECT_EQ(back.lost_backend, "flex");
-  const Message loading = parse_message(loading_message("/m/flex.py:attention", "flex"));
+  const Message loading =
+      parse_message(loading_message("python", "/m/flex.py:attention", "flex"));
+  EXPECT_EQ(loading.kind, "python");
   EXPECT_EQ(loading.name, "/m/flex.py:attention");
   EXPECT_EQ(loading.backend, "flex");
-  EXPECT_EQ(parse_message(loading_message("/p/attnbench_flash.so")).backend, "");
-  // The worker's --python argument, and back: a path may hold '=' and ':'.
-  const PythonFunctionRef ref{"flex", "/a=b/c:d/flex.py", "attention"};
-  const PythonFunctionRef parsed = parse_python_ref_arg(python_ref_arg(ref));
-  EXPECT_EQ(parsed.name, "flex");
-  EXPECT_EQ(parsed.file, "/a=b/c:d/flex.py");
-  EXPECT_EQ(parsed.function, "attention");
-  EXPECT_THROW(parse_python_ref_arg("no-equals-sign"), std::invalid_argument);
+  EXPECT_EQ(parse_message(loading_message("plugin", "/p/attnbench_flash.so", "")).backend, "");
+  // A backend of another kind as the worker's --backend argument, and back: every field,
+  // whatever characters its paths hold.
+  const BackendSpec spec{"source", "mine", "/a=b/c:d/my kernel.cu", "k/my kernel.cu",
+                         "/cache/x/attnbench_my.so", 3, 4};
+  const BackendSpec parsed = parse_backend_spec_arg(backend_spec_arg(spec));
+  EXPECT_EQ(parsed.kind, "source");
+  EXPECT_EQ(parsed.name, "mine");
+  EXPECT_EQ(parsed.target, spec.target);
+  EXPECT_EQ(parsed.written, spec.written);
+  EXPECT_EQ(parsed.library, spec.library);
+  EXPECT_THROW(parse_backend_spec_arg("not json"), std::invalid_argument);
+  EXPECT_THROW(parse_backend_spec_arg(R"({"kind":"nope","name":"a","target":"b","written":"c",)"
+                                      R"("library":""})"),
+               std::invalid_argument);
 
   Point p;
   p.id = "b1-h4-kv2-s8-skv32-d64-bf16-causal-cpu-bwd";

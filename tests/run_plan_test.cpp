@@ -44,7 +44,7 @@ TEST(RunPlan, BackendsFromTheConfigTheFlagOrEveryPlugin) {
   const RunPlan plan =
       plan_run(config("backends: [naive, flash]\nsweep:\n  seq_len: 8\n"), o, kAvailable, false);
   EXPECT_EQ(plan.backends, std::vector<std::string>{"cudnn"});
-  EXPECT_EQ(plan.config.backends, std::vector<std::string>{"cudnn"});
+  EXPECT_EQ(plan.config.backend_names(), std::vector<std::string>{"cudnn"});
 }
 
 TEST(RunPlan, AMissingBackendIsLocatedInTheFileOrNamedAsTheFlag) {

@@ -4,7 +4,6 @@
 #endif
 #include "isolate/worker_client.hpp"
 #include "plugins/plugin_loader.hpp"
-#include "plugins/python_backends.hpp"
 #include "write/table.hpp"
 
 #include <CLI/CLI.hpp>
@@ -20,7 +19,7 @@ namespace {
 // is listed with the reason, not the end of `list`.
 int cmd_list(const std::vector<std::string>& plugin_dirs) {
   const auto search = plugin_search_path(plugin_dirs);
-  WorkerClient worker(measure_executable(), {plugin_dirs, {}}, kWorkerStartTimeoutS);
+  WorkerClient worker(measure_executable(), {plugin_dirs, {}, {}}, kWorkerStartTimeoutS);
   const Hello& hello = worker.hello();
   std::cout << "plugins in " << folder_list(search) << ":\n";
   TextTable table;
@@ -47,19 +46,19 @@ Subcommand add_list(CLI::App& app) {
 Subcommand add_worker(CLI::App& app) {
   auto dirs = std::make_shared<std::vector<std::string>>();
   auto skip = std::make_shared<std::vector<std::string>>();
-  auto python = std::make_shared<std::vector<std::string>>();
+  auto specs = std::make_shared<std::vector<std::string>>();
   auto fd = std::make_shared<int>(3);
   auto* cmd = app.add_subcommand("worker", "");  // internal: started by `run`
   cmd->group("");                                // hidden from help
   cmd->add_option("--plugin-dir", *dirs)->expected(1)->take_all();
   cmd->add_option("--skip-plugin", *skip)->expected(1)->take_all();
-  cmd->add_option("--python", *python)->expected(1)->take_all();  // NAME=FILE:FUNCTION
+  cmd->add_option("--backend", *specs)->expected(1)->take_all();  // backend_spec_arg()
   cmd->add_option("--protocol-fd", *fd);
 #ifdef ATTNBENCH_WITH_MEASURE
   return {cmd,
-          [dirs, skip, python, fd] {
-            BackendSources sources{*dirs, {}};
-            for (const auto& arg : *python) sources.python.push_back(parse_python_ref_arg(arg));
+          [dirs, skip, specs, fd] {
+            BackendSources sources{*dirs, {}, {}};
+            for (const auto& arg : *specs) sources.specs.push_back(parse_backend_spec_arg(arg));
             return worker_loop(sources, *skip, *fd);
           },
           [] { return true; }};

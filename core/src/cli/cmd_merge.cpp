@@ -58,7 +58,7 @@ std::optional<SweepOfReports> sweep_of_reports(const std::string& config_path, b
       repetitions = std::max(repetitions, repetition + 1);
     }
   // The config's backends; a config that names none ran every plugin found: those any report has.
-  std::vector<std::string> backends = config.backends;
+  std::vector<std::string> backends = config.backend_names();
   if (backends.empty()) backends.assign(seen.begin(), seen.end());
   for (bool cuda : {true, false}) {  // device "auto" depends on the machine that ran it
     const std::vector<Point> points = expand_sweep(config, cuda);

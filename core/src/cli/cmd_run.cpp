@@ -87,21 +87,16 @@ RunOptions run_options(const RunPlan& plan, const HostInfo& host, const std::str
   return options;
 }
 
-// The plugin folders, and the config's Python backends (those --backends keeps). Python backends
-// need the bridge library: without it the config is refused where it names the first.
+// The plugin folders, and the config's backends of other kinds (those --backends keeps), each
+// checked available (a kind this attnbench cannot run refuses the config at its entry) and
+// prepared (a source compiled) before any worker starts.
 BackendSources backend_sources(const RunArgs& args, const SweepConfig& config) {
-  BackendSources sources{args.plugin_dirs, {}};
   const auto& only = args.overrides.backends;
-  for (const PythonBackendSpec& spec : config.python_backends) {
-    if (!only.empty() && std::find(only.begin(), only.end(), spec.name) == only.end()) continue;
-    if (!python_bridge_path())
-      throw ConfigError(config.file, spec.line, spec.column, "backends",
-                        "'" + spec.written +
-                            "' is a Python backend, and this attnbench was built without Python "
-                            "(CMake found no Python 3 development files; docs/backends.md)");
-    sources.python.push_back({spec.name, spec.file, spec.function});
-  }
-  return sources;
+  std::vector<BackendSpec> specs;
+  for (const BackendSpec& spec : config.backends)
+    if (only.empty() || std::find(only.begin(), only.end(), spec.name) != only.end())
+      specs.push_back(spec);
+  return prepare_backends(args.plugin_dirs, specs, config.file);
 }
 
 std::unique_ptr<Measurer> measurer(const RunArgs& args, const BackendSources& sources) {
@@ -111,17 +106,16 @@ std::unique_ptr<Measurer> measurer(const RunArgs& args, const BackendSources& so
   return isolated_measurer(measure_executable(), sources);
 }
 
-// What a worker could not load that the run cannot go on without: two plugins with one name, a
+// What a worker could not load that the run cannot go on without: two backends with one name, a
 // Python module without the function the config names (located at the config's entry).
 void refuse_bad_backends(const std::vector<LoadFailure>& failures, const SweepConfig& config) {
   for (const auto& f : failures) {
-    if (f.python && (f.config_error || f.duplicate))
-      for (const PythonBackendSpec& spec : config.python_backends)
-        if (spec.id() == f.file)
+    if (f.config_error || f.duplicate)
+      for (const BackendSpec& spec : config.backends)
+        if (spec.kind == f.kind && spec.target == f.file)
           throw ConfigError(config.file, spec.line, spec.column, "backends", f.reason);
     if (f.duplicate) throw InputError(f.reason);  // which of the two would be measured?
-    std::cerr << "attnbench: " << (f.python ? "python backend " : "plugin ") << f.file
-              << " not loaded: " << f.reason << '\n';
+    std::cerr << "attnbench: " << failure_subject(f) << " not loaded: " << f.reason << '\n';
   }
 }
 

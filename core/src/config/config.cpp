@@ -281,40 +281,34 @@ void check_points(const SweepConfig& config) {
 
 namespace {
 
-bool is_identifier(const std::string& s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
-}
-
-// `{python: FILE:FUNCTION, name: NAME}`: FILE relative to the working directory (like `output`).
-// Whether the module defines FUNCTION is known only once it is imported: the worker says, and
-// `run` fails there, before anything is measured.
-const PythonBackendSpec& parse_python_backend(const YamlReader& r, const YAML::Node& item,
-                                              SweepConfig& config) {
-  r.check_keys(item, "backends", {"python", "name"});
-  if (!item["python"])
-    r.fail(item, "backends", "a backend written as a map needs 'python: FILE:FUNCTION'");
-  PythonBackendSpec spec;
-  spec.written = r.scalar(item["python"], "backends.python");
-  const size_t colon = spec.written.rfind(':');
-  if (colon == std::string::npos || colon == 0)
-    r.fail(item["python"], "backends.python",
-           "expected FILE:FUNCTION (examples/python-backends/sdpa.py:attention), got '" +
-               spec.written + "'");
-  spec.function = spec.written.substr(colon + 1);
-  if (!is_identifier(spec.function))
-    r.fail(item["python"], "backends.python",
-           "'" + spec.function + "' is not a Python function name (expected FILE:FUNCTION)");
-  const std::filesystem::path file = spec.written.substr(0, colon);
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec))
-    r.fail(item["python"], "backends.python",
-           file.string() + ": no such file (relative to the working directory, " +
-               std::filesystem::current_path(ec).string() + ")");
-  spec.file = std::filesystem::absolute(file, ec).lexically_normal().string();
-  spec.name = item["name"] ? r.scalar(item["name"], "backends.name") : file.stem().string();
+// A backend of a kind written as a map, `{python: FILE:FUNCTION, name: NAME}`: the kind's key and
+// an optional name, the kind's parse refusing what it cannot take where it stands.
+BackendSpec parse_backend_entry(const YamlReader& r, const YAML::Node& item) {
+  std::vector<std::string> keys{"name"}, forms;
+  const BackendKind* kind = nullptr;
+  for (const BackendKind* k : backend_kinds()) {
+    if (k->form().empty()) continue;  // named bare (a plugin)
+    keys.push_back(k->name());
+    forms.push_back("'" + k->form() + "'");
+    if (item[k->name()]) {
+      if (kind)
+        r.fail(item, "backends", "names both '" + kind->name() + "' and '" + k->name() +
+                                     "'; one entry is one backend");
+      kind = k;
+    }
+  }
+  r.check_keys(item, "backends", keys);
+  if (!kind) r.fail(item, "backends", "a backend written as a map needs " + one_of(forms));
+  const YAML::Node value = item[kind->name()];
+  const std::string written = r.scalar(value, "backends." + kind->name());
+  const std::string name = item["name"] ? r.scalar(item["name"], "backends.name") : "";
+  BackendSpec spec;
+  try {
+    spec = kind->parse(written, name);
+  } catch (const SpecError& e) {
+    const YAML::Node at = item[e.key()] ? item[e.key()] : item;
+    r.fail(at, "backends." + e.key(), e.what());
+  }
   const bool name_ok =
       !spec.name.empty() && std::all_of(spec.name.begin(), spec.name.end(), [](char c) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
@@ -324,8 +318,7 @@ const PythonBackendSpec& parse_python_backend(const YamlReader& r, const YAML::N
            "'" + spec.name + "' cannot name a backend (letters, digits, _ and -)");
   spec.line = item.Mark().line + 1;
   spec.column = item.Mark().column + 1;
-  config.python_backends.push_back(std::move(spec));
-  return config.python_backends.back();
+  return spec;
 }
 
 SweepConfig parse_config_unguarded(const std::string& yaml_text, const std::string& file_name) {
@@ -349,12 +342,14 @@ SweepConfig parse_config_unguarded(const std::string& yaml_text, const std::stri
   }
   if (root["backends"]) {
     for (const auto& item : r.list(root["backends"], "backends")) {
-      const std::string name =
-          item.IsMap() ? parse_python_backend(r, item, config).name : r.scalar(item, "backends");
-      if (std::find(config.backends.begin(), config.backends.end(), name) != config.backends.end())
-        r.fail(item, "backends", "backend '" + name + "' appears twice");
-      config.backends.push_back(name);
-      config.backend_marks.emplace_back(item.Mark().line + 1, item.Mark().column + 1);
+      BackendSpec spec = item.IsMap() ? parse_backend_entry(r, item)
+                                      : plugin_kind().parse(r.scalar(item, "backends"), "");
+      spec.line = item.Mark().line + 1;
+      spec.column = item.Mark().column + 1;
+      for (const BackendSpec& earlier : config.backends)
+        if (earlier.name == spec.name)
+          r.fail(item, "backends", "backend '" + spec.name + "' appears twice");
+      config.backends.push_back(std::move(spec));
     }
   }
   if (root["measurement"]) parse_measurement(r, root["measurement"], config.measurement);
@@ -386,6 +381,12 @@ SweepConfig parse_config(const std::string& yaml_text, const std::string& file_n
   } catch (const YAML::Exception& e) {  // e.g. a key that is not a plain word
     YamlReader(file_name).fail_at(e.mark, "", e.msg);
   }
+}
+
+std::vector<std::string> SweepConfig::backend_names() const {
+  std::vector<std::string> names;
+  for (const BackendSpec& b : backends) names.push_back(b.name);
+  return names;
 }
 
 SweepConfig load_config(const std::string& path) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "config/settings.hpp"
+#include "plugins/backend_kind.hpp"
 
 #include <attnbench/backend.hpp>
 
@@ -17,18 +18,6 @@
 #include <vector>
 
 namespace attnbench {
-
-// A backend written in Python: `backends: [{python: FILE:FUNCTION, name: NAME}]`. The worker runs
-// FUNCTION of FILE in an embedded CPython (core/src/python/).
-struct PythonBackendSpec {
-  std::string name;      // the report's name for it (default: the file's stem)
-  std::string file;      // absolute
-  std::string function;  // a name the module defines
-  std::string written;   // FILE:FUNCTION as the config wrote it, for messages
-  int line = 0, column = 0;
-
-  std::string id() const { return file + ":" + function; }  // one backend, whatever its name
-};
 
 // One value of an axis: an integer, causal's bool, or a dtype, device or direction name (device
 // "auto" becomes cuda when a CUDA device is present).
@@ -59,9 +48,8 @@ struct SweepConfig {
   std::string name;
   std::string description;
   std::string output;  // CSV path; relative paths are relative to the working directory
-  std::vector<std::string> backends;               // empty: every backend found
-  std::vector<std::pair<int, int>> backend_marks;  // line, column of each name, for messages
-  std::vector<PythonBackendSpec> python_backends;  // those of `backends` written in Python
+  // Every backend the sweep names, of every kind, in order (located); empty: every plugin found.
+  std::vector<BackendSpec> backends;
   MeasureSettings measurement;
   // `sweep:` is one block or a list of them (prefill, decode and FP8 shapes in one report):
   // the points of each block in turn, a point named twice measured once.
@@ -73,6 +61,8 @@ struct SweepConfig {
   // `expect:` as written: predictions name the report's columns, so records/predictions.hpp reads
   // them (read_expectations). Not part of the fingerprint.
   std::optional<YAML::Node> expect;
+
+  std::vector<std::string> backend_names() const;
 };
 
 // Parses and validates `path`; throws ConfigError (or InputError when the file cannot be read).

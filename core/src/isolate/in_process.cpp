@@ -8,8 +8,10 @@ namespace {
 class InProcessMeasurer final : public Measurer {
  public:
   explicit InProcessMeasurer(const BackendSources& sources)
-      : host_(query_host()), plugins_(load_plugins(plugin_search_path(sources.plugin_dirs))) {
-    load_python_backends(sources.python, {}, {}, plugins_);
+      : host_(query_host()), plugins_(load_backends(sources)) {
+    // What failed before any worker could start (a source that did not compile) is this run's.
+    plugins_.failures.insert(plugins_.failures.end(), sources.failures.begin(),
+                             sources.failures.end());
   }
   const HostInfo& host() const override { return host_; }
   std::vector<std::string> backend_names() const override {

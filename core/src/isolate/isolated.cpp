@@ -30,8 +30,7 @@ std::vector<std::string> names_with_unloaded(std::vector<std::string> loaded,
 BackendRecords unloaded_backend_records(const LoadFailure& failure, const Point& point,
                                         const std::string& backend, const RunOptions& options) {
   PassResults failed;
-  failed.refused = PassFailure{Status::error, (failure.python ? "python backend " : "plugin ") +
-                                                  failure.file + " " + failure.reason};
+  failed.refused = PassFailure{Status::error, failure_subject(failure) + " " + failure.reason};
   return assemble_records(row_setup(point.id, point.problem, backend, options), failed);
 }
 
@@ -41,7 +40,7 @@ class IsolatedMeasurer final : public Measurer {
  public:
   IsolatedMeasurer(const std::string& exe, const BackendSources& sources,
                    std::optional<std::string> visible_device)
-      : client_(exe, sources, kWorkerStartTimeoutS, visible_device) {
+      : client_(exe, sources, kWorkerStartTimeoutS, visible_device), prepared_(sources.failures) {
     std::cerr << "attnbench: worker" << (visible_device ? " for GPU " + *visible_device : "")
               << " ready in " << client_.start_seconds() << " s\n";
   }
@@ -49,15 +48,21 @@ class IsolatedMeasurer final : public Measurer {
   // With the backends whose plugin took a worker down while loading: a run that names one gets
   // its rows, each saying why, and the other backends are measured.
   std::vector<std::string> backend_names() const override {
-    return names_with_unloaded(loaded(), client_.hello().failures);
+    return names_with_unloaded(loaded(), failures());
   }
-  const std::vector<LoadFailure>& failures() const override { return client_.hello().failures; }
+  // The worker's (its hello, with what took earlier workers down), and what failed before any
+  // worker could start (a source that did not compile).
+  const std::vector<LoadFailure>& failures() const override {
+    failures_ = client_.hello().failures;
+    failures_.insert(failures_.end(), prepared_.begin(), prepared_.end());
+    return failures_;
+  }
   void setup(const RunOptions& options) override {
     options_ = options;
     client_.setup(options);
   }
   BackendRecords measure(const Point& point, const std::string& backend) override {
-    if (const LoadFailure* lost = unloaded_backend(backend, loaded(), client_.hello().failures))
+    if (const LoadFailure* lost = unloaded_backend(backend, loaded(), failures()))
       return unloaded_backend_records(*lost, point, backend, options_);
     WorkerAnswer answer = client_.measure(point, backend, options_.measurement.timeout_s);
     if (answer.records) return std::move(*answer.records);
@@ -74,6 +79,8 @@ class IsolatedMeasurer final : public Measurer {
   }
 
   WorkerClient client_;
+  std::vector<LoadFailure> prepared_;
+  mutable std::vector<LoadFailure> failures_;
   RunOptions options_;
 };
 

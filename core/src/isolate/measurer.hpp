@@ -6,7 +6,7 @@
 #include "measure/device/host_info.hpp"
 #include "records/run_options.hpp"
 #include "plugins/plugin_loader.hpp"
-#include "plugins/python_backends.hpp"
+#include "plugins/backend_kind.hpp"
 #include "records/row.hpp"
 
 #include <memory>
@@ -36,7 +36,7 @@ std::unique_ptr<Measurer> isolated_measurer(
 std::unique_ptr<Measurer> in_process_measurer(const BackendSources& sources);
 
 // A backend that could not be loaded (its plugin took a worker down, its Python module raised
-// while importing) is still a backend of the run: its rows say why.
+// while importing, its source did not compile) is still a backend of the run: its rows say why.
 const LoadFailure* unloaded_backend(const std::string& backend,
                                     const std::vector<std::string>& loaded,
                                     const std::vector<LoadFailure>& failures);

@@ -161,7 +161,7 @@ std::string hello_message(const Hello& h) {
     failures.push_back({{"file", f.file},
                         {"reason", f.reason},
                         {"duplicate", f.duplicate},
-                        {"python", f.python},
+                        {"kind", f.kind},
                         {"config_error", f.config_error},
                         {"lost_backend", f.lost_backend}});
   return line(json{{"type", "hello"},
@@ -200,10 +200,28 @@ std::string pass_message(const std::string& name) {
 std::string records_message(const BackendRecords& r) {
   return line(json{{"type", "records"}, {"records", r}});
 }
-std::string loading_message(const std::string& file, const std::string& backend) {
-  json j{{"type", "loading"}, {"name", file}};
-  if (!backend.empty()) j["backend"] = backend;
-  return line(j);
+std::string loading_message(const std::string& kind, const std::string& id,
+                            const std::string& backend) {
+  return line(json{{"type", "loading"}, {"kind", kind}, {"name", id}, {"backend", backend}});
+}
+
+std::string backend_spec_arg(const BackendSpec& spec) {
+  return line(json{{"kind", spec.kind},       {"name", spec.name},   {"target", spec.target},
+                   {"written", spec.written}, {"library", spec.library}});
+}
+
+BackendSpec parse_backend_spec_arg(const std::string& arg) {
+  try {
+    const json j = json::parse(arg);
+    BackendSpec spec;
+    spec.kind = j.at("kind"), spec.name = j.at("name"), spec.target = j.at("target");
+    spec.written = j.at("written"), spec.library = j.at("library");
+    if (!find_backend_kind(spec.kind))
+      throw std::invalid_argument("no backend kind '" + spec.kind + "'");
+    return spec;
+  } catch (const json::exception& e) {
+    throw std::invalid_argument(std::string("--backend expects a backend's JSON: ") + e.what());
+  }
 }
 
 std::string fatal_message(const std::string& reason) {
@@ -226,10 +244,13 @@ Message parse_message(const std::string& line) {
       m.hello.host.l2_cache_bytes = h.at("l2_cache_bytes");
       for (const auto& b : j.at("backends"))
         m.hello.backends.push_back({b.at("name"), b.at("description"), b.at("file")});
-      for (const auto& f : j.at("failures"))
-        m.hello.failures.push_back({f.at("file"), f.at("reason"), f.value("duplicate", false),
-                                    f.value("python", false), f.value("config_error", false),
-                                    f.value("lost_backend", std::string())});
+      for (const auto& f : j.at("failures")) {
+        LoadFailure failure{f.at("file"), f.at("reason"), f.at("kind")};
+        failure.duplicate = f.at("duplicate");
+        failure.config_error = f.at("config_error");
+        failure.lost_backend = f.at("lost_backend");
+        m.hello.failures.push_back(std::move(failure));
+      }
     } else if (m.type == "setup") {
       const json& o = j.at("options");
       m.options.measurement = o.at("measurement");
@@ -247,9 +268,10 @@ Message parse_message(const std::string& line) {
       m.point.id = j.at("point").at("id");
       m.point.problem = j.at("point").at("problem");
       m.backend = j.at("backend");
-    } else if (m.type == "pass" || m.type == "loading") {
+    } else if (m.type == "pass") {
       m.name = j.at("name");
-      m.backend = j.value("backend", std::string());  // loading: a Python backend's name
+    } else if (m.type == "loading") {
+      m.kind = j.at("kind"), m.name = j.at("name"), m.backend = j.at("backend");
     } else if (m.type == "records") {
       m.records = j.at("records");
     } else if (m.type == "fatal") {

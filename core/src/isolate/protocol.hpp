@@ -12,7 +12,7 @@
 #include "config/sweep.hpp"
 #include "measure/device/host_info.hpp"
 #include "records/run_options.hpp"
-#include "plugins/plugin_loader.hpp"
+#include "plugins/backend_kind.hpp"
 #include "records/row.hpp"
 
 #include <string>
@@ -37,7 +37,8 @@ struct Message {
   RunOptions options;
   Point point;
   std::string backend;
-  std::string name;    // pass
+  std::string kind;    // loading: the backend's kind
+  std::string name;    // pass; loading: the id (a plugin's file, FILE:FUNCTION)
   std::string reason;  // fatal
   BackendRecords records;
 };
@@ -46,10 +47,16 @@ std::string hello_message(const Hello& hello);
 std::string setup_message(const RunOptions& options);
 std::string measure_message(const Point& point, const std::string& backend);
 std::string pass_message(const std::string& name);
-// The worker is about to load this plugin, or (backend named) import this Python FILE:FUNCTION.
-std::string loading_message(const std::string& file, const std::string& backend = "");
+// The worker is about to load this plugin file, or (backend named) a backend of another kind.
+// `backend` empty for a plugin file: its name is known once it has loaded.
+std::string loading_message(const std::string& kind, const std::string& id,
+                            const std::string& backend);
 std::string records_message(const BackendRecords& records);
 std::string fatal_message(const std::string& reason);
+// A backend of a kind other than plugin, as the worker's command line passes it (`--backend`),
+// and back (throws std::invalid_argument).
+std::string backend_spec_arg(const BackendSpec& spec);
+BackendSpec parse_backend_spec_arg(const std::string& arg);
 std::string quit_message();
 
 // Throws std::runtime_error on a line that is not a message of this protocol.

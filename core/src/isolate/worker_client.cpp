@@ -130,8 +130,8 @@ bool WorkerClient::try_start() {
   auto p = std::make_unique<Process>();
   std::vector<std::string> args = {"worker", "--protocol-fd", "3"};
   for (const auto& dir : sources_.plugin_dirs) args.insert(args.end(), {"--plugin-dir", dir});
-  for (const auto& ref : sources_.python)
-    args.insert(args.end(), {"--python", python_ref_arg(ref)});
+  for (const auto& spec : sources_.specs)
+    args.insert(args.end(), {"--backend", backend_spec_arg(spec)});
   for (const auto& lost : lost_plugins_) args.insert(args.end(), {"--skip-plugin", lost.file});
   // The worker reads requests on stdin and answers on fd 3; its stdout and stderr stay the
   // parent's, so whatever a plugin prints cannot corrupt the protocol.
@@ -151,8 +151,7 @@ bool WorkerClient::try_start() {
   const char* load_env = std::getenv("ATTNBENCH_PLUGIN_LOAD_TIMEOUT_S");  // tests shorten it
   const double load_timeout =
       load_env && std::atof(load_env) > 0 ? std::atof(load_env) : kPluginLoadTimeoutS;
-  std::optional<std::string> loading;
-  std::string loading_backend;  // a Python backend's name; a plugin's comes from its file name
+  std::optional<Message> loading;  // what the worker said it was loading
   auto deadline = after(start_timeout_s_);
   while (true) {
     bool timed_out = false;
@@ -168,9 +167,10 @@ bool WorkerClient::try_start() {
         why = "the worker " + ended() + " while loading it";
       }
       process_.reset();
-      const bool python = !loading_backend.empty();
-      lost_plugins_.push_back({*loading, why, false, python, false,
-                               python ? loading_backend : backend_of_file(*loading)});
+      LoadFailure lost{loading->name, why, loading->kind};
+      // A plugin's backend is the one its file is named for.
+      lost.lost_backend = loading->backend.empty() ? backend_of_file(loading->name) : loading->backend;
+      lost_plugins_.push_back(std::move(lost));
       return false;
     }
     if (!line) {
@@ -182,8 +182,7 @@ bool WorkerClient::try_start() {
     }
     const Message m = parse_message(*line);
     if (m.type == "loading") {
-      loading = m.name;
-      loading_backend = m.backend;
+      loading = m;
       deadline = after(load_timeout);
       continue;
     }

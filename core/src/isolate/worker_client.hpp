@@ -4,7 +4,6 @@
 #pragma once
 
 #include "isolate/protocol.hpp"
-#include "plugins/python_backends.hpp"
 
 #include <memory>
 #include <optional>

@@ -17,16 +17,13 @@ class MeasuringSide final : public WorkerSide {
 
   Hello start(const std::function<void(const std::string&)>& send) override {
     host_ = query_host();
-    // Each plugin announced before it loads: if loading it takes this worker down, the parent
+    // Each backend announced before it loads: if loading it takes this worker down, the parent
     // knows which one did, and starts the next worker without it.
-    plugins_ = load_plugins(plugin_search_path(sources_.plugin_dirs), skip_,
-                            [&](const std::string& file) { send(loading_message(file)); });
-    load_python_backends(
-        sources_.python, skip_,
-        [&](const std::string& id, const std::string& backend) {
-          send(loading_message(id, backend));
-        },
-        plugins_);
+    plugins_ = load_backends(
+        sources_, skip_,
+        [&](const std::string& kind, const std::string& id, const std::string& backend) {
+          send(loading_message(kind, id, backend));
+        });
     Hello hello{host_, {}, plugins_.failures};
     for (const auto& b : plugins_.backends)
       hello.backends.push_back({b.name, b.description, b.file});

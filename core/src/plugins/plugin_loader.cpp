@@ -117,10 +117,10 @@ PluginSet load_plugins(const std::vector<std::filesystem::path>& dirs,
         if (on_loading) on_loading(file.string());
         LoadedBackend b = load_plugin(file);
         if (const LoadedBackend* twin = set.find(b.name)) {
-          set.failures.push_back({file.string(),
-                                  "two plugins named '" + b.name + "': " + twin->file + " and " +
-                                      file.string() + "; this one is not loaded",
-                                  true});
+          LoadFailure twice{file.string(), "two plugins named '" + b.name + "': " + twin->file +
+                                               " and " + file.string() + "; this one is not loaded"};
+          twice.duplicate = true;
+          set.failures.push_back(std::move(twice));
           continue;
         }
         set.backends.push_back(std::move(b));

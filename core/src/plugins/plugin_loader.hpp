@@ -21,14 +21,15 @@ struct LoadedBackend {
 };
 
 struct LoadFailure {
-  std::string file;
+  std::string file;  // what failed: a plugin's file, a Python FILE:FUNCTION, a source file
   std::string reason;
-  bool duplicate = false;     // a usable plugin whose backend name another file already has
-  bool python = false;        // a Python backend; `file` is FILE:FUNCTION
-  bool config_error = false;  // the config names what cannot be: a function the module lacks
-  // Set when loading the file took its worker down (a crash, an abort or a hang in its static
-  // initialisers or factory): the backend its file name says (attnbench_<name>.so), whose rows
-  // then say why instead of the whole run stopping.
+  std::string kind = "plugin";  // its backend kind (backend_kind.hpp)
+  bool duplicate = false;       // a usable backend whose name another already has
+  bool config_error = false;    // the config names what cannot be: a function the module lacks
+  // Set when the backend is lost for the run: loading it took its worker down (a crash, an abort
+  // or a hang in a plugin's static initialisers or factory; the backend its file name says,
+  // attnbench_<name>.so), a Python module raised while importing, a source did not compile. Its
+  // rows then say why instead of the whole run stopping.
   std::string lost_backend;
 };
 

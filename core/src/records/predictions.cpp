@@ -172,7 +172,7 @@ Expectations read_expectations(const SweepConfig& config) {
   if (!config.expect) return {};
   const YamlReader r(config.file);
   try {
-    return parse_expectations(r, *config.expect, config.backends);
+    return parse_expectations(r, *config.expect, config.backend_names());
   } catch (const YAML::Exception& e) {  // e.g. a key that is not a plain word
     r.fail_at(e.mark, "", e.msg);
   }

@@ -121,7 +121,15 @@ RunPlan plan_run(Sweep sweep, const RunOverrides& o, const std::vector<std::stri
                  bool cuda_available) {
   SweepConfig& config = sweep.config;
   const bool backends_from_file = o.backends.empty();
-  if (!o.backends.empty()) config.backends = o.backends;
+  if (!o.backends.empty()) {  // the config's entry of each name, else a plugin of that name
+    std::vector<BackendSpec> chosen;
+    for (const std::string& name : o.backends) {
+      auto it = std::find_if(config.backends.begin(), config.backends.end(),
+                             [&](const BackendSpec& b) { return b.name == name; });
+      chosen.push_back(it != config.backends.end() ? *it : plugin_kind().parse(name, ""));
+    }
+    config.backends = std::move(chosen);
+  }
   if (!o.passes.empty()) config.measurement.passes = overridden(o.passes, "--passes", parse_passes);
   if (!o.timing_modes.empty())
     config.measurement.timing_modes =
@@ -146,15 +154,13 @@ RunPlan plan_run(Sweep sweep, const RunOverrides& o, const std::vector<std::stri
     plan.points = std::move(chosen);
   }
 
-  plan.backends = config.backends.empty() ? available : config.backends;
-  for (size_t i = 0; i < config.backends.size(); ++i) {
-    if (std::find(available.begin(), available.end(), config.backends[i]) != available.end())
-      continue;
-    const std::string msg = "no plugin provides backend '" + config.backends[i] +
-                            "' (found: " + joined(available) + ")";
+  plan.backends = config.backends.empty() ? available : config.backend_names();
+  for (const BackendSpec& b : config.backends) {
+    if (std::find(available.begin(), available.end(), b.name) != available.end()) continue;
+    const std::string msg =
+        "no plugin provides backend '" + b.name + "' (found: " + joined(available) + ")";
     if (!backends_from_file) throw InputError("--backends: " + msg);
-    const auto [line, column] = config.backend_marks.at(i);
-    throw ConfigError(config.file, line, column, "backends", msg);
+    throw ConfigError(config.file, b.line, b.column, "backends", msg);
   }
   if (plan.backends.empty()) throw InputError("no backend plugins found");
   double total_flop = 0;
@@ -178,8 +184,9 @@ RunPlan plan_run(Sweep sweep, const RunOverrides& o, const std::vector<std::stri
   // plugins found.
   for (const BackendReference& ref : sweep.expect.references)
     if (std::find(available.begin(), available.end(), ref.backend) == available.end() &&
-        std::find(config.backends.begin(), config.backends.end(), ref.backend) ==
-            config.backends.end())
+        std::find_if(config.backends.begin(), config.backends.end(), [&](const BackendSpec& b) {
+          return b.name == ref.backend;
+        }) == config.backends.end())
       throw ConfigError(
           config.file, ref.line, ref.column, ref.key,
           "no plugin provides backend '" + ref.backend + "' (found: " + joined(available) + ")");

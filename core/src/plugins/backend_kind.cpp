@@ -1,0 +1,64 @@
+#include "plugins/backend_kind.hpp"
+
+#include "base/errors.hpp"
+
+#include <algorithm>
+
+namespace attnbench {
+
+// Defined beside their kinds.
+const BackendKind& python_kind();
+const BackendKind& source_kind();
+
+const std::vector<const BackendKind*>& backend_kinds() {
+  static const std::vector<const BackendKind*> kinds = {&plugin_kind(), &python_kind(),
+                                                        &source_kind()};
+  return kinds;
+}
+
+const BackendKind* find_backend_kind(const std::string& name) {
+  for (const BackendKind* kind : backend_kinds())
+    if (kind->name() == name) return kind;
+  return nullptr;
+}
+
+std::string failure_subject(const LoadFailure& failure) {
+  const BackendKind* kind = find_backend_kind(failure.kind);
+  return (kind ? kind->noun() : failure.kind) + " " + failure.file;
+}
+
+PluginSet load_backends(const BackendSources& sources, const std::vector<std::string>& skip,
+                        const OnLoadingOfKind& on_loading) {
+  PluginSet set;
+  for (const BackendKind* kind : backend_kinds())
+    kind->load(sources, skip,
+               [&](const std::string& id, const std::string& backend) {
+                 if (on_loading) on_loading(kind->name(), id, backend);
+               },
+               set);
+  std::sort(set.backends.begin(), set.backends.end(),
+            [](const LoadedBackend& a, const LoadedBackend& b) { return a.name < b.name; });
+  return set;
+}
+
+BackendSources prepare_backends(const std::vector<std::string>& plugin_dirs,
+                                const std::vector<BackendSpec>& specs,
+                                const std::string& config_file) {
+  BackendSources sources{plugin_dirs, {}, {}};
+  for (BackendSpec spec : specs) {
+    const BackendKind* kind = find_backend_kind(spec.kind);
+    if (!kind) throw std::logic_error("a backend of no kind: " + spec.kind);
+    if (kind == &plugin_kind()) continue;
+    if (const std::string lacking = kind->unavailable(); !lacking.empty())
+      throw ConfigError(config_file, spec.line, spec.column, "backends",
+                        "'" + spec.written + "' is a " + kind->noun() + ", and " + lacking);
+    if (auto failed = kind->prepare(spec)) {
+      sources.failures.push_back(std::move(*failed));
+      continue;
+    }
+    sources.specs.push_back(std::move(spec));
+  }
+  return sources;
+}
+
+}  // namespace attnbench
