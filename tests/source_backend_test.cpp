@@ -1,0 +1,111 @@
+// The source kind end to end (core/src/plugins/source_kind.cpp): a .cpp named in the sweep is
+// compiled on first use, measured like a plugin, taken from the cache while nothing it was built
+// from changed, compiled again when the user edits it or a header of theirs; a compile error is
+// that backend's rows, quoting the compiler at the file and line, and the other backends are
+// measured as usual.
+#include "cli_support.hpp"
+
+#include <fstream>
+#include <sstream>
+
+namespace attnbench {
+namespace {
+
+using test::Cli;
+using test::Result;
+using test::rows_of;
+using test::run;
+using test::small_sweep;
+
+const std::string kSources = std::string(ATTNBENCH_SOURCE_DIR) + "/tests/source_backends";
+
+bool has_recipe() {
+  return std::filesystem::exists(std::string(ATTNBENCH_BINARY_DIR) + "/attnbench-source.json");
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+class SourceBackends : public Cli {
+ protected:
+  void SetUp() override {
+    if (!has_recipe()) GTEST_SKIP() << "skipped: this build wrote no attnbench-source.json";
+    Cli::SetUp();
+    // The user's copy, which the tests edit, and a cache of this test's own.
+    for (const char* f : {"scaled_textbook.cpp", "scaled_textbook.hpp", "does_not_compile.cpp"})
+      std::filesystem::copy(kSources + "/" + f, dir_ / f);
+    env_ = "ATTNBENCH_CACHE_DIR=" + path("cache");
+  }
+  Result run_with(const std::string& backends, const std::string& out) {
+    return run("run " + write(out + ".yaml", small_sweep(backends)) + " -o " + path(out + ".csv"),
+               env_);
+  }
+  std::string env_;
+};
+
+TEST_F(SourceBackends, CompiledOnFirstUseCachedUntilTheUserEditsIt) {
+  const std::string backends = "naive, {source: " + path("scaled_textbook.cpp") + ", name: mine}";
+  const Result first = run_with(backends, "first");
+  ASSERT_EQ(first.code, 0) << first.output;
+  EXPECT_EQ(count(first.output, "compiling "), 1u) << first.output;
+  auto rows = rows_of(path("first.csv"));
+  ASSERT_EQ(rows.size(), 4u) << first.output;
+  for (int seq : {32, 48}) {
+    const auto& row = rows.at("b1-h2-s" + std::to_string(seq) + "-d16-fp32-causal-cpu mine wall");
+    EXPECT_EQ(row.at("status"), "ok") << row.at("reason");
+    EXPECT_NE(row.at("time_ms_median"), "");
+  }
+
+  const Result again = run_with(backends, "again");
+  ASSERT_EQ(again.code, 0) << again.output;
+  EXPECT_EQ(count(again.output, "compiling "), 0u) << again.output;
+  EXPECT_EQ(count(again.output, "compiled before"), 1u) << again.output;
+  EXPECT_EQ(rows_of(path("again.csv")).size(), 4u);
+
+  // An edit of the user's header (not of the source) is seen through the compiler's dependencies.
+  std::ofstream(path("scaled_textbook.hpp"), std::ios::app) << "// edited\n";
+  const Result edited = run_with(backends, "edited");
+  ASSERT_EQ(edited.code, 0) << edited.output;
+  EXPECT_EQ(count(edited.output, "compiling "), 1u) << edited.output;
+  EXPECT_EQ(rows_of(path("edited.csv")).at("b1-h2-s32-d16-fp32-causal-cpu mine wall").at("status"),
+            "ok");
+}
+
+TEST_F(SourceBackends, ACompileErrorIsThatBackendsRowsQuotingTheCompiler) {
+  const Result r = run_with("naive, {source: " + path("does_not_compile.cpp") + "}", "out");
+  EXPECT_EQ(r.code, 1) << r.output;
+  const auto rows = rows_of(path("out.csv"));
+  ASSERT_EQ(rows.size(), 4u) << r.output;
+  for (int seq : {32, 48}) {
+    const std::string point = "b1-h2-s" + std::to_string(seq) + "-d16-fp32-causal-cpu ";
+    EXPECT_EQ(rows.at(point + "naive wall").at("status"), "ok");
+    const auto& row = rows.at(point + "does_not_compile wall");
+    EXPECT_EQ(row.at("status"), "error");
+    EXPECT_NE(row.at("reason").find("did not compile"), std::string::npos) << row.at("reason");
+    EXPECT_NE(row.at("reason").find("does_not_compile.cpp:6"), std::string::npos) << row.at("reason");
+    EXPECT_NE(row.at("reason").find("undeclared_name_in_source_backend"), std::string::npos)
+        << row.at("reason");
+  }
+  // A failed compile keeps nothing: the next run tries again.
+  const Result again = run_with("{source: " + path("does_not_compile.cpp") + "}", "again");
+  EXPECT_EQ(count(again.output, "compiling "), 1u) << again.output;
+}
+
+TEST_F(SourceBackends, ASourceThatIsNotThereOrNotCppIsAConfigErrorAtItsLine) {
+  Result r = run_with("naive,\n  {source: " + path("nowhere.cpp") + "}", "missing");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("missing.yaml:2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("nowhere.cpp: no such file"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(path("missing.csv")));
+  write("kernel.py", "pass\n");
+  r = run_with("{source: " + path("kernel.py") + "}", "python");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("a source backend is a .cpp, .cc, .cxx or .cu file"), std::string::npos)
+      << r.output;
+}
+
+}  // namespace
+}  // namespace attnbench
