@@ -56,7 +56,7 @@ TEST(Config, ParsesEveryKey) {
   EXPECT_DOUBLE_EQ(*c.peak_tflops, 800);
   EXPECT_EQ(c.seed, 7u);
   ASSERT_EQ(c.sweeps[0].axes.size(), 7u);
-  EXPECT_EQ(c.sweeps[0].axes[2].name, AxisName::seq_len);
+  EXPECT_EQ(c.sweeps[0].axes[2].name, "seq_len");
   EXPECT_EQ(c.sweeps[0].axes[2].values.size(), 4u);  // 512 1024 2048 4096
   EXPECT_EQ(std::get<int64_t>(c.sweeps[0].axes[2].values.back()), 4096);
 }
@@ -291,11 +291,11 @@ TEST(Config, WorkloadAxesTakeListsRangesAndZipGroups) {
 )",
                                      "w.yaml");
   ASSERT_EQ(c.sweeps[0].axes.size(), 3u);
-  EXPECT_EQ(c.sweeps[0].axes[1].name, AxisName::seq_len_kv);
+  EXPECT_EQ(c.sweeps[0].axes[1].name, "seq_len_kv");
   EXPECT_EQ(c.sweeps[0].axes[1].values.size(), 8u);  // 1k .. 128k
-  EXPECT_EQ(c.sweeps[0].axes[2].name, AxisName::direction);
+  EXPECT_EQ(c.sweeps[0].axes[2].name, "direction");
   EXPECT_EQ(c.sweeps[0].zips.at(0).axes.at(1).name,
-            AxisName::kv_heads);  // a zipped value may repeat
+            "kv_heads");  // a zipped value may repeat
   // Without a cause to fail: fewer keys than queries is fine when not causal.
   EXPECT_NO_THROW(
       parse_config("sweep:\n  seq_len: 64\n  seq_len_kv: 16\n  causal: false\n", "n.yaml"));
@@ -530,6 +530,40 @@ TEST(Config, PythonBackendsAndTheirLocatedRefusals) {
       EXPECT_NE(what.find("'" + bad.key + "'"), std::string::npos) << what;
       EXPECT_NE(what.find(bad.says), std::string::npos) << what;
     }
+  }
+}
+
+}  // namespace
+}  // namespace attnbench
+
+namespace attnbench {
+namespace {
+
+// Every field of the problem's table (base/problem.cpp) is a sweep axis that sets that field of
+// the points: an axis added to the table reaches the sweep with no second list to keep.
+TEST(Config, EveryProblemFieldIsAnAxisThatSetsItsField) {
+  for (const auto& f : problem_fields()) {
+    Problem defaults;
+    std::string written;
+    FieldValue expected;
+    switch (f.type) {
+      case FieldType::integer: written = "6", expected = int64_t{6}; break;  // divides heads 6
+      case FieldType::boolean: written = "true", expected = true; break;
+      case FieldType::choice: written = f.choices.back(), expected = f.choices.back(); break;
+      default: FAIL() << f.name << ": a problem field of a type no sweep can write";
+    }
+    std::string sweep = "sweep:\n  heads: 6\n  seq_len: 6\n  causal: false\n";
+    const std::string key = "  " + f.name + ": ";
+    const size_t at = sweep.find(key);
+    if (at == std::string::npos)
+      sweep += key + written + "\n";
+    else
+      sweep.replace(at, sweep.find('\n', at) - at, key + written);
+    const SweepConfig c = parse_config(sweep, "axis.yaml");
+    const std::vector<Point> points = expand_sweep(c, /*cuda_available=*/false);
+    ASSERT_EQ(points.size(), 1u) << f.name;
+    EXPECT_EQ(f.get(points[0].problem), expected) << f.name << " did not reach the point";
+    EXPECT_NE(f.get(points[0].problem), f.get(defaults)) << f.name << ": pick a non-default value";
   }
 }
 

@@ -58,6 +58,22 @@ TEST(Fields, EveryFieldIsSetByTheTestRecord) {
   for (const auto& f : row_fields()) EXPECT_NE(f.get(row), f.get(blank)) << f.name;
 }
 
+// A problem field is a column of the main CSV, read through the row's problem, and a row of the
+// columns page's axis table: the report and the docs follow base/problem.cpp's table.
+TEST(Fields, EveryProblemFieldIsAColumnAndADocumentedAxis) {
+  const std::string page = columns_markdown();
+  const std::string axes = page.substr(page.find("## The problem: `sweep:` axes"));
+  for (const auto& f : problem_fields()) {
+    const Field<Row>* column = find_field(row_fields(), f.name);
+    ASSERT_NE(column, nullptr) << f.name << " is not a column";
+    Row row;
+    Problem changed = every_field_set(problem_fields());
+    row.problem = changed;
+    EXPECT_EQ(column->get(row), f.get(changed)) << f.name;
+    EXPECT_NE(axes.find("| `" + f.name + "` |"), std::string::npos) << f.name;
+  }
+}
+
 TEST(Fields, RowAndKernelRowSurviveTheWorkerProtocolFieldByField) {
   BackendRecords b;
   b.rows = {every_field_set(row_fields())};

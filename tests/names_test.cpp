@@ -21,8 +21,6 @@ TEST(Names, EveryTableReadsBackWhatItWrites) {
   expect_round_trip<Device>({"cpu", "cuda"});
   expect_round_trip<TimingMode>({"cold", "batch", "graph", "wall"});
   expect_round_trip<Pass>({"correctness", "timing", "cpu", "memory", "ops", "kernels"});
-  expect_round_trip<AxisName>({"batch", "heads", "kv_heads", "seq_len", "seq_len_kv", "head_dim",
-                               "dtype", "causal", "device", "direction"});
   expect_round_trip<Direction>({"fwd", "bwd"});
   expect_round_trip<Status>({"ok", "unsupported", "wrong", "error", "oom", "crashed", "timeout"});
   expect_round_trip<ActivityKind>({"kernel", "memcpy", "memset"});

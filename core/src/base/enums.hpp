@@ -10,20 +10,6 @@ enum class TimingMode { cold, batch, graph, wall };
 // The measurement passes a config can choose; first call and warm-up always run.
 enum class Pass { correctness, timing, cpu, memory, ops, kernels };
 
-// The sweep's axes, in the order a problem lists them.
-enum class AxisName {
-  batch,
-  heads,
-  kv_heads,
-  seq_len,
-  seq_len_kv,
-  head_dim,
-  dtype,
-  causal,
-  device,
-  direction
-};
-
 // How a (point, backend, timing mode) ended. crashed and timeout come from isolated workers: the
 // worker died (signal, abort, exit, a sticky CUDA error) or gave no answer in time.
 enum class Status { ok, unsupported, wrong, error, oom, crashed, timeout };

@@ -51,17 +51,6 @@ const std::vector<EnumName<Pass>>& name_table() {
 }
 
 template <>
-const std::vector<EnumName<AxisName>>& name_table() {
-  static const std::vector<EnumName<AxisName>> t = {
-      {AxisName::batch, "batch"},           {AxisName::heads, "heads"},
-      {AxisName::kv_heads, "kv_heads"},     {AxisName::seq_len, "seq_len"},
-      {AxisName::seq_len_kv, "seq_len_kv"}, {AxisName::head_dim, "head_dim"},
-      {AxisName::dtype, "dtype"},           {AxisName::causal, "causal"},
-      {AxisName::device, "device"},         {AxisName::direction, "direction"}};
-  return t;
-}
-
-template <>
 const std::vector<EnumName<Status>>& name_table() {
   static const std::vector<EnumName<Status>> t = {
       {Status::ok, "ok"},          {Status::unsupported, "unsupported"},

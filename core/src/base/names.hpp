@@ -21,7 +21,7 @@ struct EnumName {
   bool alias = false;  // accepted when parsing, never written
 };
 
-// Defined in names.cpp for DType, Device, Direction, TimingMode, Pass, AxisName, Status,
+// Defined in names.cpp for DType, Device, Direction, TimingMode, Pass, Status,
 // ActivityKind, Verdict.
 template <class E>
 const std::vector<EnumName<E>>& name_table();

@@ -7,6 +7,32 @@
 
 namespace attnbench {
 
+const std::vector<Field<Problem>>& problem_fields() {
+  using P = Problem;
+  static const std::vector<Field<P>> fields = {
+      field("batch", &P::batch, "count", "sequences; q is [batch, heads, seq_len, head_dim]"),
+      field("heads", &P::heads, "count", "query heads"),
+      field("kv_heads", &P::kv_heads, "count",
+            "key/value heads; below `heads`: grouped-query attention (head h reads h / group)"),
+      field("seq_len", &P::seq_len, "count", "query positions per sequence (decode: 1)"),
+      field("seq_len_kv", &P::seq_len_kv, "count",
+            "key/value positions; above seq_len a query block runs against a longer cache"),
+      field("head_dim", &P::head_dim, "count", "features per head"),
+      field("dtype", &P::dtype, "", "`fp16`, `bf16` or `fp32`"),
+      field("causal", &P::causal, "",
+            "causal mask aligned bottom-right (query i sees keys 0 .. i + seq_len_kv - seq_len)"),
+      field("device", &P::device, "", "`cpu` or `cuda`"),
+      field("direction", &P::direction, "",
+            "`fwd`, or `bwd`: the backward pass alone is timed (docs/timing.md)"),
+  };
+  return fields;
+}
+
+const Field<Problem>* find_problem_field(const std::string& name) {
+  return find_field(problem_fields(), name);
+}
+
+
 std::string point_id(const Problem& p) {
   std::string id = "b" + std::to_string(p.batch) + "-h" + std::to_string(p.heads);
   if (p.kv_heads != p.heads) id += "-kv" + std::to_string(p.kv_heads);

@@ -1,11 +1,20 @@
 // Facts about a problem that every stage shares: its id and its useful work.
 #pragma once
 
+#include "base/field.hpp"
+
 #include <attnbench/backend.hpp>
 
 #include <string>
 
 namespace attnbench {
+
+// The problem's fields, the one table of its axes: the sweep's keys and how their values are
+// read (config/), the report's problem columns (records/fields.cpp), the `where:` of `expect:`,
+// the Python bridge's `problem` object and its keywords, and docs/backends.md's table (checked by
+// tests/fields_test.cpp). A new axis is a member of Problem and an entry here.
+const std::vector<Field<Problem>>& problem_fields();
+const Field<Problem>* find_problem_field(const std::string& name);
 
 // Stable identifier of a problem, shared by the main and the kernel CSV:
 // "b4-h16-s2048-d64-bf16-causal-cuda". kv_heads, seq_len_kv and the direction appear only when

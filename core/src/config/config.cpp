@@ -19,11 +19,6 @@ namespace {
 constexpr int kMaxAxisValues = 10000;
 constexpr size_t kMaxPoints = 100000;
 
-bool is_integer_axis(AxisName a) {
-  return a == AxisName::batch || a == AxisName::heads || a == AxisName::kv_heads ||
-         a == AxisName::seq_len || a == AxisName::seq_len_kv || a == AxisName::head_dim;
-}
-
 // {from: 512, to: 16384, mul: 2} or {from: 1, to: 8, step: 1}.
 std::vector<AxisValue> parse_range(const YamlReader& r, const YAML::Node& node,
                                    const std::string& key) {
@@ -58,33 +53,14 @@ std::vector<AxisValue> parse_range(const YamlReader& r, const YAML::Node& node,
 
 // `zipped`: the axis moves with others, so a value may repeat (batch [1, 1] with seq_len [512,
 // 1024]); a free axis's repeated value would measure one point twice.
-std::vector<AxisValue> parse_axis_values(const YamlReader& r, AxisName axis, const YAML::Node& node,
-                                         const std::string& key, bool zipped = false) {
-  if (is_integer_axis(axis) && node.IsMap()) return parse_range(r, node, key);
+std::vector<AxisValue> parse_axis_values(const YamlReader& r, const std::string& axis,
+                                         const YAML::Node& node, const std::string& key,
+                                         bool zipped = false) {
+  const Field<Problem>& f = *find_problem_field(axis);
+  if (f.type == FieldType::integer && node.IsMap()) return parse_range(r, node, key);
   std::vector<AxisValue> values;
-  for (const auto& item : r.list(node, key)) {
-    if (is_integer_axis(axis)) {
-      values.emplace_back(r.integer(item, key, 1));
-    } else if (axis == AxisName::causal) {
-      values.emplace_back(r.boolean(item, key));
-    } else if (axis == AxisName::dtype) {
-      const std::string text = r.scalar(item, key);
-      const auto dtype = parse_enum<DType>(text);
-      if (!dtype) r.fail(item, key, "unknown dtype '" + text + "'; use " + enum_hint<DType>());
-      values.emplace_back(to_string(*dtype));
-    } else if (axis == AxisName::direction) {
-      const std::string text = r.scalar(item, key);
-      const auto direction = parse_enum<Direction>(text);
-      if (!direction)
-        r.fail(item, key, "unknown direction '" + text + "'; use " + enum_hint<Direction>());
-      values.emplace_back(text);
-    } else {  // device
-      const std::string text = r.scalar(item, key);
-      if (text != "auto" && !parse_enum<Device>(text))
-        r.fail(item, key, "unknown device '" + text + "'; use " + one_of({"cpu", "cuda", "auto"}));
-      values.emplace_back(text);
-    }
-  }
+  for (const auto& item : r.list(node, key))
+    values.push_back(read_problem_value(r, f, item, key, /*in_sweep=*/true));
   for (size_t i = 0; i < values.size() && !zipped; ++i)
     for (size_t j = 0; j < i; ++j)
       if (values[i] == values[j]) r.fail(node, key, "a value appears twice");
@@ -154,22 +130,22 @@ void parse_measurement(const YamlReader& r, const YAML::Node& node, MeasureSetti
 SweepBlock parse_sweep_block(const YamlReader& r, const YAML::Node& node,
                              const std::string& block_key) {
   SweepBlock config;
-  std::vector<std::string> allowed = enum_names<AxisName>();
+  std::vector<std::string> allowed;
+  for (const auto& f : problem_fields()) allowed.push_back(f.name);
   allowed.push_back("zip");
   r.check_keys(node, block_key, allowed);
 
-  std::set<AxisName> seen;
+  std::set<std::string> seen;
   for (const auto& kv : node) {
     const std::string name = kv.first.as<std::string>();
     if (name == "zip") {
       config.zips_at = config.axes.size();
       continue;
     }
-    const AxisName axis = *parse_enum<AxisName>(name);
     const std::string key = block_key + "." + name;
-    config.axes.push_back({axis, parse_axis_values(r, axis, kv.second, key), key,
+    config.axes.push_back({name, parse_axis_values(r, name, kv.second, key), key,
                            kv.first.Mark().line + 1, kv.first.Mark().column + 1});
-    seen.insert(axis);
+    seen.insert(name);
   }
   if (const YAML::Node zip = node["zip"]) {
     if (!zip.IsSequence() || zip.size() == 0)
@@ -186,12 +162,11 @@ SweepBlock parse_sweep_block(const YamlReader& r, const YAML::Node& node,
       size_t length = 0;
       for (const auto& kv : group) {
         const std::string name = kv.first.as<std::string>();
-        const AxisName axis = *parse_enum<AxisName>(name);
-        if (seen.count(axis))
+        if (seen.count(name))
           r.fail_at(kv.first.Mark(), where + "." + name,
                     "axis '" + name + "' is already swept elsewhere; an axis belongs to one place");
-        seen.insert(axis);
-        Axis a{axis, parse_axis_values(r, axis, kv.second, where + "." + name, /*zipped=*/true),
+        seen.insert(name);
+        Axis a{name, parse_axis_values(r, name, kv.second, where + "." + name, /*zipped=*/true),
                where + "." + name, kv.first.Mark().line + 1, kv.first.Mark().column + 1};
         if (length != 0 && a.values.size() != length)
           r.fail(kv.second, where + "." + name,
@@ -205,7 +180,7 @@ SweepBlock parse_sweep_block(const YamlReader& r, const YAML::Node& node,
       config.zips.push_back(std::move(zg));
     }
   }
-  if (!seen.count(AxisName::seq_len))
+  if (!seen.count("seq_len"))
     r.fail(node, block_key + ".seq_len", "the sweep needs seq_len");
   return config;
 }
@@ -234,7 +209,7 @@ void parse_sweep(const YamlReader& r, const YAML::Node& node, SweepConfig& confi
 }
 
 // The axis a point's value of `name` came from (the last block that sweeps it, for messages).
-const Axis* find_axis(const SweepConfig& config, const Point& point, AxisName name) {
+const Axis* find_axis(const SweepConfig& config, const Point& point, const std::string& name) {
   const Axis* found = nullptr;
   for (const SweepBlock& block : config.sweeps) {
     SweepConfig one;
@@ -256,19 +231,19 @@ const Axis* find_axis(const SweepConfig& config, const Point& point, AxisName na
 void check_points(const SweepConfig& config) {
   for (const Point& point : expand_sweep(config, /*cuda_available=*/false)) {
     const Problem& p = point.problem;
-    auto fail = [&](AxisName at, const std::string& msg) {
+    auto fail = [&](const std::string& at, const std::string& msg) {
       const Axis* axis = find_axis(config, point, at);
       throw ConfigError(config.file, axis ? axis->line : 1, axis ? axis->column : 1,
-                        axis ? axis->key : "sweep." + to_string(at),
+                        axis ? axis->key : "sweep." + at,
                         msg + " (point " + point.id + ")");
     };
     if (p.heads % p.kv_heads != 0)
-      fail(AxisName::kv_heads, "kv_heads " + std::to_string(p.kv_heads) +
+      fail("kv_heads", "kv_heads " + std::to_string(p.kv_heads) +
                                    " does not divide heads " + std::to_string(p.heads) +
                                    "; grouped-query attention shares each kv head among an equal "
                                    "number of query heads");
     if (p.causal && p.seq_len > p.seq_len_kv)
-      fail(AxisName::seq_len_kv,
+      fail("seq_len_kv",
            "causal attention with seq_len_kv " + std::to_string(p.seq_len_kv) + " below seq_len " +
                std::to_string(p.seq_len) + " leaves the first " +
                std::to_string(p.seq_len - p.seq_len_kv) +

@@ -3,6 +3,7 @@
 // good.
 #pragma once
 
+#include "base/field.hpp"
 #include "config/settings.hpp"
 #include "plugins/backend_kind.hpp"
 
@@ -19,12 +20,12 @@
 
 namespace attnbench {
 
-// One value of an axis: an integer, causal's bool, or a dtype, device or direction name (device
-// "auto" becomes cuda when a CUDA device is present).
-using AxisValue = std::variant<int64_t, bool, std::string>;
+// One value of an axis, typed by its problem field (base/problem.hpp): an integer, a bool, or a
+// name (device "auto" becomes cuda when a CUDA device is present).
+using AxisValue = FieldValue;
 
 struct Axis {
-  AxisName name;
+  std::string name;  // a problem field's
   std::vector<AxisValue> values;
   std::string key;  // where it was written, for messages: "sweep.kv_heads", "sweep.zip[0].heads"
   int line = 0, column = 0;

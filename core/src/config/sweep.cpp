@@ -9,26 +9,16 @@ namespace attnbench {
 
 namespace {
 
-void apply(Problem& p, AxisName axis, const AxisValue& value, bool cuda_available) {
-  switch (axis) {
-    case AxisName::batch: p.batch = std::get<int64_t>(value); break;
-    case AxisName::heads: p.heads = std::get<int64_t>(value); break;
-    case AxisName::kv_heads: p.kv_heads = std::get<int64_t>(value); break;
-    case AxisName::seq_len: p.seq_len = std::get<int64_t>(value); break;
-    case AxisName::seq_len_kv: p.seq_len_kv = std::get<int64_t>(value); break;
-    case AxisName::head_dim: p.head_dim = std::get<int64_t>(value); break;
-    case AxisName::dtype: p.dtype = *parse_enum<DType>(std::get<std::string>(value)); break;
-    case AxisName::causal: p.causal = std::get<bool>(value); break;
-    case AxisName::direction:
-      p.direction = *parse_enum<Direction>(std::get<std::string>(value));
-      break;
-    case AxisName::device: {
-      const auto& text = std::get<std::string>(value);
-      p.device = text == "auto" ? (cuda_available ? Device::cuda : Device::cpu)
-                                : *parse_enum<Device>(text);
-      break;
-    }
-  }
+// A sweep's own word for a field, resolved when points are made.
+constexpr const char* kAutoDevice = "auto";
+bool takes_auto(const Field<Problem>& f) { return f.name == "device"; }
+
+void apply(Problem& p, const Axis& axis, const AxisValue& value, bool cuda_available) {
+  const Field<Problem>& f = *find_problem_field(axis.name);
+  if (takes_auto(f) && value == AxisValue(std::string(kAutoDevice)))
+    p.device = cuda_available ? Device::cuda : Device::cpu;
+  else
+    f.set(p, value);
 }
 
 // One factor of the product: either a free axis or a zip group, each with `size()` choices.
@@ -63,7 +53,7 @@ void expand_block(const SweepBlock& config, bool cuda_available, std::vector<Poi
     Problem p = defaults;
     for (size_t f = 0; f < factors.size(); ++f)
       for (const Axis* axis : factors[f].axes)
-        apply(p, axis->name, axis->values[index[f]], cuda_available);
+        apply(p, *axis, axis->values[index[f]], cuda_available);
     if (p.kv_heads == 0) p.kv_heads = p.heads;
     if (p.seq_len_kv == 0) p.seq_len_kv = p.seq_len;
     Point point{p, point_id(p)};
@@ -89,6 +79,33 @@ std::vector<Point> expand_sweep(const SweepConfig& config, bool cuda_available) 
   std::unordered_set<std::string> ids;
   for (const SweepBlock& block : config.sweeps) expand_block(block, cuda_available, points, ids);
   return points;
+}
+
+std::vector<std::string> sweep_words(const Field<Problem>& f) {
+  return takes_auto(f) ? std::vector<std::string>{kAutoDevice} : std::vector<std::string>{};
+}
+
+FieldValue read_problem_value(const YamlReader& r, const Field<Problem>& f, const YAML::Node& node,
+                              const std::string& key, bool in_sweep) {
+  switch (f.type) {
+    case FieldType::integer: return r.integer(node, key, 1);
+    case FieldType::boolean: return r.boolean(node, key);
+    case FieldType::choice: {
+      const std::string text = r.scalar(node, key);
+      if (in_sweep && takes_auto(f) && text == kAutoDevice) return text;
+      Problem scratch;
+      try {
+        f.set(scratch, text);
+      } catch (const std::invalid_argument&) {
+        std::vector<std::string> names = f.choices;
+        if (in_sweep)
+          for (const auto& w : sweep_words(f)) names.push_back(w);
+        r.fail(node, key, "unknown " + f.name + " '" + text + "'; use " + one_of(names));
+      }
+      return f.get(scratch);  // the name the report writes
+    }
+    default: r.fail(node, key, "the problem's field '" + f.name + "' cannot be read from a sweep");
+  }
 }
 
 }  // namespace attnbench

@@ -5,6 +5,7 @@
 #include "python/bridge_api.hpp"
 
 #include "base/names.hpp"
+#include "base/problem.hpp"
 
 #include <attnbench/sdpa/autograd_backward.hpp>
 
@@ -128,10 +129,17 @@ DType dtype_of(at::ScalarType t) {
 }
 
 bool same_problem(const Problem& a, const Problem& b) {
-  return a.batch == b.batch && a.heads == b.heads && a.kv_heads == b.kv_heads &&
-         a.seq_len == b.seq_len && a.seq_len_kv == b.seq_len_kv && a.head_dim == b.head_dim &&
-         a.dtype == b.dtype && a.causal == b.causal && a.device == b.device &&
-         a.direction == b.direction;
+  for (const auto& f : problem_fields())
+    if (f.get(a) != f.get(b)) return false;
+  return true;
+}
+
+// A problem field's value as Python sees it: int, bool or str (a choice by its name).
+PyObject* python_value(const FieldValue& value) {
+  if (const int64_t* i = std::get_if<int64_t>(&value)) return PyLong_FromLongLong(*i);
+  if (const bool* b = std::get_if<bool>(&value)) return PyBool_FromLong(*b);
+  if (const double* d = std::get_if<double>(&value)) return PyFloat_FromDouble(*d);
+  return PyUnicode_FromString(field_text(value).c_str());
 }
 
 class PythonBackend final : public Backend {
@@ -231,13 +239,13 @@ class PythonBackend final : public Backend {
   // The Problem as Python sees it, made once per problem (a call must not pay for it each time).
   PyObject* problem_object(const Problem& p) const {
     if (problem_object_ && same_problem(p, problem_)) return problem_object_.p;
-    Ref made(
-        PyObject_CallMethod(harness_, "problem", "LLLLLLsOss", static_cast<long long>(p.batch),
-                            static_cast<long long>(p.heads), static_cast<long long>(p.kv_heads),
-                            static_cast<long long>(p.seq_len), static_cast<long long>(p.seq_len_kv),
-                            static_cast<long long>(p.head_dim), to_string(p.dtype).c_str(),
-                            p.causal ? Py_True : Py_False, to_string(p.device).c_str(),
-                            to_string(p.direction).c_str()));
+    // harness.problem(**fields): every field of the table, by its name.
+    Ref fields(PyDict_New()), make(PyObject_GetAttrString(harness_, "problem")), none(PyTuple_New(0));
+    for (const auto& f : problem_fields()) {
+      Ref value(python_value(f.get(p)));
+      if (fields && value) PyDict_SetItemString(fields.p, f.name.c_str(), value.p);
+    }
+    Ref made(fields && make && none ? PyObject_Call(make.p, none.p, fields.p) : nullptr);
     if (!made)
       throw std::runtime_error("attnbench's harness.problem failed: " +
                                take_error(nullptr, "").text);

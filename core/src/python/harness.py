@@ -68,14 +68,17 @@ def _keywords(fn):
     return [k for k in KEYWORDS if k in names]
 
 
-def problem(batch, heads, kv_heads, seq_len, seq_len_kv, head_dim, dtype, causal, device,
-            direction):
-    dtypes = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32,
-              "fp8_e4m3": torch.float8_e4m3fn}
-    return types.SimpleNamespace(
-        batch=batch, heads=heads, kv_heads=kv_heads, seq_len=seq_len, seq_len_kv=seq_len_kv,
-        head_dim=head_dim, dtype=dtypes[dtype], dtype_name=dtype, causal=causal, device=device,
-        direction=direction, group_size=heads // kv_heads)
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32,
+          "fp8_e4m3": torch.float8_e4m3fn}
+
+
+def problem(**fields):
+    """The row's problem: every field of core/src/base/problem.cpp's table by its name (the bridge
+    passes them all), dtype as a torch dtype (its name in dtype_name), and group_size."""
+    p = types.SimpleNamespace(**fields)
+    p.dtype_name, p.dtype = p.dtype, DTYPES[p.dtype]
+    p.group_size = p.heads // p.kv_heads
+    return p
 
 
 def describe(exc, path):

@@ -1,6 +1,7 @@
 #include "records/expectations.hpp"
 
 #include "base/names.hpp"
+#include "base/problem.hpp"
 #include "records/row_columns.hpp"
 
 #include <algorithm>
@@ -16,18 +17,7 @@ std::string field_of(const Row& row, const std::string& field) {
   const Problem& p = row.problem;
   if (field == "timing_mode") return to_string(row.timing_mode);
   if (field == "point_id") return row.point_id;
-  switch (*parse_enum<AxisName>(field)) {
-    case AxisName::batch: return std::to_string(p.batch);
-    case AxisName::heads: return std::to_string(p.heads);
-    case AxisName::kv_heads: return std::to_string(p.kv_heads);
-    case AxisName::seq_len: return std::to_string(p.seq_len);
-    case AxisName::seq_len_kv: return std::to_string(p.seq_len_kv);
-    case AxisName::head_dim: return std::to_string(p.head_dim);
-    case AxisName::dtype: return to_string(p.dtype);
-    case AxisName::causal: return p.causal ? "true" : "false";
-    case AxisName::device: return to_string(p.device);
-    case AxisName::direction: return to_string(p.direction);
-  }
+  if (const Field<Problem>* f = find_problem_field(field)) return field_text(f->get(p));
   return "";
 }
 

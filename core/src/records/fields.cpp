@@ -34,27 +34,6 @@ void append(std::vector<Field<R>>& to, const std::vector<Field<R>>& more) {
 
 }  // namespace
 
-const std::vector<Field<Problem>>& problem_fields() {
-  using P = Problem;
-  static const std::vector<Field<P>> fields = {
-      field("batch", &P::batch, "count", "sequences; q is [batch, heads, seq_len, head_dim]"),
-      field("heads", &P::heads, "count", "query heads"),
-      field("kv_heads", &P::kv_heads, "count",
-            "key/value heads; below `heads`: grouped-query attention (head h reads h / group)"),
-      field("seq_len", &P::seq_len, "count", "query positions per sequence (decode: 1)"),
-      field("seq_len_kv", &P::seq_len_kv, "count",
-            "key/value positions; above seq_len a query block runs against a longer cache"),
-      field("head_dim", &P::head_dim, "count", "features per head"),
-      field("dtype", &P::dtype, "", "`fp16`, `bf16` or `fp32`"),
-      field("causal", &P::causal, "",
-            "causal mask aligned bottom-right (query i sees keys 0 .. i + seq_len_kv - seq_len)"),
-      field("device", &P::device, "", "`cpu` or `cuda`"),
-      field("direction", &P::direction, "",
-            "`fwd`, or `bwd`: the backward pass alone is timed (docs/timing.md)"),
-  };
-  return fields;
-}
-
 const std::vector<Field<RunInfo>>& run_info_fields() {
   using I = RunInfo;
   static const std::vector<Field<I>> fields = {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "base/field.hpp"
+#include "base/problem.hpp"  // problem_fields()
 #include "records/row.hpp"
 
 #include <string>
@@ -10,7 +11,6 @@
 
 namespace attnbench {
 
-const std::vector<Field<Problem>>& problem_fields();
 const std::vector<Field<RunInfo>>& run_info_fields();
 // The main CSV, in column order (schema_version is written before them).
 const std::vector<Field<Row>>& row_fields();

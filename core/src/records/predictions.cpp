@@ -1,6 +1,7 @@
 #include "records/predictions.hpp"
 
 #include "base/names.hpp"
+#include "config/sweep.hpp"
 #include "config/yaml_reader.hpp"
 #include "records/row_columns.hpp"
 
@@ -15,7 +16,8 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
 }
 
 std::vector<std::string> filter_fields() {
-  std::vector<std::string> fields = enum_names<AxisName>();
+  std::vector<std::string> fields;
+  for (const auto& f : problem_fields()) fields.push_back(f.name);
   fields.push_back("timing_mode");
   fields.push_back("point_id");
   return fields;
@@ -30,21 +32,7 @@ std::string filter_value(const YamlReader& r, const YAML::Node& item, const std:
       r.fail(item, key, "unknown timing mode '" + text + "'; use " + enum_hint<TimingMode>());
     return text;
   }
-  switch (*parse_enum<AxisName>(field)) {
-    case AxisName::causal: return r.boolean(item, key) ? "true" : "false";
-    case AxisName::dtype:
-      if (const auto d = parse_enum<DType>(text)) return to_string(*d);
-      r.fail(item, key, "unknown dtype '" + text + "'; use " + enum_hint<DType>());
-    case AxisName::device:
-      if (!parse_enum<Device>(text))
-        r.fail(item, key, "unknown device '" + text + "'; use " + enum_hint<Device>());
-      return text;
-    case AxisName::direction:
-      if (!parse_enum<Direction>(text))
-        r.fail(item, key, "unknown direction '" + text + "'; use " + enum_hint<Direction>());
-      return text;
-    default: return std::to_string(r.integer(item, key, 1));
-  }
+  return field_text(read_problem_value(r, *find_problem_field(field), item, key, /*in_sweep=*/false));
 }
 
 class Parser {

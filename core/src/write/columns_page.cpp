@@ -1,6 +1,7 @@
 #include "write/columns_page.hpp"
 
 #include "config/settings.hpp"
+#include "config/sweep.hpp"
 #include "records/fields.hpp"
 
 #include <sstream>
@@ -27,6 +28,20 @@ std::string columns_markdown() {
          "## Main CSV (`<output>.csv`), one row per point, backend and timing mode\n\n"
          "The first column is `schema_version`.\n\n";
   table(out, row_fields());
+  out << "\n## The problem: `sweep:` axes\n\n"
+         "Each is a key of a sweep block (docs/config.md), a column of the main CSV, a field of\n"
+         "`attnbench::Problem` (core/include/attnbench/backend.hpp) and of a Python backend's\n"
+         "`problem` (docs/backends.md), read off one table (core/src/base/problem.cpp).\n\n"
+         "| axis | values | meaning |\n| --- | --- | --- |\n";
+  for (const auto& f : problem_fields()) {
+    std::string values = f.type == FieldType::integer   ? "integers >= 1, or a range"
+                         : f.type == FieldType::boolean ? "`true`, `false`"
+                                                        : "";
+    std::vector<std::string> names = f.choices;
+    for (const auto& w : sweep_words(f)) names.push_back(w);
+    for (const auto& c : names) values += (values.empty() ? "`" : ", `") + c + "`";
+    out << "| `" << f.name << "` | " << values << " | " << f.doc << " |\n";
+  }
   out << "\n## Kernel CSV (`<output>.kernels.csv`), one row per point, backend and kernel\n\n";
   table(out, kernel_row_fields());
   out << "\n## `measurement:` keys of a sweep\n\n";
