@@ -93,9 +93,15 @@ class Backend {
 
   virtual std::string name() const = 0;         // short, unique: "flash"
   virtual std::string description() const = 0;  // one line for `attnbench list`
-  // Cheap, static answer; the harness still treats Unsupported from forward() as "no".
+  // Cheap, static answer: Support::yes(), or Support::no(reason) with a reason a user can act on
+  // (it is the row's `reason`). Unsupported thrown from forward() is a "no" too; any other
+  // exception is an `error` row.
   virtual Support supports(const Problem& problem) const = 0;
-  // Returns the attention output [batch, heads, seq_len, head_dim] in the input dtype.
+  // Returns the attention output [batch, heads, seq_len, head_dim]: in q's dtype for fp16, bf16
+  // and fp32; for fp8_e4m3 in bf16, or fp8_e4m3 holding out / v_scale. The contract, checked by
+  // the harness: launch on PyTorch's current stream (at::cuda::getCurrentCUDAStream()), never a
+  // stream of your own; compute every call (no memoized or cached output: the harness changes the
+  // inputs and checks again); leave the inputs unchanged; no printing or synchronization.
   virtual at::Tensor forward(const Inputs& inputs) = 0;
   // For direction bwd: runs the forward of `inputs` and returns its backward. A backend without
   // one keeps this default; its bwd points say unsupported.
