@@ -3,6 +3,7 @@
 #include "base/errors.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 namespace attnbench {
 
@@ -25,6 +26,29 @@ const BackendKind* find_backend_kind(const std::string& name) {
 std::string failure_subject(const LoadFailure& failure) {
   const BackendKind* kind = find_backend_kind(failure.kind);
   return (kind ? kind->noun() : failure.kind) + " " + failure.file;
+}
+
+std::string existing_file(const std::string& key, const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw SpecError(key, path + ": no such file (relative to the working directory, " +
+                             std::filesystem::current_path(ec).string() + ")");
+  return std::filesystem::absolute(path, ec).lexically_normal().string();
+}
+
+LoadFailure spec_failure(const BackendSpec& spec, std::string reason) {
+  LoadFailure f{spec.target, std::move(reason), spec.kind};
+  f.lost_backend = spec.name;
+  return f;
+}
+
+bool name_taken(const BackendSpec& spec, PluginSet& set) {
+  const LoadedBackend* twin = set.find(spec.name);
+  if (!twin) return false;
+  LoadFailure f = spec_failure(spec, "the plugin " + twin->file + " is named '" + spec.name + "' too");
+  f.duplicate = true;
+  set.failures.push_back(std::move(f));
+  return true;
 }
 
 PluginSet load_backends(const BackendSources& sources, const std::vector<std::string>& skip,

@@ -81,6 +81,14 @@ const BackendKind& plugin_kind();
 // "plugin flash.so", "python backend flex.py:attention": a failure as messages name it.
 std::string failure_subject(const LoadFailure& failure);
 
+// For a kind's parse and load. `path` (a file the config names) absolute, or SpecError(key)
+// naming the working directory it was looked up in.
+std::string existing_file(const std::string& key, const std::string& path);
+// A failure of `spec`'s own: its id, reason and kind, its backend lost (its rows say it).
+LoadFailure spec_failure(const BackendSpec& spec, std::string reason);
+// True, with a duplicate failure in `set`, when a backend loaded before took `spec`'s name.
+bool name_taken(const BackendSpec& spec, PluginSet& set);
+
 // Every kind's backends, in the kinds' order: what a worker (or an in-process run) loads.
 // `on_loading` is told each one's kind, id and name just before it loads.
 using OnLoadingOfKind = std::function<void(const std::string& kind, const std::string& id,

@@ -71,11 +71,7 @@ class PythonKind final : public BackendKind {
       throw SpecError("python", "'" + function +
                                     "' is not a Python function name (expected FILE:FUNCTION)");
     const std::filesystem::path file = value.substr(0, colon);
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(file, ec))
-      throw SpecError("python", file.string() + ": no such file (relative to the working directory, " +
-                                    std::filesystem::current_path(ec).string() + ")");
-    const std::string absolute = std::filesystem::absolute(file, ec).lexically_normal().string();
+    const std::string absolute = existing_file("python", file.string());
     return {this->name(), backend.empty() ? file.stem().string() : backend,
             absolute + ":" + function, value, "", 0, 0};
   }
@@ -96,9 +92,7 @@ class PythonKind final : public BackendKind {
       if (spec.kind == name()) mine.push_back(&spec);
     if (mine.empty()) return;
     const auto failure = [&](const BackendSpec& spec, std::string reason) -> LoadFailure& {
-      LoadFailure f{spec.target, std::move(reason), name()};
-      f.lost_backend = spec.name;
-      return set.failures.emplace_back(std::move(f));
+      return set.failures.emplace_back(spec_failure(spec, std::move(reason)));
     };
     std::shared_ptr<boost::dll::shared_library> bridge;
     std::string no_bridge;
@@ -118,11 +112,7 @@ class PythonKind final : public BackendKind {
         failure(*spec, no_bridge);
         continue;
       }
-      if (const LoadedBackend* twin = set.find(spec->name)) {
-        failure(*spec, "the plugin " + twin->file + " is named '" + spec->name + "' too")
-            .duplicate = true;
-        continue;
-      }
+      if (name_taken(*spec, set)) continue;
       if (on_loading) on_loading(spec->target, spec->name);
       const size_t colon = spec->target.rfind(':');
       const PythonFunctionRef ref{spec->name, spec->target.substr(0, colon),

@@ -42,12 +42,6 @@ std::string file_text(const fs::path& path) {
   return text.str();
 }
 
-std::string hex(uint64_t h) {
-  char out[17];
-  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
-  return out;
-}
-
 // How to compile a backend against this attnbench: what CMake knew (cmake/source_recipe.cmake).
 struct Recipe {
   fs::path file;
@@ -186,7 +180,7 @@ bool still_good(const fs::path& library, const fs::path& deps_file) {
   if (!fs::is_regular_file(library, ec) || !fs::is_regular_file(deps_file, ec)) return false;
   std::ifstream in(deps_file);
   for (std::string hash, path; in >> hash && std::getline(in >> std::ws, path);) {
-    if (!fs::is_regular_file(path, ec) || hex(fnv1a(file_text(path))) != hash) return false;
+    if (!fs::is_regular_file(path, ec) || fnv1a_hex(file_text(path)) != hash) return false;
   }
   return true;
 }
@@ -209,12 +203,8 @@ class SourceKind final : public BackendKind {
     const std::string ext = file.extension().string();
     if (ext != ".cpp" && ext != ".cc" && ext != ".cxx" && ext != ".cu")
       throw SpecError("source", "'" + value + "': a source backend is a .cpp, .cc, .cxx or .cu file");
-    std::error_code ec;
-    if (!fs::is_regular_file(file, ec))
-      throw SpecError("source", value + ": no such file (relative to the working directory, " +
-                                    fs::current_path(ec).string() + ")");
     return {name(), backend.empty() ? file.stem().string() : backend,
-            fs::absolute(file, ec).lexically_normal().string(), value, "", 0, 0};
+            existing_file("source", value), value, "", 0, 0};
   }
 
   std::string unavailable() const override {
@@ -225,11 +215,7 @@ class SourceKind final : public BackendKind {
   }
 
   std::optional<LoadFailure> prepare(BackendSpec& spec) const override {
-    auto failed = [&](const std::string& why) {
-      LoadFailure f{spec.target, why, name()};
-      f.lost_backend = spec.name;
-      return f;
-    };
+    auto failed = [&](const std::string& why) { return spec_failure(spec, why); };
     Recipe recipe;
     try {
       recipe = read_recipe(*recipe_path());
@@ -256,7 +242,7 @@ class SourceKind final : public BackendKind {
     std::string key = "attnbench source 1|" + recipe.text + "|" + compiler + "|" + version.text;
     for (const auto& f : flags) key += "|" + f;
     key += "|" + file_text(source);
-    const fs::path dir = cache_dir() / (source.stem().string() + "-" + hex(fnv1a(key)));
+    const fs::path dir = cache_dir() / (source.stem().string() + "-" + fnv1a_hex(key));
     const fs::path library = dir / ("attnbench_" + source.stem().string() + ".so");
     const fs::path deps_file = dir / "sources.txt";
     spec.library = library.string();
@@ -289,11 +275,11 @@ class SourceKind final : public BackendKind {
     // The files of the user's to watch: the source and what it includes from outside the
     // recipe's (attnbench's, LibTorch's, the toolkit's) and the system's headers.
     std::ofstream deps(stem + ".sources");
-    deps << hex(fnv1a(file_text(source))) << ' ' << source.string() << '\n';
+    deps << fnv1a_hex(file_text(source)) << ' ' << source.string() << '\n';
     for (const fs::path& dep : dependencies(stem + ".d"))
       if (fs::is_regular_file(dep, ec) && !fs::equivalent(dep, source, ec) &&
           !under(dep, recipe.include_dirs))
-        deps << hex(fnv1a(file_text(dep))) << ' ' << fs::absolute(dep).lexically_normal().string()
+        deps << fnv1a_hex(file_text(dep)) << ' ' << fs::absolute(dep).lexically_normal().string()
              << '\n';
     deps.close();
     fs::rename(stem + ".so", library, ec);  // whole or not at all: another run may read it
@@ -311,14 +297,7 @@ class SourceKind final : public BackendKind {
     for (const BackendSpec& spec : sources.specs) {
       if (spec.kind != name() || std::find(skip.begin(), skip.end(), spec.target) != skip.end())
         continue;
-      LoadFailure failure{spec.target, "", name()};
-      failure.lost_backend = spec.name;
-      if (const LoadedBackend* twin = set.find(spec.name)) {
-        failure.reason = "the plugin " + twin->file + " is named '" + spec.name + "' too";
-        failure.duplicate = true;
-        set.failures.push_back(failure);
-        continue;
-      }
+      if (name_taken(spec, set)) continue;
       if (on_loading) on_loading(spec.target, spec.name);
       try {
         LoadedBackend loaded = load_plugin(spec.library);
@@ -326,8 +305,8 @@ class SourceKind final : public BackendKind {
         loaded.file = spec.target;
         set.backends.push_back(std::move(loaded));
       } catch (const std::exception& e) {
-        failure.reason = std::string("compiled (") + spec.library + "), but " + e.what();
-        set.failures.push_back(failure);
+        set.failures.push_back(
+            spec_failure(spec, std::string("compiled (") + spec.library + "), but " + e.what()));
       }
     }
   }

@@ -112,9 +112,7 @@ std::string config_fingerprint(const SweepConfig& config, const std::vector<Poin
   if (config.peak_tflops_fp8) text << "|peak fp8 " << *config.peak_tflops_fp8;  // new: old stay
   text << "|points";
   for (const auto& p : all_points) text << ' ' << p.id;
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(text.str())));
-  return hex;
+  return fnv1a_hex(text.str());
 }
 
 RunPlan plan_run(Sweep sweep, const RunOverrides& o, const std::vector<std::string>& available,
