@@ -74,10 +74,10 @@ TEST(CpuBackends, ScaledToleranceTakesCorrectBf16AndCatchesPlantedErrors) {
     const double good = forward_error(in, backend("naive").forward(in.view())).rel_err;
     EXPECT_LT(good, tol) << seed;
     // Off by one: every query sees one key more than causal allows.
-    const at::Tensor wider = at::ones_like(in.causal_mask).triu(2);
-    const Inputs off_by_one{in.q, in.k, in.v, &wider, in.scale};
+    const at::Tensor wider = at::ones_like(in.mask).triu(2);
+    const Inputs off_by_one{in.problem, in.q, in.k, in.v, &wider, in.scale};
     EXPECT_GT(forward_error(in, backend("naive").forward(off_by_one)).rel_err, 10 * tol) << seed;
-    const Inputs no_scale{in.q, in.k, in.v, &in.causal_mask, 1.0};
+    const Inputs no_scale{in.problem, in.q, in.k, in.v, &in.mask, 1.0};
     EXPECT_GT(forward_error(in, backend("naive").forward(no_scale)).rel_err, 10 * tol) << seed;
   }
 }

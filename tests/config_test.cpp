@@ -550,9 +550,17 @@ TEST(Config, EveryProblemFieldIsAnAxisThatSetsItsField) {
       case FieldType::integer: written = "6", expected = int64_t{6}; break;  // divides heads 6
       case FieldType::boolean: written = "true", expected = true; break;
       case FieldType::choice: written = f.choices.back(), expected = f.choices.back(); break;
+      case FieldType::number: written = "2.5", expected = 2.5; break;
+      case FieldType::text:
+        if (f.example.empty()) FAIL() << f.name << ": a text axis needs an example value";
+        written = f.example, expected = f.example;
+        break;
       default: FAIL() << f.name << ": a problem field of a type no sweep can write";
     }
-    std::string sweep = "sweep:\n  heads: 6\n  seq_len: 6\n  causal: false\n";
+    // seq_lens replaces seq_len (a block writes one of them); a page's axes need a paged cache.
+    std::string sweep = f.name == "seq_lens" ? "sweep:\n  heads: 6\n  causal: false\n"
+                                             : "sweep:\n  heads: 6\n  seq_len: 6\n  causal: false\n";
+    if (f.name == "page_size" || f.name == "page_order") sweep += "  kv_layout: paged\n";
     const std::string key = "  " + f.name + ": ";
     const size_t at = sweep.find(key);
     if (at == std::string::npos)

@@ -174,7 +174,8 @@ TEST(Csv, SamplesFileHeader) {
   EXPECT_TRUE(readable_schema_version("7"));
   EXPECT_TRUE(readable_schema_version("8"));
   EXPECT_TRUE(readable_schema_version("9"));
-  for (const char* other : {"0", "10", "11", "", "3.0", "09"})
+  EXPECT_TRUE(readable_schema_version("10"));
+  for (const char* other : {"0", "11", "12", "", "3.0", "09"})
     EXPECT_FALSE(readable_schema_version(other)) << other;
 }
 

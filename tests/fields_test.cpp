@@ -23,7 +23,9 @@ namespace {
 template <class R>
 FieldValue distinct_value(const Field<R>& f, size_t i) {
   switch (f.type) {
-    case FieldType::text: return "text " + std::to_string(i) + ", \"quoted\"\nline";
+    case FieldType::text:
+      if (!f.example.empty()) return f.example;  // a value of a form (a window, a length spec)
+      return "text " + std::to_string(i) + ", \"quoted\"\nline";
     case FieldType::integer: return static_cast<int64_t>(1000 + i);
     case FieldType::number: return 1.0 / 3.0 + static_cast<double>(i);
     case FieldType::boolean: return true;
@@ -115,7 +117,7 @@ TEST(Fields, KernelRowSurvivesTheCsvFieldByField) {
 
 // The column names and their order are the CSV's contract with every report already written:
 // version 7 appended host_name and host_cpus to version 6.
-TEST(Fields, TheCsvHeadersAreSchemaNine) {
+TEST(Fields, TheCsvHeadersAreSchemaTen) {
   const std::vector<std::string> want = {"schema_version",
                                          "point_id",
                                          "backend",
@@ -129,11 +131,21 @@ TEST(Fields, TheCsvHeadersAreSchemaNine) {
                                          "causal",
                                          "device",
                                          "direction",
+                                         "seq_lens",
+                                         "seq_lens_kv",
+                                         "kv_layout",
+                                         "page_size",
+                                         "page_order",
+                                         "window",
+                                         "softcap",
                                          "timing_mode",
                                          "repetition",
                                          "device_index",
                                          "status",
                                          "reason",
+                                         "feed",
+                                         "total_q_tokens",
+                                         "total_kv_tokens",
                                          "time_ms_median",
                                          "time_ms_p10",
                                          "time_ms_p90",
@@ -169,6 +181,10 @@ TEST(Fields, TheCsvHeadersAreSchemaNine) {
                                          "gflop",
                                          "tflops",
                                          "pct_of_peak",
+                                         "gbytes",
+                                         "tb_per_s",
+                                         "pct_of_bandwidth",
+                                         "bound",
                                          "sm_clock_mhz_start",
                                          "sm_clock_mhz_end",
                                          "power_w",
@@ -228,9 +244,10 @@ TEST(Fields, CompareJudgesTheMarkedColumnsWithTheirDirection) {
                        "time_ms_median", "time_ms_p10", "time_ms_p90", "cpu_us_median",
                        "aten_ops_per_call", "aten_ops_nested_per_call", "aten_copies_per_call",
                        "kernels_per_call", "memcpy_per_call", "memset_per_call", "peak_mem_mib",
-                       "rel_err", "tflops", "pct_of_peak"}));
+                       "rel_err", "tflops", "pct_of_peak", "tb_per_s", "pct_of_bandwidth"}));
   EXPECT_TRUE(find_metric("tflops").higher_is_better);
   EXPECT_TRUE(find_metric("pct_of_peak").higher_is_better);
+  EXPECT_TRUE(find_metric("tb_per_s").higher_is_better);
   EXPECT_FALSE(find_metric("time_ms_median").higher_is_better);
   EXPECT_DOUBLE_EQ(find_metric("time_ms_median").threshold, 0.05);
   EXPECT_DOUBLE_EQ(find_metric("cpu_us_median").threshold, 0.35);

@@ -119,7 +119,7 @@ TEST(GpuHopper, Fp8ReferenceCatchesAWrongRow) {
                    v = dequantized(in.v, in.v_scale);
   const at::Tensor scores =
       (at::matmul(q, k.transpose(-1, -2)) * in.scale)
-          .masked_fill(in.causal_mask, -std::numeric_limits<double>::infinity());
+          .masked_fill(in.mask, -std::numeric_limits<double>::infinity());
   at::Tensor out = at::matmul(at::softmax(scores, -1), v).to(at::kBFloat16);
   EXPECT_LT(forward_error(in, out).rel_err, 5e-3);
   // ... the attention of the unscaled fp8 numbers does not, nor a wrong row.

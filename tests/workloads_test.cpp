@@ -24,15 +24,15 @@ Problem f32_cpu(int64_t heads, int64_t kv_heads, int64_t seq, int64_t seq_kv, bo
 // The textbook attention with another mask or other k, v: the wrong answers.
 at::Tensor attention_with(const InputTensors& in, const at::Tensor* mask, const at::Tensor& k,
                           const at::Tensor& v) {
-  return textbook_attention(Inputs{in.q, k, v, mask, in.scale}, /*mask_in_place=*/false);
+  return textbook_attention(Inputs{in.problem, in.q, k, v, mask, in.scale}, /*mask_in_place=*/false);
 }
 
 TEST(Workloads, CausalMaskIsAlignedBottomRight) {
   const InputTensors in = make_inputs(f32_cpu(1, 1, 3, 5, true), 1);
-  ASSERT_EQ(in.causal_mask.sizes(), (c10::IntArrayRef{3, 5}));
+  ASSERT_EQ(in.mask.sizes(), (c10::IntArrayRef{3, 5}));
   for (int64_t i = 0; i < 3; ++i)
     for (int64_t j = 0; j < 5; ++j)  // query i sees keys 0 .. i + 2
-      EXPECT_EQ(in.causal_mask[i][j].item<bool>(), j > i + 2) << i << "," << j;
+      EXPECT_EQ(in.mask[i][j].item<bool>(), j > i + 2) << i << "," << j;
   EXPECT_EQ(in.k.sizes(), (c10::IntArrayRef{2, 1, 5, 16}));
 }
 
@@ -41,7 +41,7 @@ TEST(Workloads, ReferenceFollowsBottomRightAndCatchesTopLeft) {
   const InputTensors in = make_inputs(f32_cpu(2, 2, 24, 40, true), 2);
   for (const char* name : {"naive", "inplace", "math"})
     EXPECT_LT(forward_error(in, backend(name).forward(in.view())).rel_err, 1e-5) << name;
-  const at::Tensor top_left = at::ones({24, 40}, in.causal_mask.options()).triu(1);
+  const at::Tensor top_left = at::ones({24, 40}, in.mask.options()).triu(1);
   EXPECT_GT(forward_error(in, attention_with(in, &top_left, in.k, in.v)).rel_err, 1e-2);
 }
 
@@ -52,7 +52,7 @@ TEST(Workloads, DecodeWithACausalMaskSeesTheWholeCache) {
   EXPECT_LT(forward_error(in, out).rel_err, 1e-5);
   EXPECT_TRUE(at::allclose(out, attention_with(in, nullptr, in.k, in.v), 1e-5, 1e-6));
   // Top-left, the one query would see only the first key.
-  const at::Tensor first_key_only = at::ones({1, 300}, in.causal_mask.options()).triu(1);
+  const at::Tensor first_key_only = at::ones({1, 300}, in.mask.options()).triu(1);
   EXPECT_GT(forward_error(in, attention_with(in, &first_key_only, in.k, in.v)).rel_err, 1e-2);
 }
 
@@ -64,7 +64,7 @@ TEST(Workloads, GroupedQueryHeadsShareTheirKvHeadInOrder) {
       EXPECT_LT(forward_error(in, backend(name).forward(in.view())).rel_err, 1e-5)
           << name << (causal ? " causal" : " full");
     // Query head h reads kv head h / 3; tiling (h % 2) is a different, wrong, attention.
-    const at::Tensor* mask = causal ? &in.causal_mask : nullptr;
+    const at::Tensor* mask = causal ? &in.mask : nullptr;
     EXPECT_GT(forward_error(in, attention_with(in, mask, in.k.repeat({1, 3, 1, 1}),
                                                in.v.repeat({1, 3, 1, 1})))
                   .rel_err,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds attnbench on the GPU machine and runs the named steps, copying results to $OUT.
 # Usage (from the repository root there): tools/device_run.sh STEP... with steps among
-#   deps build tests source seed study hosttime seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults probes isolation hopper hopper-check hopper-prefill hopper-decode memory-check seed-aa run:NAME
+#   deps build tests source models seed study hosttime seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults probes isolation hopper hopper-check hopper-prefill hopper-decode memory-check seed-aa run:NAME
 # tests writes results/h200/tests.txt (ctest) and results/h200/gpu-tests.txt (the GPU tests' own output).
 # The device machine has no .git: pass the commit as ATTNBENCH_GIT_SHA.
 set -uo pipefail
@@ -16,6 +16,13 @@ log() { echo "== $(date +%T) $*"; }
 # through $PYTHONPATH), the cuDNN frontend's headers used from where they are (cudnn-fe).
 if compgen -G ".whl/*.whl" >/dev/null; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+# tokenspeed-fa3 (FA3 with paged KV, local attention and fp16; 28 MB of xz) travels in a call of its
+# own in .whl2/, beside the build a previous call left: unpacked beside fa3-fwd, both are loaded.
+if [ -f .whl2/tokenspeed-fa3.tar.xz ]; then
+  mkdir -p /tmp/site && tar xJf .whl2/tokenspeed-fa3.tar.xz -C /tmp/site \
+    && cp .whl2/tokenspeed-flash_attn_config.py /tmp/site/flash_attn_config.py \
     && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 fi
 [ -f .whl/cudnn-frontend/include/cudnn_frontend.h ] && export ATTNBENCH_CUDNN_FRONTEND_INCLUDE=$src/.whl/cudnn-frontend/include
@@ -160,6 +167,19 @@ for step in "$@"; do
         --benchmark_enable_random_interleaving=true --benchmark_min_time=0.1 --benchmark_report_aggregates_only=true \
         --benchmark_out=results/h200/plugin_overhead.json --benchmark_out_format=json 2>&1 | tee results/h200/plugin_overhead.txt
       python3 tools/plugin_overhead_summary.py results/h200/plugin_overhead.json | tee -a results/h200/plugin_overhead.txt
+      ;;
+    models)
+      log models
+      # The model presets (configs/models/): ragged prefill, paged decode, windows and softcap.
+      mkdir -p results/h200/models
+      for config in configs/models/*.yaml; do
+        name=$(basename "$config" .yaml)
+        resume=--force; [ -f "results/h200/models/$name.csv" ] && resume=--resume
+        "$build/attnbench" run "$config" $resume -o "results/h200/models/$name.csv" 2>"$out/$name.stderr" \
+          | tee "results/h200/models/$name.summary.txt" | tail -12
+        echo "exit code ${PIPESTATUS[0]}" | tee -a "results/h200/models/$name.summary.txt"
+        [ -n "${OUT:-}" ] && tar czf "$OUT/run.tgz" results/h200 $(ls -d results/calibration 2>/dev/null) -C /tmp attnbench-logs
+      done
       ;;
     run:*)
       # Any config: run:NAME runs configs/NAME.yaml into results/h200/NAME.csv.

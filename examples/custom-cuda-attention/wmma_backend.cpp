@@ -26,6 +26,8 @@ class WmmaBackend final : public attnbench::Backend {
       return Support::no("head_dim " + std::to_string(p.head_dim) + ": the kernel has 64 and 128");
     if (p.direction != attnbench::Direction::fwd)
       return Support::no("forward only: the example has no backward kernel");
+    if (!p.variants().empty())
+      return Support::no("the example kernel takes a uniform batch, not " + p.variants());
     return Support::yes();
   }
   at::Tensor forward(const attnbench::Inputs& in) override {
@@ -40,7 +42,7 @@ class WmmaBackend final : public attnbench::Backend {
                               in.q.size(2),
                               in.k.size(2),
                               in.q.size(3),
-                              in.causal_mask != nullptr,
+                              in.problem.causal,
                               in.q.scalar_type() == at::kBFloat16,
                               static_cast<float>(in.scale)};
     wmma_attention::launch_forward(args, at::cuda::getCurrentCUDAStream());

@@ -16,7 +16,9 @@ class AutogradBackward final : public BackwardPass {
         k_(in.k.detach().requires_grad_(true)),
         v_(in.v.detach().requires_grad_(true)) {
     at::AutoGradMode grad_mode(true);
-    out_ = forward(Inputs{q_, k_, v_, in.causal_mask, in.scale});
+    out_ = forward(Inputs{in.problem, q_, k_, v_, in.mask, in.scale, in.q_scale, in.k_scale,
+                          in.v_scale, in.cu_seqlens_q, in.cu_seqlens_kv, in.kv_lens,
+                          in.page_table});
     if (!out_.requires_grad())
       throw Unsupported("the forward is not differentiable: its output records no autograd graph");
   }

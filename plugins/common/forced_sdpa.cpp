@@ -1,6 +1,7 @@
 #include <attnbench/sdpa/forced_sdpa.hpp>
 
 #include <attnbench/sdpa/autograd_backward.hpp>
+#include <attnbench/sdpa/padded.hpp>
 
 #include <ATen/Context.h>
 #include <c10/util/Exception.h>
@@ -109,7 +110,7 @@ at::Tensor bottom_right_attention(Kernel kernel, const Inputs& in) {
     switch (kernel) {
       case Kernel::math: {
         OnlyKernel only(kernel);
-        return at::scaled_dot_product_attention(in.q, in.k, in.v, in.causal_mask->logical_not(),
+        return at::scaled_dot_product_attention(in.q, in.k, in.v, in.mask->logical_not(),
                                                 0.0, /*is_causal=*/false, in.scale, gqa);
       }
       case Kernel::flash:  // FlashAttention >= 2.1 aligns its causal mask bottom-right itself
@@ -143,15 +144,81 @@ at::Tensor bottom_right_attention(Kernel kernel, const Inputs& in) {
 
 }  // namespace
 
+namespace {
+
+// The kernel's own varlen entry point, the packed rows as they are.
+at::Tensor varlen_attention(Kernel kernel, const Inputs& in) {
+  const Problem& p = in.problem;
+  try {
+    if (kernel == Kernel::flash)
+      return std::get<0>(at::_flash_attention_forward(
+          in.q, in.k, in.v, *in.cu_seqlens_q, *in.cu_seqlens_kv, p.seq_len, p.seq_len_kv, 0.0,
+          p.causal, /*return_debug_mask=*/false, in.scale, p.window_left, p.right_edge()));
+    if (kernel == Kernel::efficient)  // [1, total, heads, dim]
+      return std::get<0>(at::_efficient_attention_forward(
+                             in.q.unsqueeze(0), in.k.unsqueeze(0), in.v.unsqueeze(0), std::nullopt,
+                             *in.cu_seqlens_q, *in.cu_seqlens_kv, p.seq_len, p.seq_len_kv, 0.0,
+                             /*custom_mask_type=*/p.causal ? 2 : 0, false, in.scale))
+          .squeeze(0);
+  } catch (const c10::OutOfMemoryError&) {
+    throw;
+  } catch (const c10::Error& e) {
+    const std::string what = strip_location(e.what_without_backtrace());
+    if (is_cuda_failure(what)) throw;
+    throw Unsupported(kernel_words(kernel) + " refused: " + what);
+  }
+  throw Unsupported(kernel_words(kernel) + " has no varlen entry point");
+}
+
+// The mask as SDPA's attn_mask (true = attend): a window, or a padded batch's mask.
+at::Tensor masked_attention(Kernel kernel, const Inputs& in) {
+  OnlyKernel only(kernel);
+  CollectWarnings warnings;
+  c10::WarningUtils::WarningHandlerGuard guard(&warnings);
+  try {
+    return at::scaled_dot_product_attention(in.q, in.k, in.v, in.mask->logical_not(), 0.0,
+                                            /*is_causal=*/false, in.scale,
+                                            /*enable_gqa=*/in.q.size(1) != in.k.size(1));
+  } catch (const c10::OutOfMemoryError&) {
+    throw;
+  } catch (const c10::Error& e) {
+    const std::string what = strip_location(e.what_without_backtrace());
+    if (what.find("No available kernel") == std::string::npos &&
+        what.find("No viable backend") == std::string::npos)
+      throw;
+    const std::string reason = refusal_reason(kernel, warnings.messages);
+    throw Unsupported(kernel_words(kernel) + " refused: " + (reason.empty() ? what : reason));
+  }
+}
+
+// FA2's sliding window at its own entry point ([batch, seq, heads, dim]).
+at::Tensor flash_window_attention(const Inputs& in) {
+  auto bshd = [](const at::Tensor& t) { return t.transpose(1, 2); };
+  const Problem& p = in.problem;
+  return bshd(std::get<0>(at::_flash_attention_forward(
+      bshd(in.q), bshd(in.k), bshd(in.v), std::nullopt, std::nullopt, p.seq_len, p.seq_len_kv, 0.0,
+      p.causal, /*return_debug_mask=*/false, in.scale, p.window_left, p.right_edge())));
+}
+
+}  // namespace
+
 at::Tensor forced_attention(Kernel kernel, const Inputs& in) {
-  if (in.causal_mask && in.q.size(2) != in.k.size(2)) return bottom_right_attention(kernel, in);
+  const Problem& p = in.problem;
+  if (p.packed()) {
+    if (kernel == Kernel::math)
+      return padded_attention(in, [](const Inputs& d) { return masked_attention(Kernel::math, d); });
+    return varlen_attention(kernel, in);
+  }
+  if (p.windowed())
+    return kernel == Kernel::flash ? flash_window_attention(in) : masked_attention(kernel, in);
+  if (p.causal && in.q.size(2) != in.k.size(2)) return bottom_right_attention(kernel, in);
   OnlyKernel only(kernel);
   CollectWarnings warnings;
   c10::WarningUtils::WarningHandlerGuard guard(&warnings);
   try {
     return at::scaled_dot_product_attention(in.q, in.k, in.v, /*attn_mask=*/std::nullopt,
                                             /*dropout_p=*/0.0,
-                                            /*is_causal=*/in.causal_mask != nullptr, in.scale,
+                                            /*is_causal=*/p.causal, in.scale,
                                             /*enable_gqa=*/in.q.size(1) != in.k.size(1));
   } catch (const c10::OutOfMemoryError&) {
     throw;  // the harness reports oom
@@ -189,6 +256,56 @@ Support no_fp8(const Problem& problem, const std::string& what) {
 Support pytorch_fused(const Problem& problem, const std::string& what) {
   if (Support cuda = needs_cuda(problem, what); !cuda.supported) return cuda;
   return no_fp8(problem, what);
+}
+
+namespace {
+
+Support common_variants(const Problem& p, const std::string& what) {
+  if (p.paged())
+    return Support::no(what + " reads a contiguous cache; a paged one would need its pages "
+                              "gathered inside the timed call (fa3 and flashinfer read the page "
+                              "table)");
+  if (p.packed() && p.direction == Direction::bwd)
+    return Support::no("the backward pass of a ragged batch: attnbench checks backward in the "
+                       "uniform layout only");
+  return Support::yes();
+}
+
+}  // namespace
+
+Support sdpa_variants(Kernel kernel, const Problem& p) {
+  const std::string what = "SDPA's " + kernel_words(kernel) + " kernel";
+  if (p.softcap > 0)
+    return Support::no(what + " has no softcap (a mask cannot cap logits; fa3, flashinfer and "
+                              "flex apply it)");
+  if (Support s = common_variants(p, what); !s.supported) return s;
+  const bool gqa = p.kv_heads != p.heads;
+  switch (kernel) {
+    case Kernel::flash: return Support::yes();  // varlen and window_size natively
+    case Kernel::efficient:
+      if (p.packed() && (gqa || p.windowed()))
+        return Support::no(what + "'s varlen entry point takes neither grouped-query heads nor "
+                                  "a window");
+      if (p.windowed()) return Support::fed("window as a dense mask (every score computed)");
+      return Support::yes();
+    case Kernel::math:
+      if (p.packed()) return Support::fed(kPaddedFeed);
+      if (p.windowed()) return Support::fed("window as a dense mask (every score computed)");
+      return Support::yes();
+    case Kernel::cudnn:
+      if (p.packed())
+        return Support::no(what + " in PyTorch 2.11 takes no sequence offsets (cudnn-fe has "
+                                  "ragged offsets)");
+      if (p.windowed()) return Support::fed("window as a dense mask (every score computed)");
+      return Support::yes();
+  }
+  return Support::yes();
+}
+
+Support textbook_variants(const Problem& p) {
+  if (Support s = common_variants(p, "textbook attention"); !s.supported) return s;
+  if (p.packed()) return Support::fed(kPaddedFeed);
+  return Support::yes();
 }
 
 }  // namespace attnbench::sdpa

@@ -46,7 +46,12 @@ enum Uid : int64_t {
   kScaleS,
   kScaleO,
   kAmaxS,
-  kAmaxO
+  kAmaxO,
+  // ragged: the offsets and lengths
+  kQOffsets,
+  kKvOffsets,
+  kQLens,
+  kKvLens
 };
 
 // fp8: the softmax probabilities P (in [0, 1]) go to fp8 for the P x V product scaled by this,
@@ -89,6 +94,9 @@ std::shared_ptr<fe::graph::Tensor_attributes> scalar(fe::graph::Graph& g, const 
 struct Plan {
   std::shared_ptr<fe::graph::Graph> graph;
   at::Tensor workspace;
+  // A ragged batch: each tensor's element offset per sequence and the lengths, int32 on the
+  // device [batch + 1 or batch, 1, 1, 1], made with the plan (outside the timed calls).
+  at::Tensor q_offsets, kv_offsets, q_lens, kv_lens;
   // fp8: the six scales (descale q, k, v, s; scale s, o) and the two amax outputs, float32 on the
   // device, filled when the plan is made (outside the timed calls) for the scales it was made for.
   at::Tensor fp8_scalars;
@@ -96,7 +104,9 @@ struct Plan {
 };
 
 // A plan per (shape, dtype, mask, direction), built once.
-using ShapeKey = std::tuple<std::vector<int64_t>, std::vector<int64_t>, int, bool, bool>;
+// Shapes, dtype, causal, stats, then the window's left edge and the ragged lengths.
+using ShapeKey = std::tuple<std::vector<int64_t>, std::vector<int64_t>, int, bool, bool, int64_t,
+                            std::vector<int64_t>, std::vector<int64_t>>;
 
 class CudnnFe {
  public:
@@ -130,6 +140,15 @@ class CudnnFeBackend final : public attnbench::Backend {
     if (p.head_dim > 256 || p.head_dim % 8 != 0)
       return Support::no("cuDNN's fused attention needs head_dim <= 256 and a multiple of 8, not " +
                          std::to_string(p.head_dim));
+    if (p.paged())
+      return Support::no("this plugin does not wire cuDNN's paged attention (page tables) yet");
+    if (p.softcap > 0) return Support::no("cuDNN's SDPA graph has no softcap");
+    if (p.window_right >= 0 && !p.causal)
+      return Support::no("this plugin gives cuDNN's band a left bound only (a right bound needs "
+                         "causal)");
+    if ((p.ragged() || p.windowed()) &&
+        (p.dtype == attnbench::DType::fp8_e4m3 || p.direction == attnbench::Direction::bwd))
+      return Support::no("this plugin runs ragged batches and windows forward, in fp16 and bf16");
     if (p.dtype == attnbench::DType::fp8_e4m3) {
       if (p.direction == attnbench::Direction::bwd)
         return Support::no("this plugin runs cuDNN's fp8 attention forward only");
@@ -150,6 +169,11 @@ class CudnnFeBackend final : public attnbench::Backend {
     at::Tensor out = at::empty_like(in.q);  // fp8: out / v_scale (scale_o), as backend.hpp allows
     std::unordered_map<int64_t, void*> pack = {
         {kQ, in.q.data_ptr()}, {kK, in.k.data_ptr()}, {kV, in.v.data_ptr()}, {kO, out.data_ptr()}};
+    if (plan.q_offsets.defined())
+      pack.insert({{kQOffsets, plan.q_offsets.data_ptr()},
+                   {kKvOffsets, plan.kv_offsets.data_ptr()},
+                   {kQLens, plan.q_lens.data_ptr()},
+                   {kKvLens, plan.kv_lens.data_ptr()}});
     if (fp8) {
       auto* s = static_cast<float*>(plan.fp8_scalars.data_ptr());
       const int64_t uids[] = {kDescaleQ, kDescaleK, kDescaleV, kDescaleS,
@@ -165,7 +189,7 @@ class CudnnFeBackend final : public attnbench::Backend {
   const Plan& fp8_forward_plan(const attnbench::Inputs& in) {
     const auto scales = std::make_tuple(in.q_scale, in.k_scale, in.v_scale);
     const ShapeKey key{in.q.sizes().vec(), in.k.sizes().vec(), int(in.q.scalar_type()),
-                       in.causal_mask != nullptr, false};
+                       in.problem.causal, false, -1, {}, {}};
     const std::lock_guard<std::mutex> lock(mutex_);
     auto it = forward_plans_.find(key);
     if (it != forward_plans_.end() && it->second.fp8_scales == scales) return it->second;
@@ -179,7 +203,7 @@ class CudnnFeBackend final : public attnbench::Backend {
                        .set_name("sdpa_fp8")
                        .set_generate_stats(false)
                        .set_attn_scale(static_cast<float>(in.scale));
-    if (in.causal_mask) options.set_causal_mask(true);  // top-left: supports() keeps it square
+    if (in.problem.causal) options.set_causal_mask(true);  // top-left: supports() keeps it square
     auto [o, stats, amax_s, amax_o] =
         g->sdpa_fp8(q, k, v, scalar(*g, "descale_q", kDescaleQ), scalar(*g, "descale_k", kDescaleK),
                     scalar(*g, "descale_v", kDescaleV), scalar(*g, "descale_s", kDescaleS),
@@ -211,8 +235,11 @@ class CudnnFeBackend final : public attnbench::Backend {
   // Builds (once) and returns the plan of this shape; `stats` also writes the softmax statistics
   // the backward pass needs.
   const Plan& forward_plan(const attnbench::Inputs& in, bool stats) {
+    const attnbench::Problem& p = in.problem;
     const ShapeKey key{in.q.sizes().vec(), in.k.sizes().vec(), int(in.q.scalar_type()),
-                       in.causal_mask != nullptr, stats};
+                       p.causal,           stats,
+                       p.window_left,      p.q_lens,
+                       p.kv_lens};
     const std::lock_guard<std::mutex> lock(mutex_);
     auto it = forward_plans_.find(key);
     if (it != forward_plans_.end()) return it->second;
@@ -220,15 +247,70 @@ class CudnnFeBackend final : public attnbench::Backend {
     g->set_io_data_type(io_type(in.q))
         .set_intermediate_data_type(fe::DataType_t::FLOAT)
         .set_compute_data_type(fe::DataType_t::FLOAT);
-    auto q = bhsd(*g, "q", kQ, in.q), k = bhsd(*g, "k", kK, in.k), v = bhsd(*g, "v", kV, in.v);
     auto options =
         fe::graph::SDPA_attributes().set_name("sdpa").set_generate_stats(stats).set_attn_scale(
             static_cast<float>(in.scale));
-    if (in.causal_mask) options.set_causal_mask_bottom_right(true);
-    auto [o, st] = g->sdpa(q, k, v, options);
-    o->set_output(true).set_uid(kO).set_dim(in.q.sizes().vec()).set_stride(in.q.strides().vec());
-    if (stats) st->set_output(true).set_uid(kStats).set_data_type(fe::DataType_t::FLOAT);
-    return forward_plans_.emplace(key, build(g)).first->second;
+    if (p.causal) options.set_causal_mask_bottom_right(true);
+    // cuDNN's band: a query sees left_bound keys up to and including its own position.
+    if (p.window_left >= 0) options.set_diagonal_band_left_bound(static_cast<int>(p.window_left + 1));
+    Plan plan;
+    if (!p.ragged()) {
+      auto q = bhsd(*g, "q", kQ, in.q), k = bhsd(*g, "k", kK, in.k), v = bhsd(*g, "v", kV, in.v);
+      auto [o, st] = g->sdpa(q, k, v, options);
+      o->set_output(true).set_uid(kO).set_dim(in.q.sizes().vec()).set_stride(in.q.strides().vec());
+      if (stats) st->set_output(true).set_uid(kStats).set_data_type(fe::DataType_t::FLOAT);
+      plan = build(g);
+    } else {
+      // The packed rows [total, heads, dim] as [batch, heads, longest, dim] with a ragged offset
+      // per sequence (in elements) and the padding mask of the real lengths.
+      std::vector<int32_t> q_off{0}, kv_off{0}, q_len, kv_len;
+      for (int64_t b = 0; b < p.batch; ++b) {
+        q_len.push_back(static_cast<int32_t>(p.q_len(b)));
+        kv_len.push_back(static_cast<int32_t>(p.kv_len(b)));
+        q_off.push_back(q_off.back() + static_cast<int32_t>(p.q_len(b) * p.heads * p.head_dim));
+        kv_off.push_back(kv_off.back() +
+                         static_cast<int32_t>(p.kv_len(b) * p.kv_heads * p.head_dim));
+      }
+      auto column = [&](const char* name, int64_t uid, int64_t n) {
+        return g->tensor(fe::graph::Tensor_attributes()
+                             .set_name(name)
+                             .set_uid(uid)
+                             .set_dim({n, 1, 1, 1})
+                             .set_stride({1, 1, 1, 1})
+                             .set_data_type(fe::DataType_t::INT32));
+      };
+      auto q_ro = column("q_offsets", kQOffsets, p.batch + 1);
+      auto kv_ro = column("kv_offsets", kKvOffsets, p.batch + 1);
+      auto packed = [&](const char* name, int64_t uid, int64_t heads, int64_t longest,
+                        const std::shared_ptr<fe::graph::Tensor_attributes>& offsets) {
+        return g->tensor(fe::graph::Tensor_attributes()
+                             .set_name(name)
+                             .set_uid(uid)
+                             .set_dim({p.batch, heads, longest, p.head_dim})
+                             .set_stride({longest * heads * p.head_dim, p.head_dim,
+                                          heads * p.head_dim, 1})
+                             .set_ragged_offset(offsets));
+      };
+      auto q = packed("q", kQ, p.heads, p.seq_len, q_ro);
+      auto k = packed("k", kK, p.kv_heads, p.seq_len_kv, kv_ro);
+      auto v = packed("v", kV, p.kv_heads, p.seq_len_kv, kv_ro);
+      options.set_padding_mask(true)
+          .set_seq_len_q(column("q_lens", kQLens, p.batch))
+          .set_seq_len_kv(column("kv_lens", kKvLens, p.batch));
+      auto [o, st] = g->sdpa(q, k, v, options);
+      o->set_output(true)
+          .set_uid(kO)
+          .set_dim({p.batch, p.heads, p.seq_len, p.head_dim})
+          .set_stride({p.seq_len * p.heads * p.head_dim, p.head_dim, p.heads * p.head_dim, 1})
+          .set_ragged_offset(q_ro);
+      plan = build(g);
+      auto device = [&](const std::vector<int32_t>& values) {
+        return at::tensor(values, at::kInt).to(in.q.device());
+      };
+      plan.q_offsets = device(q_off), plan.kv_offsets = device(kv_off);
+      plan.q_lens = device(q_len), plan.kv_lens = device(kv_len);
+    }
+    return forward_plans_.emplace(key, std::move(plan)).first->second;
   }
 
   Plan build(const std::shared_ptr<fe::graph::Graph>& g) {
@@ -294,7 +376,7 @@ class CudnnFeBackward final : public attnbench::BackwardPass {
  private:
   const Plan& backward_plan(const attnbench::Inputs& in) {
     const ShapeKey key{in.q.sizes().vec(), in.k.sizes().vec(), int(in.q.scalar_type()),
-                       in.causal_mask != nullptr, true};
+                       in.problem.causal, true, -1, {}, {}};
     {
       const std::lock_guard<std::mutex> lock(backend_.mutex_);
       auto it = backend_.backward_plans_.find(key);
@@ -315,7 +397,7 @@ class CudnnFeBackward final : public attnbench::BackwardPass {
     auto options = fe::graph::SDPA_backward_attributes()
                        .set_name("sdpa_backward")
                        .set_attn_scale(static_cast<float>(in.scale));
-    if (in.causal_mask) options.set_causal_mask_bottom_right(true);
+    if (in.problem.causal) options.set_causal_mask_bottom_right(true);
     auto [dq, dk, dv] = g->sdpa_backward(q, k, v, o, d_o, stats, options);
     dq->set_output(true).set_uid(kDQ).set_dim(q_.sizes().vec()).set_stride(q_.strides().vec());
     dk->set_output(true).set_uid(kDK).set_dim(k_.sizes().vec()).set_stride(k_.strides().vec());

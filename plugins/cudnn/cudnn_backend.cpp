@@ -11,7 +11,8 @@ class CudnnBackend final : public attnbench::Backend {
     return "scaled_dot_product_attention forced to CUDNN_ATTENTION (cuDNN picks a plan per shape)";
   }
   attnbench::Support supports(const attnbench::Problem& problem) const override {
-    return attnbench::sdpa::pytorch_fused(problem, "cuDNN fused attention");
+    if (auto s = attnbench::sdpa::pytorch_fused(problem, "cuDNN fused attention"); !s.supported) return s;
+    return attnbench::sdpa::sdpa_variants(attnbench::sdpa::Kernel::cudnn, problem);
   }
   at::Tensor forward(const attnbench::Inputs& in) override {
     return attnbench::sdpa::forced_attention(attnbench::sdpa::Kernel::cudnn, in);

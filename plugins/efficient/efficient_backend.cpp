@@ -13,7 +13,8 @@ class EfficientBackend final : public attnbench::Backend {
            "xformers)";
   }
   attnbench::Support supports(const attnbench::Problem& problem) const override {
-    return attnbench::sdpa::pytorch_fused(problem, "memory-efficient (CUTLASS, from xformers)");
+    if (auto s = attnbench::sdpa::pytorch_fused(problem, "memory-efficient (CUTLASS, from xformers)"); !s.supported) return s;
+    return attnbench::sdpa::sdpa_variants(attnbench::sdpa::Kernel::efficient, problem);
   }
   at::Tensor forward(const attnbench::Inputs& in) override {
     return attnbench::sdpa::forced_attention(attnbench::sdpa::Kernel::efficient, in);

@@ -9,6 +9,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <vector>
 
@@ -21,11 +23,33 @@ namespace {
 // The package folders of the two wheels, with their op namespace.
 struct Package {
   const char* folder;
+  const char* name;
   const char* op;
-  bool fp16;
+  const char* config;  // the build flags, beside the package folder
+  Features features;   // when the config file is absent
 };
-constexpr Package kPackages[] = {{"fa3_fwd", "fa3_fwd::fwd", false},
-                                 {"flash_attn_3", "flash_attn_3::fwd", true}};
+const Package kPackages[] = {
+    {"fa3_fwd", "fa3-fwd", "fa3_fwd::fwd", "fa3_fwd_config.py", {false, false, false, true, true}},
+    {"flash_attn_3", "tokenspeed-fa3", "flash_attn_3::fwd", "flash_attn_config.py",
+     {true, true, true, false, true}}};
+
+// The wheel's own record of what it was built without: 'FLASHATTENTION_DISABLE_PAGEDKV': True.
+Features read_features(const fs::path& config, Features features) {
+  std::ifstream in(config);
+  if (!in) return features;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto disabled = [&](const std::string& flag, bool fallback) {
+    const size_t at = text.find("'FLASHATTENTION_DISABLE_" + flag + "': ");
+    if (at == std::string::npos) return fallback;
+    return text.compare(text.find(": ", at) + 2, 4, "True") == 0;
+  };
+  features.fp16 = !disabled("FP16", !features.fp16);
+  features.paged = !disabled("PAGEDKV", !features.paged);
+  features.local = !disabled("LOCAL", !features.local);
+  features.softcap = !disabled("SOFTCAP", !features.softcap);
+  features.varlen = !disabled("VARLEN", !features.varlen);
+  return features;
+}
 
 const char* kHowToInstall =
     "pip install fa3-fwd (forward, bf16/fp8) or tokenspeed-fa3 (adds fp16), into the Python "
@@ -58,8 +82,9 @@ std::vector<fs::path> search_folders() {
 Library load(const fs::path& so, const Package& package) {
   Library lib;
   lib.path = so.string();
+  lib.package = package.name;
   lib.op = package.op;
-  lib.has_fp16 = package.fp16;
+  lib.features = read_features(so.parent_path().parent_path() / package.config, package.features);
   // RTLD_LAZY: the library is also a Python extension module, and its module init is its only
   // use of libpython (PyModule_Create2), which this process neither has nor calls. Never
   // unloaded: its ops are registered with the process-wide dispatcher.
@@ -74,30 +99,35 @@ Library load(const fs::path& so, const Package& package) {
   return lib;
 }
 
-Library find_and_load() {
+std::vector<Library> find_and_load() {
   if (const char* explicit_path = std::getenv("ATTNBENCH_FA3_LIB")) {
     const fs::path so = explicit_path;
     if (!fs::exists(so)) {
       Library lib;
       lib.error = std::string("FlashAttention-3 not found: $ATTNBENCH_FA3_LIB is ") +
                   explicit_path + ", which does not exist";
-      return lib;
+      return {lib};
     }
     const bool tokenspeed = so.parent_path().filename() == "flash_attn_3";
-    return load(so, kPackages[tokenspeed ? 1 : 0]);
+    return {load(so, kPackages[tokenspeed ? 1 : 0])};
   }
   std::string looked;
-  for (const fs::path& folder : search_folders()) {
-    looked += (looked.empty() ? "" : ", ") + folder.string();
-    for (const Package& package : kPackages) {
+  std::vector<Library> found;
+  for (const Package& package : kPackages)
+    for (const fs::path& folder : search_folders()) {
       const fs::path so = folder / package.folder / "_C.abi3.so";
-      if (fs::exists(so)) return load(so, package);
+      if (fs::exists(so)) {
+        found.push_back(load(so, package));
+        break;
+      }
     }
-  }
+  if (!found.empty()) return found;
+  for (const fs::path& folder : search_folders())
+    looked += (looked.empty() ? "" : ", ") + folder.string();
   Library lib;
   lib.error = "FlashAttention-3 not found (looked in " + (looked.empty() ? "nothing" : looked) +
               "): " + kHowToInstall;
-  return lib;
+  return {lib};
 }
 
 bool is_shape_refusal(const std::string& what) {
@@ -110,14 +140,20 @@ std::string first_line(const std::string& s) { return s.substr(0, s.find('\n'));
 
 }  // namespace
 
-const Library& library() {
-  static const Library lib = find_and_load();
-  return lib;
+const std::vector<Library>& libraries() {
+  static const std::vector<Library> libs = find_and_load();
+  return libs;
 }
 
 at::Tensor call_forward(const Library& lib, const std::map<std::string, c10::IValue>& args) {
-  static const c10::OperatorHandle op =
-      c10::Dispatcher::singleton().findSchemaOrThrow(lib.op.c_str(), "");
+  // Looked up once per op (a call must not pay for the dispatcher's table).
+  static std::map<std::string, c10::OperatorHandle> handles;
+  auto it = handles.find(lib.op);
+  if (it == handles.end())
+    it = handles
+             .emplace(lib.op, c10::Dispatcher::singleton().findSchemaOrThrow(lib.op.c_str(), ""))
+             .first;
+  const c10::OperatorHandle& op = it->second;
   std::vector<c10::IValue> stack;
   for (const c10::Argument& a : op.schema().arguments()) {
     if (auto it = args.find(a.name()); it != args.end())

@@ -11,7 +11,8 @@ class FlashBackend final : public attnbench::Backend {
     return "scaled_dot_product_attention forced to FLASH_ATTENTION (FlashAttention-2)";
   }
   attnbench::Support supports(const attnbench::Problem& problem) const override {
-    return attnbench::sdpa::pytorch_fused(problem, "FlashAttention-2");
+    if (auto s = attnbench::sdpa::pytorch_fused(problem, "FlashAttention-2"); !s.supported) return s;
+    return attnbench::sdpa::sdpa_variants(attnbench::sdpa::Kernel::flash, problem);
   }
   at::Tensor forward(const attnbench::Inputs& in) override {
     return attnbench::sdpa::forced_attention(attnbench::sdpa::Kernel::flash, in);

@@ -25,11 +25,14 @@ constexpr int64_t kFloatWorkspaceBytes = int64_t{128} << 20;
 constexpr int64_t kIntWorkspaceBytes = int64_t{8} << 20;
 constexpr int64_t kPageSize = 16;  // tokens per page of the decode cache, as vLLM's default
 
-bool is_decode(const Problem& p) { return p.seq_len == 1; }
+bool is_decode(const Problem& p) { return p.seq_len == 1 && p.q_lens.empty(); }
 
-// The current shape's schedule (FlashInfer plans into one workspace, so a new shape replaces it).
+// The current shape's schedule (FlashInfer plans into one workspace, so a new shape replaces it):
+// keyed by the shape, the batch's offsets and the page table it was planned for.
 struct Schedule {
-  std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool> key;
+  std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, int64_t, float,
+             std::vector<int32_t>, std::vector<int32_t>, const void*>
+      key;
   std::vector<int64_t> plan;
   std::optional<fk::PagedCache> cache;
   at::Tensor cache_indices;  // device copies of cache's indptr, indices and last_page_len
@@ -39,9 +42,10 @@ class FlashInferBackend final : public attnbench::Backend {
  public:
   std::string name() const override { return "flashinfer"; }
   std::string description() const override {
-    return "FlashInfer 0.7 compiled for sm_90a, bf16: Hopper prefill (head_dim 64/128, causal and "
-           "full) and decode over a paged cache (pages of 16 tokens; head_dim 64/128, GQA groups "
-           "1-4, 6, 8, 16)";
+    return "FlashInfer 0.7 compiled for sm_90a, bf16: Hopper prefill of uniform and ragged "
+           "batches (head_dim 64/128, causal and full; d128 window, d256 softcap with and without "
+           "window) and decode over a paged cache with its page table (head_dim 64/128, GQA "
+           "groups 1-4, 6, 8, 16)";
   }
 
   Support supports(const Problem& p) const override {
@@ -51,6 +55,12 @@ class FlashInferBackend final : public attnbench::Backend {
     if (p.dtype != attnbench::DType::bf16)
       return Support::no("this plugin compiles FlashInfer's kernels for bf16 only");
     if (is_decode(p)) {
+      if (p.windowed() || p.softcap > 0)
+        return Support::no("this plugin compiles FlashInfer's decode kernel without the window "
+                           "and softcap variants");
+      if (p.ragged() && !p.paged())
+        return Support::no("FlashInfer's decode reads a paged cache; ragged contexts come "
+                           "with kv_layout: paged here");
       if (!fk::decode_compiled(p.head_dim, p.group_size()))
         return Support::no(
             "FlashInfer's decode kernel is compiled here for head_dim 64 and 128 "
@@ -58,16 +68,24 @@ class FlashInferBackend final : public attnbench::Backend {
             std::to_string(p.head_dim) + " with groups of " + std::to_string(p.group_size()));
       return Support::yes();
     }
-    if (!fk::prefill_compiled(p.head_dim, p.causal))
+    if (p.paged())
+      return Support::no("this plugin compiles FlashInfer's ragged prefill, not its paged one; "
+                         "a paged cache is read by its decode (seq_len 1)");
+    if (p.window_right >= 0 && !p.causal)
+      return Support::no("FlashInfer's window bounds the left only (window_left); a right "
+                         "bound needs causal");
+    if (!fk::prefill_compiled(p.head_dim, p.causal, p.window_left >= 0, p.softcap > 0))
       return Support::no("no FlashInfer prefill kernel compiled for head_dim " +
                          std::to_string(p.head_dim) + (p.causal ? " causal" : " without a mask") +
+                         (p.window_left >= 0 ? " with a window" : "") +
+                         (p.softcap > 0 ? " with softcap" : "") +
                          " (ATTNBENCH_FLASHINFER_PREFILL in CMake lists the instances)");
     return Support::yes();
   }
 
   at::Tensor forward(const attnbench::Inputs& in) override {
     const fk::Shape s = shape(in);
-    const Schedule& schedule = schedule_for(s);
+    const Schedule& schedule = schedule_for(s, in);
     at::Tensor out = at::empty_like(in.q);
     void* stream = at::cuda::getCurrentCUDAStream().stream();
     if (schedule.cache)
@@ -81,19 +99,26 @@ class FlashInferBackend final : public attnbench::Backend {
 
  private:
   static fk::Shape shape(const attnbench::Inputs& in) {
-    return {in.q.size(0),
-            in.q.size(1),
-            in.k.size(1),
-            in.q.size(2),
-            in.k.size(2),
-            in.q.size(3),
-            in.causal_mask != nullptr && in.q.size(2) > 1,
-            static_cast<float>(in.scale)};
+    const Problem& p = in.problem;
+    fk::Shape s{p.batch, p.heads, p.kv_heads, p.seq_len, p.seq_len_kv, p.head_dim,
+                p.causal && p.seq_len > 1, static_cast<float>(in.scale)};
+    s.window_left = p.window_left;
+    s.softcap = static_cast<float>(p.softcap);
+    if (p.ragged() && !p.paged()) {  // the offsets, from the problem's lengths (host)
+      s.qo_indptr = {0}, s.kv_indptr = {0};
+      for (int64_t b = 0; b < p.batch; ++b) {
+        s.qo_indptr.push_back(s.qo_indptr.back() + static_cast<int32_t>(p.q_len(b)));
+        s.kv_indptr.push_back(s.kv_indptr.back() + static_cast<int32_t>(p.kv_len(b)));
+      }
+    }
+    return s;
   }
 
-  const Schedule& schedule_for(const fk::Shape& s) {
+  const Schedule& schedule_for(const fk::Shape& s, const attnbench::Inputs& in) {
     const auto key = std::make_tuple(s.batch, s.heads, s.kv_heads, s.seq_len, s.seq_len_kv,
-                                     s.head_dim, s.causal);
+                                     s.head_dim, s.causal, s.window_left, s.softcap, s.qo_indptr,
+                                     s.kv_indptr,
+                                     in.page_table ? in.page_table->data_ptr() : nullptr);
     if (schedule_ && schedule_->key == key) return *schedule_;
     const cudaDeviceProp* gpu = at::cuda::getCurrentDeviceProperties();
     if (gpu->major != 9)
@@ -105,8 +130,9 @@ class FlashInferBackend final : public attnbench::Backend {
     schedule_.reset();  // its plan is about to be overwritten
     Schedule next{key, {}, std::nullopt, {}};
     void* stream = at::cuda::getCurrentCUDAStream().stream();
-    if (s.seq_len == 1) {
-      next.cache = paged_cache(s, next.cache_indices);
+    if (s.seq_len == 1 && !s.packed()) {
+      next.cache = in.page_table ? table_cache(in, next.cache_indices)
+                                 : paged_cache(s, next.cache_indices);
       next.plan = fk::plan_decode(s, *next.cache, workspace_, stream);
     } else {
       next.plan = fk::plan_prefill(s, workspace_, stream);
@@ -133,7 +159,30 @@ class FlashInferBackend final : public attnbench::Backend {
     all.insert(all.end(), last.begin(), last.end());
     device = at::tensor(all, at::kInt).to(at::kCUDA);
     const int32_t* base = device.data_ptr<int32_t>();
-    return {page, indptr, base, base + indptr.size(), base + indptr.size() + indices.size()};
+    return {page, false, indptr, base, base + indptr.size(),
+            base + indptr.size() + indices.size()};
+  }
+
+  // attnbench's paged cache as FlashInfer's: sequence b's pages are the first ceil(kv_len /
+  // page_size) entries of its page-table row, in the table's order (read once, when planning).
+  static fk::PagedCache table_cache(const attnbench::Inputs& in, at::Tensor& device) {
+    const Problem& p = in.problem;
+    const at::Tensor table = in.page_table->cpu();
+    const auto rows = table.accessor<int32_t, 2>();
+    std::vector<int32_t> indptr{0}, indices, last(p.batch);
+    for (int64_t b = 0; b < p.batch; ++b) {
+      const int64_t pages = (p.kv_len(b) + p.page_size - 1) / p.page_size;
+      for (int64_t i = 0; i < pages; ++i) indices.push_back(rows[b][i]);
+      indptr.push_back(static_cast<int32_t>(indices.size()));
+      last[b] = static_cast<int32_t>(p.kv_len(b) - (pages - 1) * p.page_size);
+    }
+    std::vector<int32_t> all = indptr;
+    all.insert(all.end(), indices.begin(), indices.end());
+    all.insert(all.end(), last.begin(), last.end());
+    device = at::tensor(all, at::kInt).to(at::kCUDA);
+    const int32_t* base = device.data_ptr<int32_t>();
+    return {p.page_size, true, indptr, base, base + indptr.size(),
+            base + indptr.size() + indices.size()};
   }
 
   void ensure_workspace() {

@@ -9,12 +9,18 @@
 
 namespace attnbench::flashinfer_kernels {
 
-// One attention problem in attnbench's layout: q, o [batch, heads, seq_len, head_dim] and k, v
-// [batch, kv_heads, seq_len_kv, head_dim], contiguous bf16.
+// One attention problem in attnbench's layout: uniform, q, o [batch, heads, seq_len, head_dim]
+// and k, v [batch, kv_heads, seq_len_kv, head_dim]; packed (qo_indptr given), q, o [total_q,
+// heads, head_dim] and k, v [total_kv, kv_heads, head_dim]; contiguous bf16.
 struct Shape {
   int64_t batch, heads, kv_heads, seq_len, seq_len_kv, head_dim;
   bool causal;
   float scale;
+  int64_t window_left = -1;  // keys seen behind a query; -1: unbounded
+  float softcap = 0;         // > 0: logits capped (FlashInfer's LogitsSoftCap variant)
+  // Packed: host offsets of each sequence's rows (batch + 1 entries); empty: uniform.
+  std::vector<int32_t> qo_indptr, kv_indptr;
+  bool packed() const { return !qo_indptr.empty(); }
 };
 
 // Scratch the schedules live in, owned by the caller: FlashInfer plans on the host into pinned
@@ -28,21 +34,24 @@ struct Workspace {
 };
 
 // The head dims each kernel is compiled for (a template parameter in FlashInfer).
-bool prefill_compiled(int64_t head_dim, bool causal);
+bool prefill_compiled(int64_t head_dim, bool causal, bool window, bool softcap);
 bool decode_compiled(int64_t head_dim, int64_t group_size);
 
-// Prefill: FlashInfer's Hopper (sm90a) kernel for a ragged batch, which attnbench's [batch, heads,
-// seq, dim] layout is once each sequence's rows are offset by its batch index times its heads.
+// Prefill: FlashInfer's Hopper (sm90a) kernel for a ragged batch: a packed one as it is, and
+// attnbench's uniform [batch, heads, seq, dim] layout once each sequence's rows are offset by its
+// batch index times its heads.
 // plan_prefill() schedules the work tiles over the SMs (host, once per shape; it synchronizes
 // `stream`); run_prefill() is one launch.
 std::vector<int64_t> plan_prefill(const Shape& shape, const Workspace& ws, void* stream);
 void run_prefill(const Shape& shape, const Workspace& ws, const std::vector<int64_t>& plan,
                  const void* q, const void* k, const void* v, void* o, void* stream);
 
-// Decode (seq_len 1) against the k, v cache read in place as FlashInfer's paged cache (HND
-// layout): pages of `page_size` tokens, `indices` naming them, as a serving engine's cache would.
+// Decode (seq_len 1) against a paged cache: attnbench's own (NHD pages [pages, page_size,
+// kv_heads, dim] named by its page table), or a uniform k, v read in place as pages (HND):
+// `indices` naming each sequence's pages, as a serving engine's cache would.
 struct PagedCache {
   int64_t page_size;
+  bool nhd;                     // pages [page_size, kv_heads, dim]; else a uniform cache as HND
   std::vector<int32_t> indptr;  // host copy, batch + 1 entries: the pages of sequence b
   const int32_t* device_indptr;
   const int32_t* device_indices;

@@ -13,7 +13,7 @@ namespace attnbench::flashinfer_kernels {
 using PrefillParams = flashinfer::BatchPrefillRaggedParams<cutlass::bfloat16_t, cutlass::bfloat16_t,
                                                            cutlass::bfloat16_t, int32_t>;
 
-template <int kHeadDim, bool kCausal>
+template <int kHeadDim, bool kCausal, bool kWindow, bool kSoftcap>
 cudaError_t launch_prefill(PrefillParams& params, cudaStream_t stream);
 
 }  // namespace attnbench::flashinfer_kernels

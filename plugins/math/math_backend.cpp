@@ -12,7 +12,8 @@ class MathBackend final : public attnbench::Backend {
     return "scaled_dot_product_attention forced to the MATH backend (unfused reference)";
   }
   attnbench::Support supports(const attnbench::Problem& problem) const override {
-    return attnbench::sdpa::no_fp8(problem, "SDPA's math backend");
+    if (auto s = attnbench::sdpa::no_fp8(problem, "SDPA's math backend"); !s.supported) return s;
+    return attnbench::sdpa::sdpa_variants(attnbench::sdpa::Kernel::math, problem);
   }
   at::Tensor forward(const attnbench::Inputs& in) override {
     return attnbench::sdpa::forced_attention(attnbench::sdpa::Kernel::math, in);

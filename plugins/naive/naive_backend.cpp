@@ -13,7 +13,8 @@ class NaiveBackend final : public attnbench::Backend {
     return "matmul, scale, masked_fill (out of place), softmax, matmul";
   }
   attnbench::Support supports(const attnbench::Problem& problem) const override {
-    return attnbench::sdpa::no_fp8(problem, "naive attention (ATen ops)");
+    if (auto s = attnbench::sdpa::no_fp8(problem, "naive attention (ATen ops)"); !s.supported) return s;
+    return attnbench::sdpa::textbook_variants(problem);
   }
   at::Tensor forward(const attnbench::Inputs& in) override {
     return attnbench::textbook_attention(in, /*mask_in_place=*/false);

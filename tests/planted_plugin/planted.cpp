@@ -36,7 +36,7 @@ class PlantedBackend final : public attnbench::Backend {
     if (extra_heads > 0) {
       const at::Tensor q = in.q.narrow(1, 0, extra_heads), k = in.k.narrow(1, 0, extra_heads),
                        v = in.v.narrow(1, 0, extra_heads);
-      attention(attnbench::Inputs{q, k, v, in.causal_mask, in.scale});
+      attention(attnbench::Inputs{in.problem, q, k, v, in.mask, in.scale});
     }
     return out;
   }

@@ -7,8 +7,10 @@ def fields(problem):
     """'batch=1;causal=true;...': the problem's attributes as the report writes them."""
     seen = dict(vars(problem))
     seen["dtype"] = seen.pop("dtype_name")  # the torch.dtype is dtype's name, as a torch object
-    seen.pop("group_size")  # derived, not a field
-    text = lambda v: str(v).lower() if isinstance(v, bool) else str(v)
+    for derived in ("group_size", "packed", "q_lens", "kv_lens", "window_left", "window_right"):
+        seen.pop(derived)  # derived or drawn, not a column
+    text = lambda v: (str(v).lower() if isinstance(v, bool)
+                      else f"{v:g}" if isinstance(v, float) else str(v))
     return ";".join(f"{k}={text(v)}" for k, v in sorted(seen.items()))
 
 

@@ -131,6 +131,41 @@ def report_plots(csv_path, out_dir, fmt, mode=None):
         save(fig, out_dir, f"{stem}.{family}", fmt)
 
     counts_plot(rows, backends, stem, out_dir, fmt)
+    roofline_plot([r for rs in families.values() for r in rs], backends, stem, out_dir, fmt, mode)
+
+
+def roofline_plot(rows, backends, stem, out_dir, fmt, mode):
+    """Achieved TFLOP/s against arithmetic intensity (gflop / gbytes), with the two measured
+    ceilings the rows were judged by (read back from pct_of_peak and pct_of_bandwidth)."""
+    rows = [r for r in rows if number(r.get("tflops")) and number(r.get("gbytes"))]
+    if not rows:
+        return
+    peaks = [number(r["tflops"]) * 100 / number(r["pct_of_peak"]) for r in rows
+             if number(r.get("pct_of_peak")) and r.get("dtype") != "fp8_e4m3"]
+    bands = [number(r["tb_per_s"]) * 100 / number(r["pct_of_bandwidth"]) for r in rows
+             if number(r.get("pct_of_bandwidth"))]
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    intensity = lambda r: number(r["gflop"]) / number(r["gbytes"])
+    for backend in backends:
+        brows = [r for r in rows if r["backend"] == backend]
+        if brows:
+            ax.scatter([intensity(r) for r in brows], [number(r["tflops"]) for r in brows],
+                       label=backend, s=18)
+    xs = sorted(intensity(r) for r in rows)
+    lo, hi = xs[0] / 2, xs[-1] * 2
+    if peaks and bands:
+        peak, band = statistics.median(peaks), statistics.median(bands)  # TFLOP/s, TB/s
+        grid = [lo * (hi / lo) ** (i / 200) for i in range(201)]
+        ax.plot(grid, [min(peak, band * x) for x in grid], color="black", lw=1,
+                label=f"roofs: {peak:.0f} TFLOP/s, {band:.2f} TB/s")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP per byte moved)")
+    ax.set_ylabel("TFLOP/s")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(f"{stem}: roofline ({mode} timing)")
+    save(fig, out_dir, f"{stem}.roofline", fmt)
 
 
 def counts_plot(rows, backends, stem, out_dir, fmt):

@@ -24,6 +24,7 @@ enum class Flag {
   noise_target_missed,  // a row's timing stopped at a cap before its noise target
   kernel_set_varies,
   above_peak,
+  above_bandwidth,  // more bytes per second than the device's measured bandwidth
   clock_throttled,
   untimed_gpu_work,      // CUPTI saw more GPU time per call than the timed events
   leaked_device_memory,  // memory stayed reserved after the (point, backend): a new worker next

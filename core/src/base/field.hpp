@@ -46,6 +46,9 @@ struct Field {
   std::vector<std::string> choices;    // a choice's allowed names
   std::optional<MetricTraits> metric;  // Row only: compare may judge it
   bool predictable = false;            // Row only: `expect:` may name it (numeric fields)
+  // A text field whose values have a form (a window, a length spec): one valid value, for tests
+  // that set every field.
+  std::string example;
 
   bool numeric() const { return type == FieldType::integer || type == FieldType::number; }
 };
@@ -181,6 +184,7 @@ std::vector<Field<R>> through(const std::vector<Field<S>>& inner, Part part) {
     Field<R> g;
     g.name = f.name, g.type = f.type, g.unit = f.unit, g.doc = f.doc;
     g.choices = f.choices, g.metric = f.metric, g.predictable = f.predictable;
+    g.example = f.example;
     g.get = [part, get = f.get](const R& r) { return get(part(const_cast<R&>(r))); };
     g.set = [part, set = f.set](R& r, const FieldValue& v) { set(part(r), v); };
     out.push_back(std::move(g));

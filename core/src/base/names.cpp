@@ -34,6 +34,20 @@ const std::vector<EnumName<Direction>>& name_table() {
 }
 
 template <>
+const std::vector<EnumName<KvLayout>>& name_table() {
+  static const std::vector<EnumName<KvLayout>> t = {{KvLayout::contiguous, "contiguous"},
+                                                    {KvLayout::paged, "paged"}};
+  return t;
+}
+
+template <>
+const std::vector<EnumName<PageOrder>>& name_table() {
+  static const std::vector<EnumName<PageOrder>> t = {{PageOrder::in_order, "in_order"},
+                                                     {PageOrder::shuffled, "shuffled"}};
+  return t;
+}
+
+template <>
 const std::vector<EnumName<TimingMode>>& name_table() {
   static const std::vector<EnumName<TimingMode>> t = {{TimingMode::cold, "cold"},
                                                       {TimingMode::batch, "batch"},
@@ -66,6 +80,7 @@ const std::vector<EnumName<Flag>>& name_table() {
       {Flag::noise_target_missed, "noise_target_missed"},
       {Flag::kernel_set_varies, "kernel_set_varies"},
       {Flag::above_peak, "above_peak"},
+      {Flag::above_bandwidth, "above_bandwidth"},
       {Flag::clock_throttled, "clock_throttled"},
       {Flag::untimed_gpu_work, "untimed_gpu_work"},
       {Flag::leaked_device_memory, "leaked_device_memory"},
@@ -81,6 +96,9 @@ const char* flag_doc(Flag flag) {
              "target_rel_noise";
     case Flag::kernel_set_varies: return "calls launched different kernels (the notes say how)";
     case Flag::above_peak: return "over 100% of the matmul peak: implausible, check the timing";
+    case Flag::above_bandwidth:
+      return "over 100% of the measured memory bandwidth (gbytes is a lower bound of what the call "
+             "moves, so this is implausible unless part of it stayed in L2): check the timing";
     case Flag::clock_throttled:
       return "the SM clock fell by more than 3% during the timing pass (power, heat): the times "
              "are of a slower GPU";

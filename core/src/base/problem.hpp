@@ -19,12 +19,23 @@ const Field<Problem>* find_problem_field(const std::string& name);
 // Stable identifier of a problem, shared by the main and the kernel CSV:
 // "b4-h16-s2048-d64-bf16-causal-cuda". kv_heads, seq_len_kv and the direction appear only when
 // they are not their defaults: "b1-h32-kv8-s1-skv131072-d128-bf16-full-cuda",
-// "b8-h16-s2048-d64-bf16-causal-cuda-bwd".
+// "b8-h16-s2048-d64-bf16-causal-cuda-bwd". The variants append their own parts: "-qlens-uniform-
+// 128-4096", "-kvlens-...", "-paged16-shuffled", "-win4095_0", "-cap50".
 std::string point_id(const Problem& problem);
 
-// (query, key) pairs that take part in the softmax: seq_len x seq_len_kv, or with a causal mask
-// (aligned bottom-right) only the unmasked ones.
+// (query, key) pairs of one sequence that take part in the softmax: queries x keys, or with a
+// window (causal: right edge 0; aligned bottom-right) only those inside it.
+double sequence_pairs(int64_t queries, int64_t keys, int64_t window_left, int64_t window_right);
+// The same over the whole batch, each sequence at its own lengths.
 double attended_pairs(const Problem& problem);
+
+int64_t total_q_tokens(const Problem& problem);   // query rows of the batch
+int64_t total_kv_tokens(const Problem& problem);  // key rows of the batch (a cache's, in full)
+
+// The least a call must move, in bytes: q and the output once, and of k and v the keys some query
+// can see (a window's span, not the whole cache) once, plus the page table's entries. The
+// backward pass reads q, k, v, out and grad_out and writes dq, dk and dv. Roofline's "bytes".
+double attention_bytes(const Problem& problem);
 
 // Floating-point operations of the attention itself, FlashAttention's benchmark convention: two
 // matrix products over the attended pairs forward (so backends that skip masked blocks and those

@@ -75,12 +75,13 @@ RunOptions run_options(const RunPlan& plan, const HostInfo& host, const std::str
   options.info.host_cpus = sysconf(_SC_NPROCESSORS_ONLN);
   options.peak_tflops = plan.config.peak_tflops;
   options.peak_tflops_fp8 = plan.config.peak_tflops_fp8;
-  if ((!options.peak_tflops || !options.peak_tflops_fp8) && host.cuda_available) {
+  if (host.cuda_available) {
     const std::string path =
         calibration.empty() ? default_calibration_path(host.device_name) : calibration;
     if (auto c = load_calibration(path)) {
       if (!options.peak_tflops) options.peak_tflops = c->bf16_matmul_tflops;
       if (!options.peak_tflops_fp8) options.peak_tflops_fp8 = c->fp8_matmul_tflops;
+      options.bandwidth_gbps = c->bandwidth_gbps();
     } else if (!calibration.empty())
       throw InputError(path + ": cannot read the calibration file");
   }

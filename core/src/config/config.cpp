@@ -59,6 +59,9 @@ std::vector<AxisValue> parse_axis_values(const YamlReader& r, const std::string&
   const Field<Problem>& f = *find_problem_field(axis);
   if (f.type == FieldType::integer && node.IsMap()) return parse_range(r, node, key);
   std::vector<AxisValue> values;
+  const bool flat = node.IsSequence() && node.size() > 0 &&
+                    std::all_of(node.begin(), node.end(), [](const YAML::Node& n) { return n.IsScalar(); });
+  if (pair_valued(f) && flat) return {read_problem_value(r, f, node, key, /*in_sweep=*/true)};
   for (const auto& item : r.list(node, key))
     values.push_back(read_problem_value(r, f, item, key, /*in_sweep=*/true));
   for (size_t i = 0; i < values.size() && !zipped; ++i)
@@ -180,8 +183,8 @@ SweepBlock parse_sweep_block(const YamlReader& r, const YAML::Node& node,
       config.zips.push_back(std::move(zg));
     }
   }
-  if (!seen.count("seq_len"))
-    r.fail(node, block_key + ".seq_len", "the sweep needs seq_len");
+  if (!seen.count("seq_len") && !seen.count("seq_lens"))
+    r.fail(node, block_key + ".seq_len", "the sweep needs seq_len (or seq_lens)");
   return config;
 }
 
@@ -208,31 +211,33 @@ void parse_sweep(const YamlReader& r, const YAML::Node& node, SweepConfig& confi
                std::to_string(kMaxPoints));
 }
 
-// The axis a point's value of `name` came from (the last block that sweeps it, for messages).
-const Axis* find_axis(const SweepConfig& config, const Point& point, const std::string& name) {
-  const Axis* found = nullptr;
-  for (const SweepBlock& block : config.sweeps) {
-    SweepConfig one;
-    one.sweeps = {block};
-    bool has_point = false;
-    for (const Point& p : expand_sweep(one, false)) has_point = has_point || p.id == point.id;
-    if (!has_point) continue;
-    for (const auto& a : block.axes)
-      if (a.name == name) found = &a;
-    for (const auto& z : block.zips)
-      for (const auto& a : z.axes)
-        if (a.name == name) found = &a;
-  }
-  return found;
+void check_point(const SweepConfig& config, const SweepBlock& block, const Point& point);
+
+const Axis* block_axis(const SweepBlock& block, const std::string& name) {
+  for (const auto& a : block.axes)
+    if (a.name == name) return &a;
+  for (const auto& z : block.zips)
+    for (const auto& a : z.axes)
+      if (a.name == name) return &a;
+  return nullptr;
 }
 
 // Combinations the axes cannot make one at a time: the first bad point, located at the axis that
-// must change.
+// must change (in the point's block).
 void check_points(const SweepConfig& config) {
-  for (const Point& point : expand_sweep(config, /*cuda_available=*/false)) {
+  for (const SweepBlock& block : config.sweeps) {
+    SweepConfig one = config;
+    one.sweeps = {block};
+    for (const Point& point : expand_sweep(one, /*cuda_available=*/false))
+      check_point(config, block, point);
+  }
+}
+
+void check_point(const SweepConfig& config, const SweepBlock& block, const Point& point) {
+  {
     const Problem& p = point.problem;
     auto fail = [&](const std::string& at, const std::string& msg) {
-      const Axis* axis = find_axis(config, point, at);
+      const Axis* axis = block_axis(block, at);
       throw ConfigError(config.file, axis ? axis->line : 1, axis ? axis->column : 1,
                         axis ? axis->key : "sweep." + at,
                         msg + " (point " + point.id + ")");
@@ -242,7 +247,30 @@ void check_points(const SweepConfig& config) {
                                    " does not divide heads " + std::to_string(p.heads) +
                                    "; grouped-query attention shares each kv head among an equal "
                                    "number of query heads");
-    if (p.causal && p.seq_len > p.seq_len_kv)
+    auto written = [&](const char* name) { return block_axis(block, name) != nullptr; };
+    for (auto [one, per_sequence] : {std::pair{"seq_len", "seq_lens"}, {"seq_len_kv", "seq_lens_kv"}})
+      if (written(one) && written(per_sequence))
+        fail(per_sequence, std::string("sets the lengths that '") + one +
+                               "' sets too; write one of them in a block");
+    if (!p.q_lens.empty() && p.seq_lens_kv.empty() && written("seq_len_kv"))
+      fail("seq_len_kv",
+           "seq_lens draws each sequence's length; write the key lengths per sequence as "
+           "seq_lens_kv (the same forms), or leave them out for a prefill");
+    if (p.causal && p.ragged())
+      for (int64_t b = 0; b < p.batch; ++b)
+        if (p.q_len(b) > p.kv_len(b))
+          fail(p.seq_lens_kv.empty() ? "seq_lens" : "seq_lens_kv",
+               "sequence " + std::to_string(b) + " has " + std::to_string(p.q_len(b)) +
+                   " queries and " + std::to_string(p.kv_len(b)) +
+                   " keys: under causal each sequence needs at least as many keys as queries");
+    if (p.causal && p.window_right > 0)
+      fail("window", "a causal mask sees no key ahead (RIGHT is 0); write RIGHT 0 or -1, or "
+                     "causal: false");
+    if (!p.paged() && written("page_size"))
+      fail("page_size", "page_size applies to a paged cache; add kv_layout: paged");
+    if (!p.paged() && written("page_order"))
+      fail("page_order", "page_order applies to a paged cache; add kv_layout: paged");
+    if (!p.ragged() && p.causal && p.seq_len > p.seq_len_kv)
       fail("seq_len_kv",
            "causal attention with seq_len_kv " + std::to_string(p.seq_len_kv) + " below seq_len " +
                std::to_string(p.seq_len) + " leaves the first " +

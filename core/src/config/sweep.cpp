@@ -1,8 +1,13 @@
 #include "config/sweep.hpp"
 
+#include "base/errors.hpp"
+#include "base/hash.hpp"
+#include "base/lengths.hpp"
 #include "base/names.hpp"
 #include "base/problem.hpp"
 
+#include <algorithm>
+#include <filesystem>
 #include <unordered_set>
 
 namespace attnbench {
@@ -12,6 +17,12 @@ namespace {
 // A sweep's own word for a field, resolved when points are made.
 constexpr const char* kAutoDevice = "auto";
 bool takes_auto(const Field<Problem>& f) { return f.name == "device"; }
+
+}  // namespace
+
+bool pair_valued(const Field<Problem>& f) { return f.name == "window"; }
+
+namespace {
 
 void apply(Problem& p, const Axis& axis, const AxisValue& value, bool cuda_available) {
   const Field<Problem>& f = *find_problem_field(axis.name);
@@ -27,8 +38,43 @@ struct Factor {
   size_t size() const { return axes.front()->values.size(); }
 };
 
-void expand_block(const SweepBlock& config, bool cuda_available, std::vector<Point>& points,
-                  std::unordered_set<std::string>& ids) {
+// Draws the point's lengths (seq_lens, seq_lens_kv) from the run's seed; the same spec and batch
+// give the same lengths at every other axis value, so backends and shapes compare on one batch.
+struct LengthsError : std::invalid_argument {
+  LengthsError(const std::string& axis, const std::string& what)
+      : std::invalid_argument(what), axis(axis) {}
+  std::string axis;
+};
+
+void draw_point_lengths(Problem& p, const SweepConfig& config) {
+  const std::string dir = std::filesystem::path(config.file).parent_path().string();
+  auto draw = [&](const char* axis, const std::string& written) {
+    try {
+      const LengthSpec spec = parse_length_spec(written);
+      const uint64_t seed =
+          config.seed ^ fnv1a(std::string(axis) + "/" + written + "/" + std::to_string(p.batch));
+      return std::pair{spec, draw_lengths(spec, p.batch, seed, dir)};
+    } catch (const std::invalid_argument& e) {
+      throw LengthsError(axis, e.what());
+    }
+  };
+  if (!p.seq_lens.empty()) {
+    auto [spec, lens] = draw("seq_lens", p.seq_lens);
+    if (spec.drawn()) p.q_lens = lens;
+    p.seq_len = *std::max_element(lens.begin(), lens.end());
+  }
+  if (!p.seq_lens_kv.empty()) {
+    auto [spec, lens] = draw("seq_lens_kv", p.seq_lens_kv);
+    if (spec.drawn()) p.kv_lens = lens;
+    p.seq_len_kv = *std::max_element(lens.begin(), lens.end());
+  } else if (!p.q_lens.empty()) {
+    p.kv_lens = p.q_lens;  // a prefill: each sequence attends over itself
+    p.seq_len_kv = p.seq_len;
+  }
+}
+
+void expand_block(const SweepBlock& config, const SweepConfig& sweep, bool cuda_available,
+                  std::vector<Point>& points, std::unordered_set<std::string>& ids) {
   // Factors in file order: the free axes written before `zip:`, the zip groups, the axes after.
   std::vector<Factor> factors;
   for (size_t i = 0; i <= config.axes.size(); ++i) {
@@ -55,7 +101,19 @@ void expand_block(const SweepBlock& config, bool cuda_available, std::vector<Poi
       for (const Axis* axis : factors[f].axes)
         apply(p, *axis, axis->values[index[f]], cuda_available);
     if (p.kv_heads == 0) p.kv_heads = p.heads;
+    try {
+      draw_point_lengths(p, sweep);
+    } catch (const LengthsError& e) {
+      const Axis* at = nullptr;
+      for (const Factor& f : factors)
+        for (const Axis* axis : f.axes)
+          if (axis->name == e.axis) at = axis;
+      throw ConfigError(sweep.file, at ? at->line : 1, at ? at->column : 1,
+                        at ? at->key : "sweep." + e.axis, e.what() + std::string(" (point ") +
+                                                              point_id(p) + ")");
+    }
     if (p.seq_len_kv == 0) p.seq_len_kv = p.seq_len;
+    if (p.paged() && p.page_size == 0) p.page_size = 16;
     Point point{p, point_id(p)};
     // "auto" and an explicit device can name the same point: measure it once.
     if (ids.insert(point.id).second) points.push_back(point);
@@ -77,7 +135,8 @@ void expand_block(const SweepBlock& config, bool cuda_available, std::vector<Poi
 std::vector<Point> expand_sweep(const SweepConfig& config, bool cuda_available) {
   std::vector<Point> points;
   std::unordered_set<std::string> ids;
-  for (const SweepBlock& block : config.sweeps) expand_block(block, cuda_available, points, ids);
+  for (const SweepBlock& block : config.sweeps)
+    expand_block(block, config, cuda_available, points, ids);
   return points;
 }
 
@@ -90,6 +149,24 @@ FieldValue read_problem_value(const YamlReader& r, const Field<Problem>& f, cons
   switch (f.type) {
     case FieldType::integer: return r.integer(node, key, 1);
     case FieldType::boolean: return r.boolean(node, key);
+    case FieldType::number: return r.number(node, key, 0, /*exclusive=*/false);
+    case FieldType::text: {
+      // A list is one value of a text axis: a list of lengths, a window's two edges.
+      std::string text;
+      if (node.IsSequence()) {
+        for (const auto& item : node) text += (text.empty() ? "" : ",") + r.scalar(item, key);
+        if (text.empty()) r.fail(node, key, "an empty list");
+      } else {
+        text = r.scalar(node, key);
+      }
+      Problem scratch;
+      try {
+        f.set(scratch, text);
+      } catch (const std::invalid_argument& e) {
+        r.fail(node, key, e.what());
+      }
+      return f.get(scratch);
+    }
     case FieldType::choice: {
       const std::string text = r.scalar(node, key);
       if (in_sweep && takes_auto(f) && text == kAutoDevice) return text;

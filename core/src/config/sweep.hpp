@@ -28,6 +28,9 @@ std::vector<Point> expand_sweep(const SweepConfig& config, bool cuda_available);
 // (`in_sweep`) a field may take a word of the sweep's own as well (device: auto).
 // The words a sweep may write for `f` beyond its own names: device's `auto`.
 std::vector<std::string> sweep_words(const Field<Problem>& f);
+// A field whose one value is a list (window: [LEFT, RIGHT]): a flat list is one value, a sweep of
+// several writes a list of lists.
+bool pair_valued(const Field<Problem>& f);
 FieldValue read_problem_value(const YamlReader& r, const Field<Problem>& f, const YAML::Node& node,
                               const std::string& key, bool in_sweep);
 

@@ -92,8 +92,18 @@ std::vector<Field<MeasureSettings>> settings_fields() {
 
 }  // namespace
 
-void to_json(json& j, const Problem& p) { j = record_json(problem_fields(), p); }
-void from_json(const json& j, Problem& p) { record_from_json(problem_fields(), j, p); }
+// The fields of the table, and the lengths drawn from seq_lens and seq_lens_kv (not axes: the
+// main process draws them once, so every worker measures the same batch).
+void to_json(json& j, const Problem& p) {
+  j = record_json(problem_fields(), p);
+  if (!p.q_lens.empty()) j["q_lens"] = p.q_lens;
+  if (!p.kv_lens.empty()) j["kv_lens"] = p.kv_lens;
+}
+void from_json(const json& j, Problem& p) {
+  record_from_json(problem_fields(), j, p);
+  if (j.contains("q_lens")) j.at("q_lens").get_to(p.q_lens);
+  if (j.contains("kv_lens")) j.at("kv_lens").get_to(p.kv_lens);
+}
 void to_json(json& j, const MeasureSettings& m) { j = record_json(settings_fields(), m); }
 void from_json(const json& j, MeasureSettings& m) { record_from_json(settings_fields(), j, m); }
 void to_json(json& j, const Row& r) { j = record_json(row_fields(), r); }
@@ -185,6 +195,7 @@ std::string setup_message(const RunOptions& o) {
                   {"info", record_json(run_info_fields(), o.info)}};
   put(options, "peak_tflops", o.peak_tflops);
   put(options, "peak_tflops_fp8", o.peak_tflops_fp8);
+  put(options, "bandwidth_gbps", o.bandwidth_gbps);
   return line(json{{"type", "setup"}, {"options", options}});
 }
 
@@ -264,6 +275,7 @@ Message parse_message(const std::string& line) {
       record_from_json(run_info_fields(), o.at("info"), m.options.info);
       get(o, "peak_tflops", m.options.peak_tflops);
       get(o, "peak_tflops_fp8", m.options.peak_tflops_fp8);
+      get(o, "bandwidth_gbps", m.options.bandwidth_gbps);
     } else if (m.type == "measure") {
       m.point.id = j.at("point").at("id");
       m.point.problem = j.at("point").at("problem");

@@ -130,6 +130,7 @@ struct KernelsResult {
 // Everything the passes of one (point, backend) produced; a pass that did not run stays empty.
 struct PassResults {
   std::optional<PassFailure> refused;  // unsupported, or the first call failed: nothing else ran
+  std::string feed;  // how the backend was fed when not natively (Support::feed); empty: native
   std::optional<InputScales> fp8_scales;
   std::optional<double> peak_reserved_mib;  // CUDA: the caching allocator's peak over all passes
   // CUDA: what the allocator still held after the backend's objects were gone and its cache was

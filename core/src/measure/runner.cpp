@@ -205,6 +205,7 @@ PassResults Runner::measure(const Point& point, const LoadedBackend& loaded) {
         attempt("supports", ctx, [&] { support = loaded.backend->supports(problem); });
     if (!results.refused && !support.supported)
       results.refused = PassFailure{Status::unsupported, support.reason};
+    results.feed = support.feed;
     if (!results.refused) {
       if (problem.device == Device::cuda) reset_peak_reserved(host_);
       run_passes(ctx, options_.seed ^ fnv1a(point.id + "/" + loaded.name), impl_->cuda, results);

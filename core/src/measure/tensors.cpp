@@ -44,6 +44,34 @@ at::Tensor dequantized(const at::Tensor& t, double scale) {
   return scale == 1 ? t.to(at::kDouble) : t.to(at::kDouble) * scale;
 }
 
+namespace {
+
+at::Tensor int32_on(const std::vector<int64_t>& values, const at::TensorOptions& like) {
+  return at::tensor(values, at::TensorOptions().dtype(at::kLong))
+      .to(at::kInt)
+      .to(like.device());
+}
+
+std::vector<int64_t> offsets(const Problem& p, bool keys) {
+  std::vector<int64_t> cu{0};
+  for (int64_t b = 0; b < p.batch; ++b) cu.push_back(cu.back() + (keys ? p.kv_len(b) : p.q_len(b)));
+  return cu;
+}
+
+int64_t pages_of(const Problem& p, int64_t b) { return (p.kv_len(b) + p.page_size - 1) / p.page_size; }
+
+// [s, skv] true where query row i may not see key j (bottom-right: row i stands at key i + skv - s).
+at::Tensor masked(const at::Tensor& rows, int64_t keys, int64_t offset, int64_t left, int64_t right) {
+  const at::Tensor pos = (rows + offset).unsqueeze(1);
+  const at::Tensor key = at::arange(keys, rows.options()).unsqueeze(0);
+  at::Tensor out = at::zeros({rows.size(0), keys}, rows.options().dtype(at::kBool));
+  if (right >= 0) out = out.logical_or(key > pos + right);
+  if (left >= 0) out = out.logical_or(key < pos - left);
+  return out;
+}
+
+}  // namespace
+
 InputTensors make_inputs(const Problem& p, uint64_t seed) {
   const bool fp8 = p.dtype == DType::fp8_e4m3;
   const auto options = at::TensorOptions()
@@ -51,20 +79,74 @@ InputTensors make_inputs(const Problem& p, uint64_t seed) {
                            .device(p.device == Device::cuda ? at::kCUDA : at::kCPU);
   at::manual_seed(seed);
   InputTensors in;
-  in.q = at::randn({p.batch, p.heads, p.seq_len, p.head_dim}, options);
-  in.k = at::randn({p.batch, p.kv_heads, p.seq_len_kv, p.head_dim}, options);
-  in.v = at::randn({p.batch, p.kv_heads, p.seq_len_kv, p.head_dim}, options);
+  in.problem = p;
+  if (!p.packed()) {
+    in.q = at::randn({p.batch, p.heads, p.seq_len, p.head_dim}, options);
+    in.k = at::randn({p.batch, p.kv_heads, p.seq_len_kv, p.head_dim}, options);
+    in.v = at::randn({p.batch, p.kv_heads, p.seq_len_kv, p.head_dim}, options);
+  } else {
+    const std::vector<int64_t> cu_q = offsets(p, false), cu_kv = offsets(p, true);
+    in.q = at::randn({cu_q.back(), p.heads, p.head_dim}, options);
+    in.cu_seqlens_q = int32_on(cu_q, options);
+    std::vector<int64_t> lens;
+    for (int64_t b = 0; b < p.batch; ++b) lens.push_back(p.kv_len(b));
+    in.kv_lens = int32_on(lens, options);
+    if (!p.paged()) {
+      in.k = at::randn({cu_kv.back(), p.kv_heads, p.head_dim}, options);
+      in.v = at::randn({cu_kv.back(), p.kv_heads, p.head_dim}, options);
+      in.cu_seqlens_kv = int32_on(cu_kv, options);
+    } else {
+      int64_t pages = 0, widest = 0;
+      for (int64_t b = 0; b < p.batch; ++b) pages += pages_of(p, b), widest = std::max(widest, pages_of(p, b));
+      in.k = at::randn({pages, p.page_size, p.kv_heads, p.head_dim}, options);
+      in.v = at::randn({pages, p.page_size, p.kv_heads, p.head_dim}, options);
+      // Page ids in order, or a permutation of them: sequence b's pages are then scattered.
+      const at::Tensor ids = p.page_order == PageOrder::shuffled
+                                 ? at::randperm(pages, at::TensorOptions().dtype(at::kLong))
+                                 : at::arange(pages, at::TensorOptions().dtype(at::kLong));
+      at::Tensor table = at::zeros({p.batch, std::max<int64_t>(widest, 1)}, at::kLong);
+      int64_t next = 0;
+      for (int64_t b = 0; b < p.batch; ++b)
+        for (int64_t i = 0; i < pages_of(p, b); ++i) table[b][i] = ids[next++];
+      in.page_table = table.to(at::kInt).to(options.device());
+    }
+  }
   if (p.direction == Direction::bwd) in.grad_out = at::randn_like(in.q);
   if (fp8) {
     in.q_scale = quantize_fp8(in.q);
     in.k_scale = quantize_fp8(in.k);
     in.v_scale = quantize_fp8(in.v);
   }
-  if (p.causal)  // query i sees keys up to i + seq_len_kv - seq_len
-    in.causal_mask = at::ones({p.seq_len, p.seq_len_kv}, options.dtype(at::kBool))
-                         .triu(1 + p.seq_len_kv - p.seq_len);
+  if (!p.packed() && (p.causal || p.windowed()))
+    in.mask = masked(at::arange(p.seq_len, options.dtype(at::kLong)), p.seq_len_kv,
+                     p.seq_len_kv - p.seq_len, p.window_left, p.right_edge());
   in.scale = 1.0 / std::sqrt(static_cast<double>(p.head_dim));
   return in;
+}
+
+std::pair<at::Tensor, at::Tensor> sequence_kv(const InputTensors& in, int64_t b) {
+  const Problem& p = in.problem;
+  if (!p.packed()) return {in.k[b], in.v[b]};
+  const int64_t len = p.kv_len(b);
+  if (!p.paged()) {
+    const int64_t start = in.cu_seqlens_kv[b].item<int64_t>();
+    return {in.k.narrow(0, start, len).transpose(0, 1), in.v.narrow(0, start, len).transpose(0, 1)};
+  }
+  const at::Tensor pages = in.page_table[b].narrow(0, 0, pages_of(p, b)).to(at::kLong);
+  auto gather = [&](const at::Tensor& cache) {
+    return cache.index_select(0, pages).flatten(0, 1).narrow(0, 0, len).transpose(0, 1);
+  };
+  return {gather(in.k), gather(in.v)};
+}
+
+std::vector<int64_t> checked_sequences(const Problem& p) {
+  int64_t longest = 0;
+  for (int64_t b = 1; b < p.batch; ++b)
+    if (p.q_len(b) * p.kv_len(b) > p.q_len(longest) * p.kv_len(longest)) longest = b;
+  std::vector<int64_t> out{0, p.batch - 1, longest, p.batch / 3, 2 * p.batch / 3};
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 namespace {
@@ -79,15 +161,15 @@ void check_like(const at::Tensor& got, const at::Tensor& want, const char* name)
 }
 
 // Float64 attention of query rows `rows` (positions in the sequence) of q [..., rows, d] against
-// k, v [seq_len_kv, d], with the bottom-right causal mask when `causal`.
+// k, v [seq_len_kv, d]: scores capped by softcap, masked outside the window (bottom-right).
 at::Tensor reference_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                               const at::Tensor& rows, int64_t offset, bool causal, double scale) {
+                               const at::Tensor& rows, int64_t offset, const Problem& p,
+                               double scale) {
   at::Tensor scores = at::matmul(q, k.t()) * scale;
-  if (causal) {
-    const at::Tensor key_pos = at::arange(k.size(0), rows.options());
-    scores = scores.masked_fill(key_pos.unsqueeze(0) > (rows + offset).unsqueeze(1),
+  if (p.softcap > 0) scores = at::tanh(scores / p.softcap) * p.softcap;
+  if (p.causal || p.windowed())
+    scores = scores.masked_fill(masked(rows, k.size(0), offset, p.window_left, p.right_edge()),
                                 -std::numeric_limits<double>::infinity());
-  }
   return at::matmul(at::softmax(scores, -1), v);
 }
 
@@ -117,24 +199,31 @@ ReferenceError forward_error(const InputTensors& in, const at::Tensor& out_as_re
   if (!at::isfinite(out).all().item<bool>())
     return {std::numeric_limits<double>::quiet_NaN(), "out"};
 
-  const int64_t batch = in.q.size(0), heads = in.q.size(1), seq = in.q.size(2);
-  const int64_t group = heads / in.k.size(1), offset = in.k.size(2) - seq;
-  const int64_t count = std::min<int64_t>(64, seq);
-  const at::Tensor rows =
-      at::linspace(0, static_cast<double>(seq - 1), count, in.q.options().dtype(at::kDouble))
-          .round()
-          .to(at::kLong);
+  const Problem& p = in.problem;
+  const int64_t group = p.group_size();
+  const std::vector<int64_t> cu_q = offsets(p, false);
+  // Sequence b's rows as [heads, q_len(b), head_dim], in either layout.
+  auto rows_of = [&](const at::Tensor& t, int64_t b) {
+    return p.packed() ? t.narrow(0, cu_q[b], p.q_len(b)).transpose(0, 1) : t[b];
+  };
   double worst = 0;
-  for (int64_t b : {int64_t{0}, batch - 1}) {
-    for (int64_t g = 0; g < in.k.size(1); ++g) {  // every kv head with its group of query heads
-      const at::Tensor k = dequantized(in.k[b][g], in.k_scale);
-      const at::Tensor v = dequantized(in.v[b][g], in.v_scale);
+  for (int64_t b : checked_sequences(p)) {
+    const int64_t seq = p.q_len(b), offset = p.kv_len(b) - seq;
+    const int64_t count = std::min<int64_t>(64, seq);
+    const at::Tensor rows =
+        at::linspace(0, static_cast<double>(seq - 1), count, in.q.options().dtype(at::kDouble))
+            .round()
+            .to(at::kLong);
+    const auto [keys, values] = sequence_kv(in, b);
+    for (int64_t g = 0; g < p.kv_heads; ++g) {  // every kv head with its group of query heads
+      const at::Tensor k = dequantized(keys[g], in.k_scale);
+      const at::Tensor v = dequantized(values[g], in.v_scale);
       // fp8 widened to bf16 (exactly) first: not every op takes fp8
-      const at::Tensor q = widened(in.q[b].narrow(0, g * group, group)).index_select(1, rows);
-      const at::Tensor ref = reference_attention(dequantized(q, in.q_scale), k, v, rows, offset,
-                                                 in.causal_mask.defined(), in.scale);
+      const at::Tensor q = widened(rows_of(in.q, b).narrow(0, g * group, group)).index_select(1, rows);
+      const at::Tensor ref =
+          reference_attention(dequantized(q, in.q_scale), k, v, rows, offset, p, in.scale);
       const at::Tensor got =
-          dequantized(out[b].narrow(0, g * group, group).index_select(1, rows), out_scale);
+          dequantized(rows_of(out, b).narrow(0, g * group, group).index_select(1, rows), out_scale);
       const at::Tensor err = (got - ref).norm(2, {2}) / ref.norm(2, {2});
       worst = std::max(worst, err.max().item<double>());
     }
@@ -151,6 +240,8 @@ ReferenceError backward_error(const InputTensors& in, const at::Tensor& dq, cons
     if (!at::isfinite(*grad).all().item<bool>())
       return {std::numeric_limits<double>::quiet_NaN(), name};
 
+  if (in.problem.packed())
+    throw std::runtime_error("attnbench checks the backward pass in the uniform layout only");
   c10::InferenceMode no_inference(false);  // autograd needs ordinary tensors
   at::AutoGradMode grad_mode(true);
   const int64_t batch = in.q.size(0), kv_heads = in.k.size(1), seq = in.q.size(2);
@@ -175,7 +266,7 @@ ReferenceError backward_error(const InputTensors& in, const at::Tensor& dq, cons
         const at::Tensor q = heads_q.narrow(1, start, n).detach().requires_grad_(true);
         const at::Tensor rows = at::arange(start, start + n, dbl.dtype(at::kLong));
         const at::Tensor out =
-            reference_attention(q, k, v, rows, offset, in.causal_mask.defined(), in.scale);
+            reference_attention(q, k, v, rows, offset, in.problem, in.scale);
         const auto grads = torch::autograd::grad({out}, {q, k, v}, {heads_do.narrow(1, start, n)});
         ref_dq.narrow(1, start, n).copy_(grads[0]);
         ref_dk += grads[1];

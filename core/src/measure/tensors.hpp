@@ -8,28 +8,43 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace attnbench {
 
 at::ScalarType scalar_type(DType dtype);
 
 struct InputTensors {
-  at::Tensor q, k, v;
-  at::Tensor causal_mask;  // [seq_len, seq_len_kv], bottom-right; undefined unless causal
-  at::Tensor grad_out;     // like q; undefined unless the problem is bwd
+  Problem problem;
+  at::Tensor q, k, v;  // in the problem's layout (backend.hpp): uniform, packed or paged
+  at::Tensor mask;     // uniform: [seq_len, seq_len_kv], causal and window; undefined: none
+  at::Tensor grad_out;  // like q; undefined unless the problem is bwd
+  // Packed layout: int32 on q's device (backend.hpp's Inputs), and host copies of the offsets.
+  at::Tensor cu_seqlens_q, cu_seqlens_kv, kv_lens, page_table;
   double scale = 1;
   double q_scale = 1, k_scale = 1, v_scale = 1;  // fp8: value = fp8 number * scale
 
   Inputs view() const {
-    return {q,     k,       v,       causal_mask.defined() ? &causal_mask : nullptr,
-            scale, q_scale, k_scale, v_scale};
+    auto opt = [](const at::Tensor& t) { return t.defined() ? &t : nullptr; };
+    return {problem,  q,       k,       v,        opt(mask),          scale,
+            q_scale,  k_scale, v_scale, opt(cu_seqlens_q), opt(cu_seqlens_kv), opt(kv_lens),
+            opt(page_table)};
   }
 };
 
 // Fresh standard-normal q, k, v (and grad_out for bwd) from `seed`: never zeros, they hide
 // unwritten outputs. fp8_e4m3 points draw the same numbers and quantize each tensor with the scale
-// that maps its largest magnitude to fp8's largest (448); grad_out is then bf16.
+// that maps its largest magnitude to fp8's largest (448); grad_out is then bf16. A paged cache's
+// page table is filled in order or as a permutation drawn from `seed` (page_order).
 InputTensors make_inputs(const Problem& problem, uint64_t seed);
+
+// Sequence b's keys and values as [kv_heads, kv_len(b), head_dim] views or gathers, read through
+// the page table when paged: what the reference attends over.
+std::pair<at::Tensor, at::Tensor> sequence_kv(const InputTensors& inputs, int64_t b);
+
+// The sequences the forward check reads: the first, the last, the longest, and two between.
+std::vector<int64_t> checked_sequences(const Problem& problem);
 
 // How far a backend's result is from float64 attention; NaN when it has a non-finite value.
 struct ReferenceError {
@@ -40,9 +55,10 @@ struct ReferenceError {
 // q, k or v as the float64 values a backend must attend over (its fp8 numbers times the scale).
 at::Tensor dequantized(const at::Tensor& t, double scale);
 
-// Forward: the largest per-row relative error ||out - ref|| / ||ref|| on a slice: the first and
-// last batch entry, every head (a wrong head-to-kv-head mapping shows in any), up to 64 query rows
-// spread over the sequence. Rows are independent, so this stays cheap at any size and makes
+// Forward: the largest per-row relative error ||out - ref|| / ||ref|| on a slice: the checked
+// sequences, every head (a wrong head-to-kv-head mapping shows in any), up to 64 query rows
+// spread over each sequence (with a window: its first and last rows among them), the window and
+// the softcap applied in float64. Rows are independent, so this stays cheap at any size and makes
 // nothing of size seq_len x seq_len_kv.
 ReferenceError forward_error(const InputTensors& inputs, const at::Tensor& out);
 

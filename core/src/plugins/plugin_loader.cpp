@@ -51,8 +51,11 @@ LoadedBackend load_plugin(const std::filesystem::path& file) {
         "built for ABI " + std::to_string(*abi) + ", this attnbench speaks " +
         std::to_string(kPluginAbiVersion) +
         (*abi == 1   ? " (2 added kv_heads, seq_len_kv, direction and prepare_backward; 3 fp8_e4m3 "
-                       "and the inputs' scales)"
-         : *abi == 2 ? " (3 added fp8_e4m3 and the inputs' scales)"
+                       "and the inputs' scales; 4 ragged, paged, window and softcap)"
+         : *abi == 2 ? " (3 added fp8_e4m3 and the inputs' scales; 4 ragged, paged, window and "
+                       "softcap)"
+         : *abi == 3 ? " (4 added ragged batches, paged caches, windows, softcap and the "
+                       "Problem in Inputs)"
                      : "") +
         "; rebuild the plugin against this attnbench's headers");
   if (!has_factory)

@@ -16,6 +16,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -119,19 +120,17 @@ PyObject* harness_module() {
   return harness;
 }
 
-DType dtype_of(at::ScalarType t) {
-  switch (t) {
-    case at::kHalf: return DType::f16;
-    case at::kBFloat16: return DType::bf16;
-    case at::kFloat: return DType::f32;
-    default: return DType::fp8_e4m3;
-  }
-}
-
 bool same_problem(const Problem& a, const Problem& b) {
   for (const auto& f : problem_fields())
     if (f.get(a) != f.get(b)) return false;
-  return true;
+  return a.q_lens == b.q_lens && a.kv_lens == b.kv_lens;
+}
+
+PyObject* python_list(const std::vector<int64_t>& values) {
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(values.size()));
+  for (size_t i = 0; i < values.size(); ++i)
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), PyLong_FromLongLong(values[i]));
+  return list;
 }
 
 // A problem field's value as Python sees it: int, bool or str (a choice by its name).
@@ -164,6 +163,19 @@ class PythonBackend final : public Backend {
   std::string description() const override { return description_; }
 
   Support supports(const Problem& problem) const override {
+    // A variant reaches the function as keywords; one it does not take would be dropped silently.
+    auto lacks = [&](const char* key) {
+      return std::find(keywords_.begin(), keywords_.end(), key) == keywords_.end();
+    };
+    auto refuse = [&](const std::string& variant, const std::string& keys) {
+      return Support::no(ref_.function + "() takes no " + keys + " keyword, so it cannot run " +
+                         variant + " (docs/backends.md lists the keywords)");
+    };
+    if (problem.packed() && lacks("cu_seqlens_q")) return refuse("a ragged batch", "cu_seqlens_q");
+    if (problem.paged() && lacks("page_table")) return refuse("a paged cache", "page_table");
+    if (problem.windowed() && lacks("window") && (problem.packed() || lacks("mask")))
+      return refuse("a sliding window", "window (or mask)");
+    if (problem.softcap > 0 && lacks("softcap")) return refuse("a softcap", "softcap");
     if (!supports_) return Support::yes();
     Gil gil;
     Ref answer(PyObject_CallOneArg(supports_.p, problem_object(problem)));
@@ -193,13 +205,7 @@ class PythonBackend final : public Backend {
  private:
   at::Tensor call(const Inputs& in, Direction direction) {
     Gil gil;
-    Problem problem;
-    problem.batch = in.q.size(0), problem.heads = in.q.size(1), problem.kv_heads = in.k.size(1);
-    problem.seq_len = in.q.size(2), problem.seq_len_kv = in.k.size(2);
-    problem.head_dim = in.q.size(3);
-    problem.dtype = dtype_of(in.q.scalar_type());
-    problem.causal = in.causal_mask != nullptr;
-    problem.device = in.q.is_cuda() ? Device::cuda : Device::cpu;
+    Problem problem = in.problem;
     problem.direction = direction;
     Ref args(PyTuple_New(3));
     PyTuple_SET_ITEM(args.p, 0, THPVariable_Wrap(in.q));
@@ -213,7 +219,19 @@ class PythonBackend final : public Backend {
       else if (key == "scale")
         value = Ref(PyFloat_FromDouble(in.scale));
       else if (key == "mask")
-        value = Ref(in.causal_mask ? THPVariable_Wrap(*in.causal_mask) : Py_NewRef(Py_None));
+        value = Ref(in.mask ? THPVariable_Wrap(*in.mask) : Py_NewRef(Py_None));
+      else if (key == "cu_seqlens_q" || key == "cu_seqlens_kv" || key == "kv_lens" ||
+               key == "page_table") {
+        const at::Tensor* t = key == "cu_seqlens_q"    ? in.cu_seqlens_q
+                              : key == "cu_seqlens_kv" ? in.cu_seqlens_kv
+                              : key == "kv_lens"       ? in.kv_lens
+                                                       : in.page_table;
+        value = Ref(t ? THPVariable_Wrap(*t) : Py_NewRef(Py_None));
+      } else if (key == "window")  // (left, right), -1 unbounded, right 0 under causal
+        value = Ref(Py_BuildValue("(LL)", static_cast<long long>(problem.window_left),
+                                  static_cast<long long>(problem.right_edge())));
+      else if (key == "softcap")
+        value = Ref(PyFloat_FromDouble(problem.softcap));
       else if (key == "problem")
         value = Ref(Py_NewRef(problem_object(problem)));
       else if (key == "q_scale")
@@ -244,6 +262,16 @@ class PythonBackend final : public Backend {
     for (const auto& f : problem_fields()) {
       Ref value(python_value(f.get(p)));
       if (fields && value) PyDict_SetItemString(fields.p, f.name.c_str(), value.p);
+    }
+    // The drawn lengths (one per sequence; empty: uniform) and the window's edges as numbers.
+    for (const auto& [name, lens] : {std::pair{"q_lens", &p.q_lens}, {"kv_lens", &p.kv_lens}}) {
+      Ref value(python_list(*lens));
+      if (fields && value) PyDict_SetItemString(fields.p, name, value.p);
+    }
+    for (const auto& [name, edge] :
+         {std::pair{"window_left", p.window_left}, {"window_right", p.right_edge()}}) {
+      Ref value(PyLong_FromLongLong(edge));
+      if (fields && value) PyDict_SetItemString(fields.p, name, value.p);
     }
     Ref made(fields && make && none ? PyObject_Call(make.p, none.p, fields.p) : nullptr);
     if (!made)

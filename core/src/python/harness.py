@@ -15,7 +15,8 @@ import types
 import torch
 
 # What a backend's function may take besides q, k, v: it gets those its signature names.
-KEYWORDS = ("causal", "scale", "mask", "problem", "q_scale", "k_scale", "v_scale")
+KEYWORDS = ("causal", "scale", "mask", "problem", "q_scale", "k_scale", "v_scale",
+            "cu_seqlens_q", "cu_seqlens_kv", "kv_lens", "page_table", "window", "softcap")
 
 _modules = {}  # path -> module: two functions of one file share one import
 
@@ -74,10 +75,13 @@ DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32,
 
 def problem(**fields):
     """The row's problem: every field of core/src/base/problem.cpp's table by its name (the bridge
-    passes them all), dtype as a torch dtype (its name in dtype_name), and group_size."""
+    passes them all), dtype as a torch dtype (its name in dtype_name), group_size, the drawn
+    lengths q_lens and kv_lens (lists; empty: uniform), window_left and window_right (ints, -1:
+    unbounded, right 0 under causal) and packed (ragged or paged: q is [total_q, heads, dim])."""
     p = types.SimpleNamespace(**fields)
     p.dtype_name, p.dtype = p.dtype, DTYPES[p.dtype]
     p.group_size = p.heads // p.kv_heads
+    p.packed = bool(p.q_lens or p.kv_lens) or p.kv_layout == "paged"
     return p
 
 

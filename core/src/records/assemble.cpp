@@ -19,6 +19,14 @@ Row base_row(const RowSetup& setup) {
   row.problem = setup.problem;
   row.run = setup.run;
   row.gflop = attention_flop(setup.problem) / 1e9;
+  row.gbytes = attention_bytes(setup.problem) / 1e9;
+  row.total_q_tokens = total_q_tokens(setup.problem);
+  row.total_kv_tokens = total_kv_tokens(setup.problem);
+  if (setup.peak_tflops && setup.bandwidth_gbps && *row.gbytes > 0) {
+    // The ridge point: FLOP per byte where the two roofs meet.
+    const double ridge = *setup.peak_tflops * 1e3 / *setup.bandwidth_gbps;
+    row.bound = *row.gflop / *row.gbytes < ridge ? "memory" : "compute";
+  }
   row.tolerance = setup.tolerance;
   return row;
 }
@@ -48,16 +56,21 @@ void apply_correctness(Row& row, const CorrectnessResult& c) {
   }
 }
 
-void apply_rate(Row& row, std::optional<double> peak_tflops) {
+void apply_rate(Row& row, const RowSetup& setup) {
   if (!row.time_ms_median || *row.time_ms_median <= 0) return;
   row.tflops = *row.gflop / *row.time_ms_median;  // GFLOP per ms = TFLOP/s
-  if (peak_tflops) {
-    row.pct_of_peak = 100 * *row.tflops / *peak_tflops;
+  if (setup.peak_tflops) {
+    row.pct_of_peak = 100 * *row.tflops / *setup.peak_tflops;
     if (*row.pct_of_peak > 100) row.add_flag(Flag::above_peak);
+  }
+  row.tb_per_s = *row.gbytes / *row.time_ms_median;  // GB per ms = TB/s
+  if (setup.bandwidth_gbps) {
+    row.pct_of_bandwidth = 100 * *row.tb_per_s * 1e3 / *setup.bandwidth_gbps;
+    if (*row.pct_of_bandwidth > 100) row.add_flag(Flag::above_bandwidth);
   }
 }
 
-void apply_timing(Row& row, const TimingResult& t, std::optional<double> peak_tflops) {
+void apply_timing(Row& row, const TimingResult& t, const RowSetup& setup) {
   const Summary& s = t.summary;
   row.time_ms_median = s.median, row.time_ms_p10 = s.p10, row.time_ms_p90 = s.p90;
   row.time_rel_spread = s.rel_spread, row.time_rel_noise = s.rel_noise;
@@ -72,13 +85,13 @@ void apply_timing(Row& row, const TimingResult& t, std::optional<double> peak_tf
     if (t.device_end->sm_clock_mhz < t.device_start->sm_clock_mhz * (1 - kClockDropFlag))
       row.add_flag(Flag::clock_throttled);
   }
-  apply_rate(row, peak_tflops);
+  apply_rate(row, setup);
 }
 
 // The events time the stream the harness calls on; work a backend puts on a stream of its own
 // escapes them. CUPTI saw all of it: when a call's GPU time exceeds the timed time by more than
 // the timing's noise allows, the row says so and takes its times from the kernels pass.
-void cover_untimed_work(Row& row, const KernelsResult& k, std::optional<double> peak_tflops) {
+void cover_untimed_work(Row& row, const KernelsResult& k, const RowSetup& setup) {
   if (row.timing_mode == TimingMode::wall || !row.time_ms_median || k.gpu_us_per_call <= 0) return;
   // Allowed: the timing's noise (three robust standard deviations), at least 10% (clocks differ
   // between passes) and at most 100%: no honest call's kernels take twice its timed time.
@@ -86,13 +99,14 @@ void cover_untimed_work(Row& row, const KernelsResult& k, std::optional<double> 
   const double slack = std::clamp(3 * row.time_rel_noise.value_or(0), 0.1, 1.0);
   if (k.gpu_us_per_call <= timed_us * (1 + slack)) return;
   row.drop_flag(Flag::above_peak);  // judged on the times the events got wrong
+  row.drop_flag(Flag::above_bandwidth);
   row.add_flag(Flag::untimed_gpu_work);
   // The GPU time of the call's activities: what the events missed. (Not the span: under CUPTI the
   // host launches slowly, and the gaps between a call's launches stretch it.)
   row.time_ms_median = row.time_ms_p10 = row.time_ms_p90 = k.gpu_us_per_call / 1e3;
   row.time_rel_spread.reset(), row.time_rel_noise.reset();  // a few traced calls: no spread
-  row.tflops.reset(), row.pct_of_peak.reset();
-  apply_rate(row, peak_tflops);
+  row.tflops.reset(), row.pct_of_peak.reset(), row.tb_per_s.reset(), row.pct_of_bandwidth.reset();
+  apply_rate(row, setup);
 }
 
 }  // namespace
@@ -110,6 +124,7 @@ RowSetup row_setup(const std::string& point_id, const Problem& problem, const st
     setup.tolerance = scaled_tolerance(it->second, problem);
   setup.peak_tflops =
       problem.dtype == DType::fp8_e4m3 ? options.peak_tflops_fp8 : options.peak_tflops;
+  setup.bandwidth_gbps = options.bandwidth_gbps;
   setup.keep_samples = options.measurement.keep_samples;
   return setup;
 }
@@ -122,6 +137,7 @@ BackendRecords assemble_records(const RowSetup& setup, const PassResults& r) {
   base.peak_reserved_mib = r.peak_reserved_mib;
   base.reserved_left_mib = r.reserved_left_mib;
   base.first_call_ms = r.first_call_ms;
+  base.feed = r.feed;
   if (r.reserved_left_mib && *r.reserved_left_mib > kLeakedMib)
     base.add_flag(Flag::leaked_device_memory);
   if (r.fp8_scales)
@@ -195,8 +211,8 @@ BackendRecords assemble_records(const RowSetup& setup, const PassResults& r) {
         row.reason = timed.failure->reason;
       }
       if (timed.result) {
-        apply_timing(row, *timed.result, setup.peak_tflops);
-        if (r.kernels) cover_untimed_work(row, *r.kernels, setup.peak_tflops);
+        apply_timing(row, *timed.result, setup);
+        if (r.kernels) cover_untimed_work(row, *r.kernels, setup);
         if (setup.keep_samples) out.samples.push_back({mode, timed.result->samples});
       }
     }

@@ -20,7 +20,8 @@ struct RowSetup {
   RunInfo run;
   std::vector<TimingMode> modes;      // one row each
   std::optional<double> tolerance;    // the dtype's limit for rel_err
-  std::optional<double> peak_tflops;  // for pct_of_peak
+  std::optional<double> peak_tflops;     // for pct_of_peak
+  std::optional<double> bandwidth_gbps;  // for pct_of_bandwidth and bound
   bool keep_samples = false;
 };
 
@@ -33,7 +34,9 @@ RowSetup row_setup(const std::string& point_id, const Problem& problem, const st
 //  - correctness: `wrong` when rel_err is NaN or above the tolerance (the row is still timed);
 //  - a failed pass sets status and reason for every row, over `wrong`; a failed timing mode only
 //    its own row, unless the row already failed;
-//  - flags: kernel_set_varies, then per row noise_target_missed and above_peak.
+//  - flags: kernel_set_varies, then per row noise_target_missed and above_peak;
+//  - bound: memory when gflop / gbytes is below the ridge peak_tflops / bandwidth, else compute
+//    (both ceilings needed); pct_of_bandwidth over 100 flags above_bandwidth.
 BackendRecords assemble_records(const RowSetup& setup, const PassResults& results);
 
 }  // namespace attnbench

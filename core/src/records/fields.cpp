@@ -71,6 +71,13 @@ const std::vector<Field<Row>>& row_fields() {
             field("status", &Row::status, "",
                   "`ok`, `unsupported`, `wrong`, `error`, `oom`, `crashed` or `timeout`"),
             field("reason", &Row::reason, "", "why, when status is not ok"),
+            field("feed", &Row::feed, "",
+                  "how the backend ran a variant it has no entry point for (padded to the "
+                  "longest sequence with a mask, say); empty: natively"),
+            field("total_q_tokens", &Row::total_q_tokens, "count",
+                  "query rows over the batch's sequences"),
+            field("total_kv_tokens", &Row::total_kv_tokens, "count",
+                  "key/value rows over the batch's sequences (each cache in full)"),
             judged(field("time_ms_median", &Row::time_ms_median, "ms",
                          "median time per call over the samples"),
                    gpu_time(false, true)),
@@ -145,13 +152,26 @@ const std::vector<Field<Row>>& row_fields() {
             field("fp8_scale_v", &Row::fp8_scale_v, "", "fp8_e4m3: v's per-tensor scale"),
             field(
                 "gflop", &Row::gflop, "GFLOP",
-                "useful work: 4 batch heads head_dim pairs (unmasked pairs when causal), 2.5x bwd"),
+                "useful work: 4 heads head_dim pairs, over every sequence's pairs inside the "
+                "mask (causal, window), 2.5x bwd"),
             judged(field("tflops", &Row::tflops, "TFLOP/s", "gflop / time_ms_median"),
                    gpu_time(true, true)),
             judged(field("pct_of_peak", &Row::pct_of_peak, "%",
                          "tflops against the matmul peak of the row's dtype: fp8 rows against "
                          "the fp8 one (attnbench calibrate, or peak_tflops and peak_tflops_fp8)"),
                    gpu_time(true, true)),
+            field("gbytes", &Row::gbytes, "GB",
+                  "the least the call moves: q and out once, the k and v rows some query sees "
+                  "once, the page table; bwd adds grad_out, dq, dk and dv"),
+            judged(field("tb_per_s", &Row::tb_per_s, "TB/s", "gbytes / time_ms_median"),
+                   gpu_time(true, true)),
+            judged(field("pct_of_bandwidth", &Row::pct_of_bandwidth, "%",
+                         "tb_per_s against the device's measured bandwidth (attnbench calibrate: "
+                         "the larger of a device copy's and a reduction's)"),
+                   gpu_time(true, true)),
+            field("bound", &Row::bound, "",
+                  "`memory` when gflop / gbytes is below the ridge (peak TFLOP/s over bandwidth), "
+                  "else `compute`; empty without both ceilings"),
             field("sm_clock_mhz_start", &Row::sm_clock_mhz_start, "MHz",
                   "SM clock (NVML) when the timing pass started"),
             field("sm_clock_mhz_end", &Row::sm_clock_mhz_end, "MHz",

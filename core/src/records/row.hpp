@@ -40,6 +40,8 @@ struct Row {
   std::string device_index;  // the GPU a run --devices worker was given; empty: the default one
   Status status = Status::ok;
   std::string reason;
+  std::string feed;  // how the backend ran the problem when not natively; empty: native
+  std::optional<int64_t> total_q_tokens, total_kv_tokens;  // over the batch's sequences
 
   std::optional<double> time_ms_median, time_ms_p10, time_ms_p90, time_rel_spread, time_rel_noise;
   std::optional<int64_t> samples;
@@ -67,6 +69,10 @@ struct Row {
   // fp8_e4m3 points: each input's per-tensor scale (value = fp8 number * scale).
   std::optional<double> fp8_scale_q, fp8_scale_k, fp8_scale_v;
   std::optional<double> gflop, tflops, pct_of_peak;
+  // Bytes the call must move at least, the rate that makes, against the device's bandwidth, and
+  // which ceiling the row's arithmetic intensity puts it under ("memory" or "compute").
+  std::optional<double> gbytes, tb_per_s, pct_of_bandwidth;
+  std::string bound;
   // The GPU around the timing pass (NVML): SM clock at its start and end, power and temperature at
   // its end.
   std::optional<double> sm_clock_mhz_start, sm_clock_mhz_end, power_w, temperature_c;

@@ -18,6 +18,7 @@ struct RunOptions {
   std::map<DType, double> tolerance = default_tolerances();
   std::optional<double> peak_tflops;      // from the config or a calibration file
   std::optional<double> peak_tflops_fp8;  // fp8 rows' peak, likewise
+  std::optional<double> bandwidth_gbps;   // the device's memory bandwidth, from the calibration
   uint64_t seed = 1234;
   RunInfo info;
   // Told the name of each pass as it starts (a worker reports it, so a crash names its pass).

@@ -15,13 +15,14 @@ void save_calibration(const Calibration& c, const std::string& path) {
       {"device_name", c.device_name},
       {"bf16_matmul_tflops", c.bf16_matmul_tflops},
       {"copy_gbps", c.copy_gbps},
+      {"read_gbps", c.read_gbps ? nlohmann::json(*c.read_gbps) : nlohmann::json()},
       {"fp8_matmul_tflops",
        c.fp8_matmul_tflops ? nlohmann::json(*c.fp8_matmul_tflops) : nlohmann::json()},
       {"torch_version", c.torch_version},
       {"measured_at", c.measured_at},
       {"method",
-       "bf16 8192x8192x8192 at::mm, the same in fp8_e4m3 by at::_scaled_mm (bf16 out), and a 4 GiB "
-       "device copy, CUDA events, "
+       "bf16 8192x8192x8192 at::mm, the same in fp8_e4m3 by at::_scaled_mm (bf16 out), a 4 GiB "
+       "device copy and a sum over the same 4 GiB (reads), CUDA events, "
        "median of 10 samples after 3 warm-up runs, random inputs"}};
   const auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
@@ -39,6 +40,8 @@ std::optional<Calibration> load_calibration(const std::string& path) {
     c.device_name = j.at("device_name").get<std::string>();
     c.bf16_matmul_tflops = j.at("bf16_matmul_tflops").get<double>();
     c.copy_gbps = j.at("copy_gbps").get<double>();
+    if (j.contains("read_gbps") && !j.at("read_gbps").is_null())
+      c.read_gbps = j.at("read_gbps").get<double>();
     if (j.contains("fp8_matmul_tflops") && !j.at("fp8_matmul_tflops").is_null())
       c.fp8_matmul_tflops = j.at("fp8_matmul_tflops").get<double>();
     c.torch_version = j.value("torch_version", "");

@@ -16,9 +16,12 @@ namespace attnbench {
 // 2 row is a forward problem with kv_heads = heads and seq_len_kv = seq_len), 4 the GPU's clock,
 // power and temperature, 5 `repetition` (in all three files), 6 `occupancy_pct`, `expectation`,
 // `device_index`, `shard` and the host columns, 7 `host_name` and `host_cpus`, 8 the fp8 scales
-// (`fp8_scale_q`, `_k`, `_v`), 9 `first_call_ms` and `reserved_left_mib`; readers read columns by
-// name and accept every version (a missing repetition is 0).
-inline constexpr int kCsvSchemaVersion = 9;
+// (`fp8_scale_q`, `_k`, `_v`), 9 `first_call_ms` and `reserved_left_mib`, 10 the served
+// variants (`seq_lens`, `seq_lens_kv`, `kv_layout`, `page_size`, `page_order`, `window`,
+// `softcap`, `feed`, the token totals) and the bandwidth columns (`gbytes`, `tb_per_s`,
+// `pct_of_bandwidth`, `bound`); readers read columns by name and accept every version (a missing
+// repetition is 0, a missing variant is none).
+inline constexpr int kCsvSchemaVersion = 10;
 bool readable_schema_version(const std::string& text);
 
 // <output>.csv: one row per (point, backend, timing mode).

@@ -50,6 +50,9 @@ Calibration calibrate_device(const HostInfo& host) {
   at::Tensor dst = at::empty_like(src);
   const double copy_ms = median_ms([&] { dst.copy_(src); });
   c.copy_gbps = 2.0 * static_cast<double>(bytes) / (copy_ms * 1e-3) / 1e9;
+  at::Tensor total;
+  const double read_ms = median_ms([&] { total = src.sum(at::kFloat); });
+  c.read_gbps = static_cast<double>(bytes) / (read_ms * 1e-3) / 1e9;
   return c;
 }
 

@@ -33,6 +33,16 @@ Support no_fp8(const Problem& problem, const std::string& what);
 // needs_cuda and no_fp8: PyTorch's fused SDPA kernels.
 Support pytorch_fused(const Problem& problem, const std::string& what);
 
+// What the forced kernel makes of the problem's variants (backend.hpp), and how:
+//   ragged lengths: flash and efficient natively (their varlen entry points, efficient without
+//     GQA or a window), math padded (padded.hpp), cudnn not (PyTorch's takes no offsets);
+//   a window: flash natively (FA2's window_size), math, efficient and cudnn as a dense mask;
+//   softcap and a paged cache: none (SDPA has neither; a mask cannot cap logits).
+// The backward of a packed batch is not offered (attnbench checks it in the uniform layout only).
+Support sdpa_variants(Kernel kernel, const Problem& problem);
+// The textbook ops (naive, inplace): softcap and the window as ops, ragged lengths padded.
+Support textbook_variants(const Problem& problem);
+
 // Keeps, from the warnings PyTorch emits when a forced kernel refuses, those about `kernel`.
 std::string refusal_reason(Kernel kernel, const std::vector<std::string>& warnings);
 

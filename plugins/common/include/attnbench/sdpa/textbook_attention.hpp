@@ -1,10 +1,11 @@
 // The textbook causal attention of the study, shared by the naive and inplace plugins:
-// matmul, scale, masked_fill, softmax, matmul. Out of place, masked_fill first copies the scores
+// matmul, scale, masked_fill, softmax, matmul (with a softcap, a tanh between scale and mask). Out of place, masked_fill first copies the scores
 // (a hidden memcpy on the GPU); in place, masked_fill_ writes into them. Grouped-query inputs get
 // k and v expanded to every query head first, the copy a model without a GQA kernel pays.
 #pragma once
 
 #include <attnbench/backend.hpp>
+#include <attnbench/sdpa/padded.hpp>
 
 #include <ATen/ATen.h>
 
@@ -13,17 +14,22 @@
 namespace attnbench {
 
 inline at::Tensor textbook_attention(const Inputs& in, bool mask_in_place) {
+  if (in.problem.packed())  // padded: a mask per sequence
+    return sdpa::padded_attention(
+        in, [mask_in_place](const Inputs& d) { return textbook_attention(d, mask_in_place); });
   const int64_t group = in.q.size(1) / in.k.size(1);
   const at::Tensor k = group == 1 ? in.k : in.k.repeat_interleave(group, 1);
   const at::Tensor v = group == 1 ? in.v : in.v.repeat_interleave(group, 1);
   at::Tensor scores = at::matmul(in.q, k.transpose(-2, -1));
   scores = scores * in.scale;
-  if (in.causal_mask) {
+  if (in.problem.softcap > 0)  // Gemma-2's logit cap, before the mask
+    scores = at::tanh(scores / in.problem.softcap) * in.problem.softcap;
+  if (in.mask) {
     constexpr double kMasked = -std::numeric_limits<double>::infinity();
     if (mask_in_place)
-      scores.masked_fill_(*in.causal_mask, kMasked);
+      scores.masked_fill_(*in.mask, kMasked);
     else
-      scores = scores.masked_fill(*in.causal_mask, kMasked);
+      scores = scores.masked_fill(*in.mask, kMasked);
   }
   return at::matmul(at::softmax(scores, -1), v);
 }

@@ -1,0 +1,42 @@
+// A batch's sequence lengths as a sweep writes them (`seq_lens:`, `seq_lens_kv:`) and as they are
+// drawn: a list, or a distribution sampled from the run's seed, so every backend of a run (and every
+// rerun with the same seed) sees the same batch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attnbench {
+
+enum class LengthForm { number, list, uniform, normal, lognormal, histogram };
+
+struct LengthSpec {
+  LengthForm form = LengthForm::number;
+  std::vector<double> args;     // number: {N}; list: the lengths; uniform: {LO, HI}; normal:
+                                // {MEAN, STD}; lognormal: {MEDIAN, SIGMA}; histogram: none
+  std::string file;             // histogram only, as written
+  int64_t max = 0;              // the largest length drawn; 0: no cap (normal, lognormal: MAX)
+  bool drawn() const { return form != LengthForm::number; }  // gives a length per sequence
+};
+
+// "512", "100,2000,37", "uniform(128,4096)", "normal(2048,512)", "lognormal(1024,0.8)",
+// "normal(2048,512,8192)" (a third argument caps the lengths), "histogram(lengths.csv)".
+// Throws std::invalid_argument with what is wrong and the forms allowed.
+LengthSpec parse_length_spec(const std::string& text);
+
+// A histogram file: one bucket per line, "LO,HI,WEIGHT" (lengths LO .. HI-1 drawn with weight
+// WEIGHT, uniformly within), '#' starts a comment. Throws std::invalid_argument naming the line.
+struct LengthBucket {
+  int64_t lo, hi;
+  double weight;
+};
+std::vector<LengthBucket> read_length_histogram(const std::string& path);
+
+// `batch` lengths drawn from `spec` (each at least 1) with a generator seeded by `seed`: the same
+// on every machine (no std:: distributions, whose algorithms are the library's). A list must have
+// `batch` entries. `base_dir` resolves a histogram's relative path (the config file's folder).
+std::vector<int64_t> draw_lengths(const LengthSpec& spec, int64_t batch, uint64_t seed,
+                                  const std::string& base_dir);
+
+}  // namespace attnbench

@@ -1,0 +1,266 @@
+// The served workloads' arithmetic, on the CPU and without LibTorch: sequence lengths as a sweep
+// writes them and as they are drawn, the new axes and their errors, the useful work and the bytes
+// a variant implies, and the bandwidth columns and `bound` of a row.
+#include "base/lengths.hpp"
+#include "base/errors.hpp"
+#include "base/problem.hpp"
+#include "config/config.hpp"
+#include "config/sweep.hpp"
+#include "records/assemble.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+
+namespace attnbench {
+namespace {
+
+TEST(Lengths, EveryFormParsesAndTheBadOnesSayWhat) {
+  EXPECT_EQ(parse_length_spec("512").form, LengthForm::number);
+  EXPECT_EQ(parse_length_spec("100, 2000,37").args, (std::vector<double>{100, 2000, 37}));
+  EXPECT_EQ(parse_length_spec("uniform(128,4096)").args, (std::vector<double>{128, 4096}));
+  EXPECT_EQ(parse_length_spec("normal(2048, 512, 8192)").max, 8192);
+  EXPECT_EQ(parse_length_spec("lognormal(1024,0.8)").form, LengthForm::lognormal);
+  EXPECT_EQ(parse_length_spec("histogram(x.csv)").file, "x.csv");
+  for (const char* bad : {"0", "1.5", "uniform(10)", "uniform(9,3)", "gamma(1,2)", "normal(0,1)",
+                          "normal(10,-1)", "histogram()", "uniform(1,2", "12,x"})
+    EXPECT_THROW(parse_length_spec(bad), std::invalid_argument) << bad;
+  try {
+    parse_length_spec("gamma(1,2)");
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("uniform(LO,HI)"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Lengths, DrawsAreDeterministicPerSeedAndStayInTheirBounds) {
+  const LengthSpec uniform = parse_length_spec("uniform(100,200)");
+  const auto a = draw_lengths(uniform, 64, 7, ""), b = draw_lengths(uniform, 64, 7, "");
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, draw_lengths(uniform, 64, 8, ""));
+  EXPECT_EQ(*std::min_element(a.begin(), a.end()) >= 100, true);
+  EXPECT_EQ(*std::max_element(a.begin(), a.end()) <= 200, true);
+  // Both ends are reachable: over 4096 draws of 101 values each appears.
+  const auto many = draw_lengths(uniform, 4096, 1, "");
+  EXPECT_EQ(*std::min_element(many.begin(), many.end()), 100);
+  EXPECT_EQ(*std::max_element(many.begin(), many.end()), 200);
+  // normal and lognormal: at least 1, at most the cap, centred where written.
+  const auto capped = draw_lengths(parse_length_spec("normal(1000,800,1500)"), 4096, 2, "");
+  EXPECT_GE(*std::min_element(capped.begin(), capped.end()), 1);
+  EXPECT_EQ(*std::max_element(capped.begin(), capped.end()), 1500);
+  auto sorted = draw_lengths(parse_length_spec("lognormal(2048,0.5)"), 4001, 3, "");
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_NEAR(static_cast<double>(sorted[2000]), 2048, 2048 * 0.08);  // the median
+  EXPECT_THROW(draw_lengths(parse_length_spec("1,2,3"), 4, 1, ""), std::invalid_argument);
+  EXPECT_EQ(draw_lengths(parse_length_spec("1,2,3"), 3, 1, ""), (std::vector<int64_t>{1, 2, 3}));
+}
+
+TEST(Lengths, AHistogramDrawsItsBucketsByWeight) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "attnbench-lengths";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream f(dir / "h.csv");
+    f << "# a comment\nlo,hi,weight\n1,10,3\n10,100,0\n100,110,1\n";
+  }
+  const auto lens = draw_lengths(parse_length_spec("histogram(h.csv)"), 4000, 5, dir.string());
+  int low = 0, high = 0;
+  for (int64_t x : lens) {
+    EXPECT_TRUE((x >= 1 && x < 10) || (x >= 100 && x < 110)) << x;  // never the empty bucket
+    (x < 10 ? low : high)++;
+  }
+  EXPECT_NEAR(static_cast<double>(low) / 4000, 0.75, 0.03);
+  {
+    std::ofstream f(dir / "bad.csv");
+    f << "1,10,3\n10,5,1\n";
+  }
+  try {
+    read_length_histogram((dir / "bad.csv").string());
+    ADD_FAILURE() << "a bucket with HI below LO was read";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.csv:2"), std::string::npos) << e.what();
+  }
+  // The shipped trace histogram reads, and its median bucket is the trace's (1020 tokens).
+  const auto azure = read_length_histogram(std::string(ATTNBENCH_SOURCE_DIR) +
+                                           "/configs/models/azure-conv-2023-prompts.csv");
+  double total = 0;
+  for (const auto& b : azure) total += b.weight;
+  EXPECT_EQ(total, 19366);
+}
+
+TEST(Lengths, ASweepDrawsEachPointsLengthsAndWritesTheSpecInItsId) {
+  const SweepConfig c = parse_config(R"Y(seed: 11
+sweep:
+  device: cpu
+  batch: 6
+  seq_lens: ["uniform(10,50)", [3, 4, 5, 6, 7, 8]]
+)Y",
+                                     "s.yaml");
+  const auto points = expand_sweep(c, false);
+  ASSERT_EQ(points.size(), 2u);
+  const Problem& p = points[0].problem;
+  ASSERT_EQ(p.q_lens.size(), 6u);
+  EXPECT_EQ(p.kv_lens, p.q_lens);  // a prefill: each sequence over itself
+  EXPECT_EQ(p.seq_len, *std::max_element(p.q_lens.begin(), p.q_lens.end()));
+  EXPECT_EQ(p.seq_lens, "uniform(10,50)");
+  EXPECT_NE(points[0].id.find("-qlens-uniform-10-50"), std::string::npos) << points[0].id;
+  EXPECT_EQ(points[1].problem.q_lens, (std::vector<int64_t>{3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(total_q_tokens(points[1].problem), 33);
+  // The same seed draws the same batch; another seed another.
+  EXPECT_EQ(expand_sweep(c, false)[0].problem.q_lens, p.q_lens);
+  SweepConfig other = c;
+  other.seed = 12;
+  EXPECT_NE(expand_sweep(other, false)[0].problem.q_lens, p.q_lens);
+}
+
+TEST(Lengths, DecodeAgainstRaggedPagedContexts) {
+  const SweepConfig c = parse_config(R"Y(sweep:
+  device: cpu
+  causal: false
+  batch: 4
+  seq_len: 1
+  seq_lens_kv: ["lognormal(4096,0.5)"]
+  kv_layout: paged
+  page_order: shuffled
+  window: [127, 0]
+  softcap: 30
+)Y",
+                                     "d.yaml");
+  const Problem p = expand_sweep(c, false).at(0).problem;
+  EXPECT_TRUE(p.q_lens.empty());
+  ASSERT_EQ(p.kv_lens.size(), 4u);
+  EXPECT_TRUE(p.paged() && p.packed());
+  EXPECT_EQ(p.page_size, 16);  // the default page
+  EXPECT_EQ(p.window_left, 127);
+  EXPECT_EQ(p.window_right, 0);
+  EXPECT_DOUBLE_EQ(p.softcap, 30);
+  const std::string id = point_id(p);
+  for (const char* part : {"-kvlens-lognormal-4096-0.5", "-paged16-shuffled", "-win127_0", "-cap30"})
+    EXPECT_NE(id.find(part), std::string::npos) << id;
+}
+
+void expect_config_error(const std::string& yaml, const std::string& key, const std::string& says) {
+  try {
+    parse_config(yaml, "bad.yaml");
+    ADD_FAILURE() << "accepted:\n" << yaml;
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("key '" + key), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+  }
+}
+
+TEST(Lengths, BadVariantAxesAreLocatedErrors) {
+  expect_config_error("sweep:\n  seq_len: 8\n  seq_lens: [\"uniform(1,9)\"]\n", "sweep.seq_lens",
+                      "write one of them");
+  expect_config_error("sweep:\n  batch: 2\n  seq_lens: [[1, 2, 3]]\n", "sweep.seq_lens",
+                      "3 lengths for a batch of 2");
+  expect_config_error("sweep:\n  seq_lens: [\"poisson(3)\"]\n", "sweep.seq_lens",
+                      "unknown length form");
+  expect_config_error("sweep:\n  batch: 2\n  seq_lens: [[4, 8]]\n  seq_lens_kv: [[4, 6]]\n",
+                      "sweep.seq_lens_kv", "sequence 1 has 8 queries and 6 keys");
+  expect_config_error("sweep:\n  seq_len: 8\n  window: [10, 5]\n", "sweep.window", "RIGHT is 0");
+  expect_config_error("sweep:\n  seq_len: 8\n  window: [10]\n", "sweep.window", "two numbers");
+  expect_config_error("sweep:\n  seq_len: 8\n  window: [-5, 0]\n", "sweep.window", "-1 (unbounded)");
+  expect_config_error("sweep:\n  seq_len: 8\n  page_size: 16\n", "sweep.page_size", "kv_layout: paged");
+  expect_config_error("sweep:\n  seq_len: 8\n  kv_layout: [pages]\n", "sweep.kv_layout", "contiguous or paged");
+  expect_config_error("sweep:\n  seq_len: 8\n  softcap: -1\n", "sweep.softcap", "");
+  expect_config_error("sweep:\n  seq_lens: [\"histogram(missing.csv)\"]\n", "sweep.seq_lens",
+                      "missing.csv");
+}
+
+TEST(Lengths, UsefulWorkCountsEverySequenceInsideItsWindow) {
+  // One sequence of 4 queries over 6 keys: query i stands at key i + 2.
+  EXPECT_DOUBLE_EQ(sequence_pairs(4, 6, -1, -1), 24);
+  EXPECT_DOUBLE_EQ(sequence_pairs(4, 6, -1, 0), 3 + 4 + 5 + 6);
+  // Window of one key behind (and itself): 2 keys each.
+  EXPECT_DOUBLE_EQ(sequence_pairs(4, 6, 1, 0), 8);
+  // Left 1, right 1 without causal: keys pos-1 .. pos+1, the last row clipped at key 5.
+  EXPECT_DOUBLE_EQ(sequence_pairs(4, 6, 1, 1), 3 + 3 + 3 + 2);
+  Problem p;
+  p.batch = 3, p.heads = 2, p.kv_heads = 1, p.head_dim = 8, p.causal = true;
+  p.q_lens = {1, 4, 2}, p.kv_lens = {1, 6, 2};
+  p.seq_len = 4, p.seq_len_kv = 6;
+  EXPECT_DOUBLE_EQ(attended_pairs(p), 1 + 18 + 3);
+  EXPECT_DOUBLE_EQ(attention_flop(p), 4.0 * 2 * 8 * 22);
+  p.window_left = 1;
+  EXPECT_DOUBLE_EQ(attended_pairs(p), 1 + 8 + 3);
+}
+
+TEST(Lengths, BytesAreWhatTheCallMustMove) {
+  Problem p;
+  p.batch = 2, p.heads = 4, p.kv_heads = 2, p.head_dim = 8, p.dtype = DType::bf16;
+  p.seq_len = 1, p.seq_len_kv = 100;
+  // q and out: 2 tokens x 4 heads x 8 x 2 bytes each; k and v: 200 tokens x 2 heads x 8 x 2.
+  EXPECT_DOUBLE_EQ(attention_bytes(p), 2 * 32 * 2 * 2 + 2 * 200 * 16 * 2);
+  p.kv_lens = {100, 40};
+  EXPECT_DOUBLE_EQ(attention_bytes(p), 2 * 32 * 2 * 2 + 2 * 140 * 16 * 2);
+  // A window reads only the keys some query sees: the last 10 (and itself) of each sequence.
+  p.window_left = 9, p.causal = true;
+  EXPECT_DOUBLE_EQ(attention_bytes(p), 2 * 32 * 2 * 2 + 2 * 20 * 16 * 2);
+  // A paged cache adds its page-table entries: 7 + 3 pages of 16 tokens.
+  p.window_left = -1, p.kv_layout = KvLayout::paged, p.page_size = 16;
+  EXPECT_DOUBLE_EQ(attention_bytes(p), 2 * 32 * 2 * 2 + 2 * 140 * 16 * 2 + 10 * 4);
+  // fp8 reads one byte per element and writes bf16.
+  Problem f = p;
+  f.kv_layout = KvLayout::contiguous, f.dtype = DType::fp8_e4m3;
+  EXPECT_DOUBLE_EQ(attention_bytes(f), 2 * 32 * (1 + 2) + 2 * 140 * 16);
+}
+
+RowSetup decode_setup() {
+  RowSetup s;
+  s.point_id = "decode";
+  s.backend = "fa3";
+  s.problem.batch = 8, s.problem.heads = 32, s.problem.kv_heads = 8, s.problem.head_dim = 128;
+  s.problem.seq_len = 1, s.problem.seq_len_kv = 32768;
+  s.problem.device = Device::cuda;
+  s.modes = {TimingMode::graph};
+  s.peak_tflops = 800;
+  s.bandwidth_gbps = 4000;
+  return s;
+}
+
+PassResults timed_at(double ms) {
+  PassResults r;
+  TimingResult t;
+  t.mode = TimingMode::graph;
+  t.calls_per_sample = 10;
+  t.summary = summarize({ms, ms, ms});
+  t.samples = {ms, ms, ms};
+  t.converged = true;
+  r.timing.push_back({TimingMode::graph, t, std::nullopt});
+  return r;
+}
+
+TEST(Lengths, ARowIsJudgedByBandwidthAndSaysWhichRoofItIsUnder) {
+  const RowSetup s = decode_setup();
+  const double gbytes = attention_bytes(s.problem) / 1e9;  // ~1.07 GB of cache
+  const Row row = assemble_records(s, timed_at(gbytes / 4000 * 1e3 / 0.9)).rows.at(0);
+  EXPECT_DOUBLE_EQ(*row.gbytes, gbytes);
+  EXPECT_NEAR(*row.tb_per_s, 3.6, 1e-9);
+  EXPECT_NEAR(*row.pct_of_bandwidth, 90, 1e-9);
+  EXPECT_EQ(row.bound, "memory");  // 1 FLOP per byte, far below the ridge of 200
+  EXPECT_EQ(row.flags.find("above_bandwidth"), std::string::npos);
+  EXPECT_EQ(*row.total_kv_tokens, 8 * 32768);
+  // Faster than the bandwidth allows: flagged, and not flagged just under it.
+  EXPECT_NE(assemble_records(s, timed_at(gbytes / 4000 * 1e3 * 0.95)).rows[0].flags.find(
+                "above_bandwidth"),
+            std::string::npos);
+  EXPECT_EQ(assemble_records(s, timed_at(gbytes / 4000 * 1e3 * 1.01)).rows[0].flags.find(
+                "above_bandwidth"),
+            std::string::npos);
+  // A long causal prefill is compute bound: hundreds of FLOP per byte.
+  RowSetup prefill = s;
+  prefill.problem.seq_len = 32768;
+  EXPECT_EQ(assemble_records(prefill, timed_at(10)).rows[0].bound, "compute");
+  // Without a measured bandwidth there is no judgement.
+  RowSetup blind = s;
+  blind.bandwidth_gbps.reset();
+  const Row none = assemble_records(blind, timed_at(1)).rows[0];
+  EXPECT_FALSE(none.pct_of_bandwidth);
+  EXPECT_EQ(none.bound, "");
+  EXPECT_TRUE(none.tb_per_s);
+}
+
+}  // namespace
+}  // namespace attnbench

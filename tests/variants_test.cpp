@@ -1,0 +1,192 @@
+// The workloads people serve, on the CPU: ragged batches (packed rows and their offsets), paged
+// caches (page tables in order and shuffled), sliding windows and softcap. The inputs are checked
+// for what they must hold, the bundled backends against the float64 reference, and the reference
+// against planted errors: a window off by one, softcap not applied, a page table read in order,
+// the last sequence's offset wrong.
+#include "test_support.hpp"
+
+#include <c10/core/InferenceMode.h>
+
+#include <set>
+
+namespace attnbench {
+namespace {
+
+using test::backend;
+
+constexpr double kExact = 1e-5;  // float32 against float64
+constexpr double kWrong = 1e-2;  // every planted error is far above this
+
+Problem ragged(std::vector<int64_t> q_lens, std::vector<int64_t> kv_lens, bool causal) {
+  Problem p = test::problem(static_cast<int64_t>(q_lens.size()), 4, 1, 16, DType::f32, causal,
+                            Device::cpu);
+  p.kv_heads = 2;
+  p.q_lens = std::move(q_lens);
+  p.kv_lens = std::move(kv_lens);
+  p.seq_len = *std::max_element(p.q_lens.begin(), p.q_lens.end());
+  p.seq_len_kv = *std::max_element(p.kv_lens.begin(), p.kv_lens.end());
+  return p;
+}
+
+Problem paged(Problem p, int64_t page_size, PageOrder order) {
+  p.kv_layout = KvLayout::paged;
+  p.page_size = page_size;
+  p.page_order = order;
+  return p;
+}
+
+// A paged batch's cache copied into the contiguous packed layout, through `table`: the inputs a
+// backend that reads pages this way would have attended over.
+InputTensors contiguous_through(const InputTensors& in, const at::Tensor& table) {
+  InputTensors copy = in;
+  copy.page_table = table;
+  InputTensors out = in;
+  out.problem.kv_layout = KvLayout::contiguous;
+  std::vector<at::Tensor> ks, vs;
+  std::vector<int64_t> cu{0};
+  for (int64_t b = 0; b < in.problem.batch; ++b) {
+    auto [k, v] = sequence_kv(copy, b);  // [kv_heads, len, dim]
+    ks.push_back(k.transpose(0, 1)), vs.push_back(v.transpose(0, 1));
+    cu.push_back(cu.back() + in.problem.kv_len(b));
+  }
+  out.k = at::cat(ks), out.v = at::cat(vs);
+  out.cu_seqlens_kv = at::tensor(cu, at::kLong).to(at::kInt);
+  out.page_table = at::Tensor();
+  return out;
+}
+
+TEST(Variants, PackedInputsHoldEachSequenceAtItsOffset) {
+  c10::InferenceMode guard;
+  const InputTensors in = make_inputs(ragged({3, 7, 1, 5}, {3, 9, 4, 5}, true), 1);
+  EXPECT_EQ(in.q.sizes(), (c10::IntArrayRef{16, 4, 16}));
+  EXPECT_EQ(in.k.sizes(), (c10::IntArrayRef{21, 2, 16}));
+  EXPECT_EQ(in.cu_seqlens_q.scalar_type(), at::kInt);
+  const std::vector<int64_t> cu_q{0, 3, 10, 11, 16}, cu_kv{0, 3, 12, 16, 21};
+  for (size_t b = 0; b < cu_q.size(); ++b) {
+    EXPECT_EQ(in.cu_seqlens_q[b].item<int64_t>(), cu_q[b]) << b;
+    EXPECT_EQ(in.cu_seqlens_kv[b].item<int64_t>(), cu_kv[b]) << b;
+  }
+  EXPECT_EQ(in.kv_lens[1].item<int64_t>(), 9);
+  EXPECT_FALSE(in.mask.defined());  // the packed layout masks per sequence
+  EXPECT_EQ(in.view().cu_seqlens_q, &in.cu_seqlens_q);
+  EXPECT_EQ(in.view().page_table, nullptr);
+}
+
+TEST(Variants, APageTableIsInOrderOrAPermutationOfEveryPage) {
+  c10::InferenceMode guard;
+  const Problem p = paged(ragged({1, 1, 1}, {5, 12, 1}, false), 4, PageOrder::in_order);
+  const InputTensors in = make_inputs(p, 2);
+  // 2 + 3 + 1 pages of 4 tokens; rows are padded with page 0 past a sequence's last page.
+  EXPECT_EQ(in.k.sizes(), (c10::IntArrayRef{6, 4, 2, 16}));
+  ASSERT_EQ(in.page_table.sizes(), (c10::IntArrayRef{3, 3}));
+  const std::vector<std::vector<int>> in_order{{0, 1, 0}, {2, 3, 4}, {5, 0, 0}};
+  for (int b = 0; b < 3; ++b)
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(in.page_table[b][i].item<int>(), in_order[b][i]);
+
+  const InputTensors shuffled = make_inputs(paged(p, 4, PageOrder::shuffled), 2);
+  std::set<int> ids;
+  for (auto [b, n] : {std::pair{0, 2}, {1, 3}, {2, 1}})
+    for (int i = 0; i < n; ++i) ids.insert(shuffled.page_table[b][i].item<int>());
+  EXPECT_EQ(ids, (std::set<int>{0, 1, 2, 3, 4, 5}));
+  EXPECT_FALSE(shuffled.page_table.equal(in.page_table));
+  // The same seed gives the same table: every backend of a run reads one cache.
+  EXPECT_TRUE(make_inputs(paged(p, 4, PageOrder::shuffled), 2).page_table.equal(shuffled.page_table));
+}
+
+TEST(Variants, TheCheckedSequencesAreTheFirstTheLastAndTheLongest) {
+  const Problem p = ragged({5, 2, 9, 3, 4, 1, 2, 2, 6, 3}, {5, 2, 9, 3, 4, 1, 2, 2, 6, 3}, true);
+  const std::vector<int64_t> checked = checked_sequences(p);
+  for (int64_t b : {0, 9, 2}) EXPECT_NE(std::find(checked.begin(), checked.end(), b), checked.end()) << b;
+  EXPECT_LE(checked.size(), 5u);
+}
+
+TEST(Variants, TextbookAndMathRunARaggedBatchPaddedAndCorrect) {
+  c10::InferenceMode guard;
+  for (bool causal : {true, false}) {
+    const InputTensors in = make_inputs(ragged({3, 7, 1, 5}, {3, 9, 4, 5}, causal), 3);
+    for (const char* name : {"naive", "inplace", "math"}) {
+      const Support s = backend(name).supports(in.problem);
+      ASSERT_TRUE(s.supported) << name << ": " << s.reason;
+      EXPECT_NE(s.feed.find("padded"), std::string::npos) << name;  // never silently
+      const at::Tensor out = backend(name).forward(in.view());
+      EXPECT_EQ(out.sizes(), in.q.sizes()) << name;
+      EXPECT_LT(forward_error(in, out).rel_err, kExact) << name << (causal ? " causal" : "");
+    }
+  }
+}
+
+TEST(Variants, PlantedLastSequenceOffsetIsCaught) {
+  c10::InferenceMode guard;
+  const InputTensors in = make_inputs(ragged({3, 7, 1, 5}, {3, 9, 4, 5}, true), 4);
+  const at::Tensor out = backend("naive").forward(in.view());
+  // The last sequence read one row late: its rows shifted by one inside the packed output.
+  at::Tensor wrong = out.clone();
+  wrong.narrow(0, 11, 5).copy_(out.narrow(0, 11, 5).roll(1, 0));
+  EXPECT_GT(forward_error(in, wrong).rel_err, kWrong);
+}
+
+TEST(Variants, WindowIsInTheReferenceAndOffByOneIsCaught) {
+  c10::InferenceMode guard;
+  for (bool causal : {true, false}) {
+    Problem p = test::with_kv(test::problem(2, 4, 24, 16, DType::f32, causal, Device::cpu), 2, 40);
+    p.window_left = 5, p.window_right = causal ? -1 : 3;
+    const InputTensors in = make_inputs(p, 5);
+    ASSERT_TRUE(in.mask.defined());
+    // Query 0 stands at key 16: it sees keys 11 .. 16 (causal) or 11 .. 19.
+    for (int64_t j = 0; j < 40; ++j)
+      EXPECT_EQ(in.mask[0][j].item<bool>(), !(j >= 11 && j <= (causal ? 16 : 19))) << j;
+    for (const char* name : {"naive", "inplace", "math"})
+      EXPECT_LT(forward_error(in, backend(name).forward(in.view())).rel_err, kExact) << name;
+    // The window one key wider on the left: a different attention.
+    Problem wider = p;
+    wider.window_left = 6;
+    const InputTensors off = make_inputs(wider, 5);
+    EXPECT_GT(forward_error(in, backend("naive").forward(off.view())).rel_err, kWrong)
+        << (causal ? "causal" : "full");
+  }
+  // A ragged batch with a window, padded.
+  Problem r = ragged({6, 9}, {10, 9}, true);
+  r.window_left = 2;
+  const InputTensors in = make_inputs(r, 6);
+  EXPECT_LT(forward_error(in, backend("naive").forward(in.view())).rel_err, kExact);
+  r.window_left = 3;
+  EXPECT_GT(forward_error(in, backend("naive").forward(make_inputs(r, 6).view())).rel_err, kWrong);
+}
+
+TEST(Variants, SoftcapIsInTheReferenceAndLeavingItOutIsCaught) {
+  c10::InferenceMode guard;
+  Problem p = test::problem(2, 4, 32, 16, DType::f32, true, Device::cpu);
+  p.softcap = 1.0;  // scores of about N(0, 1) are capped hard
+  const InputTensors in = make_inputs(p, 7);
+  EXPECT_LT(forward_error(in, backend("naive").forward(in.view())).rel_err, kExact);
+  Problem uncapped = p;
+  uncapped.softcap = 0;
+  const InputTensors plain = make_inputs(uncapped, 7);  // the same numbers
+  EXPECT_GT(forward_error(in, backend("naive").forward(plain.view())).rel_err, kWrong);
+  // The SDPA kernels have no softcap and say so; they never run it uncapped.
+  Problem on_gpu = p;
+  on_gpu.device = Device::cuda;
+  for (const char* name : {"math", "flash", "efficient", "cudnn"}) {
+    const Support s = backend(name).supports(on_gpu);
+    EXPECT_FALSE(s.supported) << name;
+    EXPECT_NE(s.reason.find("softcap"), std::string::npos) << name << ": " << s.reason;
+  }
+}
+
+TEST(Variants, APageTableReadInOrderIsCaught) {
+  c10::InferenceMode guard;
+  const Problem p = paged(ragged({1, 1, 1, 1}, {9, 30, 17, 4}, false), 4, PageOrder::shuffled);
+  const InputTensors in = make_inputs(p, 8);
+  ASSERT_TRUE(in.page_table.defined());
+  // Read through the real table: right. Read with each sequence's pages in order: wrong.
+  const InputTensors right = contiguous_through(in, in.page_table);
+  EXPECT_LT(forward_error(in, backend("naive").forward(right.view())).rel_err, kExact);
+  const InputTensors in_order = make_inputs(paged(p, 4, PageOrder::in_order), 8);
+  const InputTensors wrong = contiguous_through(in, in_order.page_table);
+  EXPECT_GT(forward_error(in, backend("naive").forward(wrong.view())).rel_err, kWrong);
+  // SDPA and the textbook ops refuse a paged cache rather than gather it.
+  for (const char* name : {"naive", "math"}) EXPECT_FALSE(backend(name).supports(p).supported);
+}
+
+}  // namespace
+}  // namespace attnbench
