@@ -266,9 +266,12 @@ void check_point(const SweepConfig& config, const SweepBlock& block, const Point
     if (p.causal && p.window_right > 0)
       fail("window", "a causal mask sees no key ahead (RIGHT is 0); write RIGHT 0 or -1, or "
                      "causal: false");
-    if (!p.paged() && written("page_size"))
+    // A block that sweeps kv_layout may write the page's axes for its paged points alone.
+    const bool layouts_swept = written("kv_layout") && !p.paged() &&
+                               block_axis(block, "kv_layout")->values.size() > 1;
+    if (!p.paged() && !layouts_swept && written("page_size"))
       fail("page_size", "page_size applies to a paged cache; add kv_layout: paged");
-    if (!p.paged() && written("page_order"))
+    if (!p.paged() && !layouts_swept && written("page_order"))
       fail("page_order", "page_order applies to a paged cache; add kv_layout: paged");
     if (!p.ragged() && p.causal && p.seq_len > p.seq_len_kv)
       fail("seq_len_kv",
