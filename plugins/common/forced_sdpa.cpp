@@ -99,6 +99,45 @@ namespace {
 
 bool is_cuda_failure(const std::string& what) { return what.rfind("CUDA error", 0) == 0; }
 
+// A kernel called at its own entry point: the errors its argument checks raise (dtype, head_dim)
+// are its refusal, with its words; a CUDA failure or running out of memory is not.
+template <class Call>
+at::Tensor at_entry_point(Kernel kernel, Call&& call) {
+  try {
+    return call();
+  } catch (const c10::OutOfMemoryError&) {
+    throw;
+  } catch (const c10::Error& e) {
+    const std::string what = strip_location(e.what_without_backtrace());
+    if (is_cuda_failure(what)) throw;
+    throw Unsupported(kernel_words(kernel) + " refused: " + what);
+  }
+}
+
+// SDPA itself with only `kernel` allowed; its "no available kernel" becomes Unsupported with the
+// reasons PyTorch warned about. `attend`: SDPA's attn_mask (true = attend), or none.
+at::Tensor only_sdpa(Kernel kernel, const Inputs& in, const std::optional<at::Tensor>& attend,
+                     bool is_causal) {
+  OnlyKernel only(kernel);
+  CollectWarnings warnings;
+  c10::WarningUtils::WarningHandlerGuard guard(&warnings);
+  try {
+    return at::scaled_dot_product_attention(in.q, in.k, in.v, attend, /*dropout_p=*/0.0,
+                                            is_causal, in.scale,
+                                            /*enable_gqa=*/in.q.size(1) != in.k.size(1));
+  } catch (const c10::OutOfMemoryError&) {
+    throw;  // the harness reports oom
+  } catch (const c10::Error& e) {
+    const std::string what = strip_location(e.what_without_backtrace());
+    // CUDA says "No available kernel", the CPU dispatcher "No viable backend".
+    if (what.find("No available kernel") == std::string::npos &&
+        what.find("No viable backend") == std::string::npos)
+      throw;
+    const std::string reason = refusal_reason(kernel, warnings.messages);
+    throw Unsupported(kernel_words(kernel) + " refused: " + (reason.empty() ? what : reason));
+  }
+}
+
 // A query block shorter than the keys with a causal mask: PyTorch's is_causal is aligned top-left,
 // so each kernel gets the bottom-right mask the way torch.nn.attention.bias.causal_lower_right
 // gives it.
@@ -106,7 +145,8 @@ at::Tensor bottom_right_attention(Kernel kernel, const Inputs& in) {
   const bool gqa = in.q.size(1) != in.k.size(1);
   const int64_t seq = in.q.size(2), seq_kv = in.k.size(2);
   auto bshd = [](const at::Tensor& t) { return t.transpose(1, 2); };
-  try {
+  // The kernels check their arguments (dtype, head_dim) and say why.
+  return at_entry_point(kernel, [&]() -> at::Tensor {
     switch (kernel) {
       case Kernel::math: {
         OnlyKernel only(kernel);
@@ -131,73 +171,42 @@ at::Tensor bottom_right_attention(Kernel kernel, const Inputs& in) {
                           " refused: PyTorch 2.11 builds its cuDNN graph with a top-left causal "
                           "mask (set_causal_mask), and seq_len < seq_len_kv needs it bottom-right");
     }
-  } catch (const c10::OutOfMemoryError&) {
-    throw;
-  } catch (const c10::Error& e) {
-    // The kernels check their arguments (dtype, head_dim) and say why; a CUDA failure is not that.
-    const std::string what = strip_location(e.what_without_backtrace());
-    if (is_cuda_failure(what)) throw;
-    throw Unsupported(kernel_words(kernel) + " refused: " + what);
-  }
-  return {};
+    return {};
+  });
 }
-
-}  // namespace
-
-namespace {
 
 // The kernel's own varlen entry point, the packed rows as they are.
 at::Tensor varlen_attention(Kernel kernel, const Inputs& in) {
   const Problem& p = in.problem;
-  try {
+  if (kernel != Kernel::flash && kernel != Kernel::efficient)
+    throw Unsupported(kernel_words(kernel) + " has no varlen entry point");
+  return at_entry_point(kernel, [&] {
     if (kernel == Kernel::flash)
       return std::get<0>(at::_flash_attention_forward(
           in.q, in.k, in.v, *in.cu_seqlens_q, *in.cu_seqlens_kv, p.seq_len, p.seq_len_kv, 0.0,
           p.causal, /*return_debug_mask=*/false, in.scale, p.window_left, p.right_edge()));
-    if (kernel == Kernel::efficient)  // [1, total, heads, dim]
-      return std::get<0>(at::_efficient_attention_forward(
-                             in.q.unsqueeze(0), in.k.unsqueeze(0), in.v.unsqueeze(0), std::nullopt,
-                             *in.cu_seqlens_q, *in.cu_seqlens_kv, p.seq_len, p.seq_len_kv, 0.0,
-                             /*custom_mask_type=*/p.causal ? 2 : 0, false, in.scale))
-          .squeeze(0);
-  } catch (const c10::OutOfMemoryError&) {
-    throw;
-  } catch (const c10::Error& e) {
-    const std::string what = strip_location(e.what_without_backtrace());
-    if (is_cuda_failure(what)) throw;
-    throw Unsupported(kernel_words(kernel) + " refused: " + what);
-  }
-  throw Unsupported(kernel_words(kernel) + " has no varlen entry point");
+    return std::get<0>(at::_efficient_attention_forward(  // [1, total, heads, dim]
+                           in.q.unsqueeze(0), in.k.unsqueeze(0), in.v.unsqueeze(0), std::nullopt,
+                           *in.cu_seqlens_q, *in.cu_seqlens_kv, p.seq_len, p.seq_len_kv, 0.0,
+                           /*custom_mask_type=*/p.causal ? 2 : 0, false, in.scale))
+        .squeeze(0);
+  });
 }
 
 // The mask as SDPA's attn_mask (true = attend): a window, or a padded batch's mask.
 at::Tensor masked_attention(Kernel kernel, const Inputs& in) {
-  OnlyKernel only(kernel);
-  CollectWarnings warnings;
-  c10::WarningUtils::WarningHandlerGuard guard(&warnings);
-  try {
-    return at::scaled_dot_product_attention(in.q, in.k, in.v, in.mask->logical_not(), 0.0,
-                                            /*is_causal=*/false, in.scale,
-                                            /*enable_gqa=*/in.q.size(1) != in.k.size(1));
-  } catch (const c10::OutOfMemoryError&) {
-    throw;
-  } catch (const c10::Error& e) {
-    const std::string what = strip_location(e.what_without_backtrace());
-    if (what.find("No available kernel") == std::string::npos &&
-        what.find("No viable backend") == std::string::npos)
-      throw;
-    const std::string reason = refusal_reason(kernel, warnings.messages);
-    throw Unsupported(kernel_words(kernel) + " refused: " + (reason.empty() ? what : reason));
-  }
+  return only_sdpa(kernel, in, in.mask->logical_not(), /*is_causal=*/false);
 }
 
 // FA2's sliding window at its own entry point ([batch, seq, heads, dim]).
 at::Tensor flash_window_attention(const Inputs& in) {
   auto bshd = [](const at::Tensor& t) { return t.transpose(1, 2); };
   const Problem& p = in.problem;
-  return bshd(std::get<0>(at::_flash_attention_forward(
-      bshd(in.q), bshd(in.k), bshd(in.v), std::nullopt, std::nullopt, p.seq_len, p.seq_len_kv, 0.0,
-      p.causal, /*return_debug_mask=*/false, in.scale, p.window_left, p.right_edge())));
+  return at_entry_point(Kernel::flash, [&] {
+    return bshd(std::get<0>(at::_flash_attention_forward(
+        bshd(in.q), bshd(in.k), bshd(in.v), std::nullopt, std::nullopt, p.seq_len, p.seq_len_kv,
+        0.0, p.causal, /*return_debug_mask=*/false, in.scale, p.window_left, p.right_edge())));
+  });
 }
 
 }  // namespace
@@ -212,25 +221,7 @@ at::Tensor forced_attention(Kernel kernel, const Inputs& in) {
   if (p.windowed())
     return kernel == Kernel::flash ? flash_window_attention(in) : masked_attention(kernel, in);
   if (p.causal && in.q.size(2) != in.k.size(2)) return bottom_right_attention(kernel, in);
-  OnlyKernel only(kernel);
-  CollectWarnings warnings;
-  c10::WarningUtils::WarningHandlerGuard guard(&warnings);
-  try {
-    return at::scaled_dot_product_attention(in.q, in.k, in.v, /*attn_mask=*/std::nullopt,
-                                            /*dropout_p=*/0.0,
-                                            /*is_causal=*/p.causal, in.scale,
-                                            /*enable_gqa=*/in.q.size(1) != in.k.size(1));
-  } catch (const c10::OutOfMemoryError&) {
-    throw;  // the harness reports oom
-  } catch (const c10::Error& e) {
-    const std::string what = strip_location(e.what_without_backtrace());
-    // CUDA says "No available kernel", the CPU dispatcher "No viable backend".
-    if (what.find("No available kernel") == std::string::npos &&
-        what.find("No viable backend") == std::string::npos)
-      throw;
-    const std::string reason = refusal_reason(kernel, warnings.messages);
-    throw Unsupported(kernel_words(kernel) + " refused: " + (reason.empty() ? what : reason));
-  }
+  return only_sdpa(kernel, in, std::nullopt, p.causal);
 }
 
 std::unique_ptr<BackwardPass> forced_backward(Kernel kernel, const Inputs& inputs) {

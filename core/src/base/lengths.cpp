@@ -1,5 +1,6 @@
 #include "base/lengths.hpp"
 
+#include "base/field.hpp"
 #include "base/names.hpp"
 
 #include <algorithm>
@@ -25,16 +26,13 @@ std::string trimmed(const std::string& s) {
 
 double number(const std::string& text, const std::string& whole) {
   const std::string t = trimmed(text);
-  size_t used = 0;
-  double v = 0;
+  FieldValue value;
   try {
-    v = std::stod(t, &used);
-  } catch (const std::exception&) {
-    used = 0;
+    value = parse_field_text(FieldType::number, t);
+  } catch (const std::invalid_argument&) {
   }
-  if (t.empty() || used != t.size() || !std::isfinite(v))
-    throw std::invalid_argument("'" + whole + "': '" + t + "' is not a number; write " + kForms);
-  return v;
+  if (const double* v = std::get_if<double>(&value)) return *v;
+  throw std::invalid_argument("'" + whole + "': '" + t + "' is not a number; write " + kForms);
 }
 
 int64_t length(const std::string& text, const std::string& whole) {

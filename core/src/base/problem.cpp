@@ -48,17 +48,16 @@ Field<Problem> window_field() {
     }
     const std::vector<std::string> parts = split(text, ',');
     auto edge = [&](const std::string& s) {
-      size_t used = 0;
-      long long e = 0;
+      FieldValue value;
       try {
-        e = std::stoll(s, &used);
-      } catch (const std::exception&) {
-        used = 0;
+        value = parse_field_text(FieldType::integer, s);
+      } catch (const std::invalid_argument&) {
       }
-      if (used == 0 || used != s.size() || e < -1)
+      const int64_t* e = std::get_if<int64_t>(&value);
+      if (!e || *e < -1)
         throw std::invalid_argument("a window is [LEFT, RIGHT], each -1 (unbounded) or a count "
                                     "of keys, not '" + text + "'");
-      return static_cast<int64_t>(e);
+      return *e;
     };
     if (parts.size() != 2)
       throw std::invalid_argument("a window is [LEFT, RIGHT], two numbers, not '" + text + "'");
