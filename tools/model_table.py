@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Who wins per model preset: for each point of each report (configs/models/*.yaml run into
+results/<machine>/models/), the fastest `ok` backend in one timing mode, with the share of the
+roof that bounds it (% of the measured bandwidth for memory-bound rows, % of peak for compute-bound
+ones), the runner-up, and what every other backend said; then what each backend refused and why.
+
+    tools/model_table.py results/h200/models/*.csv [--mode graph]
+"""
+import argparse
+import csv
+import os
+import re
+from collections import defaultdict
+
+
+def shape(r):
+    """The point in a reader's words: prefill or decode, lengths, layout and variants."""
+    kind = "decode" if r["seq_len"] == "1" else "prefill"
+    lens = r["seq_lens_kv"] if kind == "decode" else r["seq_lens"]
+    lens = lens or (r["seq_len_kv"] if kind == "decode" else r["seq_len"])
+    lens = re.sub(r"histogram\((?:[^)]*/)?([^/)]+)\.csv\)", r"histogram \1", lens)
+    words = [f"{kind} b{r['batch']}", lens]
+    if r.get("kv_layout") == "paged":
+        words.append(f"paged {r['page_size']} {r['page_order']}")
+    if r.get("window"):
+        words.append(f"window {r['window']}")
+    if r.get("softcap") and float(r["softcap"]) > 0:
+        words.append(f"softcap {float(r['softcap']):g}")
+    return ", ".join(words)
+
+
+def roof(r):
+    """The share of the roof the row sits under, as text."""
+    if r.get("bound") == "memory" and r.get("pct_of_bandwidth"):
+        return f"{float(r['pct_of_bandwidth']):.0f}% of bandwidth ({float(r['tb_per_s']):.2f} TB/s)"
+    if r.get("pct_of_peak"):
+        return f"{float(r['pct_of_peak']):.0f}% of peak ({float(r['tflops']):.0f} TFLOP/s)"
+    return ""
+
+
+def table(path, mode):
+    rows = [r for r in csv.DictReader(open(path)) if r["timing_mode"] in (mode, "wall")]
+    points, by_point = [], defaultdict(list)
+    for r in rows:
+        if r["point_id"] not in by_point:
+            points.append(r["point_id"])
+        by_point[r["point_id"]].append(r)
+    backends = list(dict.fromkeys(r["backend"] for r in rows))
+    name = os.path.basename(path).removesuffix(".csv")
+    print(f"### {name} ({mode} mode)\n")
+    print("| point | winner | time (ms) | roof | runner-up (x slower) | " + " | ".join(backends) + " |")
+    print("| --- " * (5 + len(backends)) + "|")
+    for p in points:
+        ok = sorted((r for r in by_point[p] if r["status"] == "ok" and r["time_ms_median"]),
+                    key=lambda r: float(r["time_ms_median"]))
+        cells = []
+        for b in backends:
+            r = next((x for x in by_point[p] if x["backend"] == b), None)
+            if r is None:
+                cells.append("")
+            elif r["status"] == "ok" and r["time_ms_median"]:
+                cells.append(f"{float(r['time_ms_median']):.3g}" + (" (fed)" if r.get("feed") else ""))
+            else:
+                cells.append(r["status"])
+        head = f"| {shape(by_point[p][0])} | "
+        if not ok:
+            print(head + "none | | | | " + " | ".join(cells) + " |")
+            continue
+        w = ok[0]
+        second = (f"{ok[1]['backend']} ({float(ok[1]['time_ms_median']) / float(w['time_ms_median']):.2f}x)"
+                  if len(ok) > 1 else "")
+        print(head + f"**{w['backend']}** | {float(w['time_ms_median']):.4g} | {roof(w)} | {second} | "
+              + " | ".join(cells) + " |")
+    print()
+    refusals = defaultdict(set)
+    for r in rows:
+        if r["status"] != "ok":
+            refusals[(r["backend"], r["status"])].add(r["reason"])
+    if refusals:
+        print("Not measured:\n")
+        for (b, status), reasons in sorted(refusals.items()):
+            for reason in sorted(reasons):
+                print(f"- {b} ({status}): {reason}")
+        print()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("reports", nargs="+")
+    ap.add_argument("--mode", default="graph")
+    args = ap.parse_args()
+    for path in args.reports:
+        table(path, args.mode)
+
+
+if __name__ == "__main__":
+    main()
