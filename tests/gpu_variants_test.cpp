@@ -66,8 +66,11 @@ std::vector<Case> cases() {
   Problem gemma = base(2, 16, 8, 256, true);
   gemma.seq_len = gemma.seq_len_kv = 1024;
   std::vector<Case> out;
-  for (const char* b : {"fa3", "flashinfer", "cudnn-fe", "flash", "efficient", "math"})
+  for (const char* b : {"fa3", "flashinfer", "cudnn-fe", "flash", "math"})
     out.push_back({b, "ragged prefill", prefill});
+  // SDPA's efficient varlen entry point has no grouped-query heads: its case has as many kv heads.
+  out.push_back(
+      {"efficient", "ragged prefill, mha", ragged(base(4, 16, 16, 128, true), prompts, prompts)});
   for (const char* b : {"fa3", "flashinfer"}) out.push_back({b, "paged decode, shuffled", decode});
   for (const char* b : {"fa3", "flashinfer", "cudnn-fe", "flash", "math", "cudnn"})
     out.push_back({b, "window 255 causal", window(square, 255)});
@@ -105,8 +108,9 @@ TEST(GpuVariants, EachBackendRunsItsVariantsCorrectly) {
     if (row.status == Status::unsupported && row.reason.find("not found") != std::string::npos)
       continue;
     ++measured;
-    ASSERT_EQ(row.status, Status::ok) << c.backend << " " << c.what << ": " << row.reason;
-    EXPECT_LT(*row.rel_err, *row.tolerance) << c.backend << " " << c.what;
+    EXPECT_EQ(row.status, Status::ok) << c.backend << " " << c.what << ": " << row.reason;
+    if (row.status == Status::ok)
+      EXPECT_LT(*row.rel_err, *row.tolerance) << c.backend << " " << c.what;
   }
   std::cout << "[ measured ] " << measured << " cases\n";
 }

@@ -61,9 +61,7 @@ def attention(q, k, v, scale, problem, cu_seqlens_q=None, cu_seqlens_kv=None, wi
     masked = problem.causal or problem.window_left >= 0 or problem.window_right >= 0 or packed
     key = (problem.batch, problem.seq_len, problem.seq_len_kv, tuple(problem.q_lens),
            tuple(problem.kv_lens), problem.window_left, problem.window_right, problem.causal,
-           str(q.device), torch.is_inference_mode_enabled())
-    # ^ a mask made for a forward point (inference mode) holds inference tensors, which autograd
-    # cannot save: a backward point at the same shape makes its own.
+           str(q.device))
     block_mask = None
     if masked:
         if key not in _block_masks:

@@ -12,12 +12,15 @@
 #include <torch/csrc/autograd/python_variable.h>  // includes Python.h
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+#include <c10/core/InferenceMode.h>
 #include <boost/dll/alias.hpp>
 
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -204,6 +207,12 @@ class PythonBackend final : public Backend {
 
  private:
   at::Tensor call(const Inputs& in, Direction direction) {
+    // Forward points run in inference mode (runner.cpp). A Python function runs outside it, with
+    // autograd off: what it keeps between calls (a block mask cached per shape, say) is then an
+    // ordinary tensor that a backward point at the same shape may save for its backward.
+    std::optional<c10::InferenceMode> outside_inference_mode;
+    std::optional<c10::AutoGradMode> no_grad;
+    if (direction == Direction::fwd) outside_inference_mode.emplace(false), no_grad.emplace(false);
     Gil gil;
     Problem problem = in.problem;
     problem.direction = direction;
@@ -258,7 +267,8 @@ class PythonBackend final : public Backend {
   PyObject* problem_object(const Problem& p) const {
     if (problem_object_ && same_problem(p, problem_)) return problem_object_.p;
     // harness.problem(**fields): every field of the table, by its name.
-    Ref fields(PyDict_New()), make(PyObject_GetAttrString(harness_, "problem")), none(PyTuple_New(0));
+    Ref fields(PyDict_New()), make(PyObject_GetAttrString(harness_, "problem")),
+        none(PyTuple_New(0));
     for (const auto& f : problem_fields()) {
       Ref value(python_value(f.get(p)));
       if (fields && value) PyDict_SetItemString(fields.p, f.name.c_str(), value.p);
