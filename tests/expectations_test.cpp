@@ -215,7 +215,7 @@ TEST(Expectations, SummaryListsMissesBeforeTheTable) {
   csv += "p1,cudnn,batch,ok,\"missed: cpu_us_median predicted > flash's 20, seen 15\"\n";
   csv += "p1,flash,cold,ok,\n";
   std::ostringstream out;
-  print_summary(parse_csv(csv, "r.csv"), out);
+  print_summary(typed_rows(parse_csv(csv, "r.csv")), out);
   const std::string text = out.str();
   EXPECT_EQ(text.rfind("predictions: 2 row(s) missed, 1 met\n", 0), 0u) << text;
   const auto miss = text.find("MISSED cudnn @ p1 [cold]: cpu_us_median predicted > flash's 20");

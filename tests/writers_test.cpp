@@ -6,6 +6,7 @@
 #include "write/csv.hpp"
 #include "analysis/export_gbench.hpp"
 #include "write/report_writer.hpp"
+#include "write/schema.hpp"
 #include "write/trace_json.hpp"
 
 #include <gtest/gtest.h>
@@ -73,7 +74,7 @@ TEST(Writers, OneSetOfRecordsThroughEveryWriter) {
 
   // The summary: every backend's row, its time and its status.
   std::ostringstream summary;
-  print_summary(report, summary);
+  print_summary(typed_rows(report), summary);
   for (const char* want : {"flash", "fa3", "naive", "0.25", "0.125", "unsupported"})
     EXPECT_NE(summary.str().find(want), std::string::npos) << want << " in\n" << summary.str();
 

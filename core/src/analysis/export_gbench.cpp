@@ -1,6 +1,7 @@
 #include "analysis/export_gbench.hpp"
 
 #include "analysis/compare.hpp"
+#include "write/schema.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -18,10 +19,6 @@ using nlohmann::json;
 // Google Benchmark's default unit: compare.py prints times as whole numbers of it.
 constexpr double kNsPerMs = 1e6;
 
-std::string text(const CsvTable& t, size_t row, const std::string& column) {
-  return t.column(column) < 0 ? std::string() : t.at(row, column);
-}
-
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
@@ -31,19 +28,18 @@ double median_of(std::vector<double> v) {
 // One benchmark name: its rows (one per repetition) and, when kept, the raw samples of them all.
 struct Named {
   std::string family;
-  std::vector<size_t> rows;
-  const std::vector<double>* samples = nullptr;
+  std::vector<const Row*> rows;
 };
 
-json counters(const CsvTable& t, size_t r) {
+json counters(const Row& row) {
   json c = json::object();
-  for (const auto& [counter, column] : {std::pair{"TFLOP/s", "tflops"},
-                                        {"kernels", "kernels_per_call"},
-                                        {"host_us", "cpu_us_median"},
-                                        {"rel_err", "rel_err"},
-                                        {"p10_ms", "time_ms_p10"},
-                                        {"p90_ms", "time_ms_p90"}})
-    if (const auto v = t.number(r, column)) c[counter] = *v;
+  for (const auto& [counter, value] : {std::pair{"TFLOP/s", &row.tflops},
+                                       {"kernels", &row.kernels_per_call},
+                                       {"host_us", &row.cpu_us_median},
+                                       {"rel_err", &row.rel_err},
+                                       {"p10_ms", &row.time_ms_p10},
+                                       {"p90_ms", &row.time_ms_p90}})
+    if (*value) c[counter] = **value;
   return c;
 }
 
@@ -63,17 +59,18 @@ json run_entry(const std::string& name, int family, int instance, int repetition
 
 void write_gbench_json(const CsvTable& t, const SampleSets& samples, std::ostream& out) {
   check_report(t, {});  // a report of a schema this attnbench reads, with its key columns
+  const std::vector<Row> rows = typed_rows(t);
 
   // Benchmarks in the report's order: a family is one (point, backend), its instances the timing
   // modes.
   std::vector<std::string> order;
   std::map<std::string, Named> named;
-  for (size_t r = 0; r < t.rows.size(); ++r) {
-    const std::string family = t.at(r, "point_id") + "/" + t.at(r, "backend");
-    const std::string name = family + "/" + t.at(r, "timing_mode");
+  for (const Row& row : rows) {
+    const std::string family = row.point_id + "/" + row.backend;
+    const std::string name = family + "/" + to_string(row.timing_mode);
     auto [it, fresh] = named.try_emplace(name);
     if (fresh) order.push_back(name), it->second.family = family;
-    it->second.rows.push_back(r);
+    it->second.rows.push_back(&row);
   }
   std::map<std::string, int> family_index, instances;
   json benchmarks = json::array();
@@ -81,22 +78,21 @@ void write_gbench_json(const CsvTable& t, const SampleSets& samples, std::ostrea
     Named& n = named[name];
     const int family = family_index.try_emplace(n.family, int(family_index.size())).first->second;
     const int instance = instances[n.family]++;
-    const size_t first = n.rows.front();
+    const Row& first = *n.rows.front();
     bool all_ok = true;
     std::vector<double> medians_ms, host_us;
-    for (size_t r : n.rows) {
-      const auto median = t.number(r, "time_ms_median");
-      all_ok = all_ok && t.at(r, "status") == "ok" && median;
-      if (median) medians_ms.push_back(*median);
-      if (auto h = t.number(r, "cpu_us_median")) host_us.push_back(*h);
+    for (const Row* r : n.rows) {
+      all_ok = all_ok && r->status == Status::ok && r->time_ms_median;
+      if (r->time_ms_median) medians_ms.push_back(*r->time_ms_median);
+      if (r->cpu_us_median) host_us.push_back(*r->cpu_us_median);
     }
     if (!all_ok) {  // Google Benchmark's failed benchmark: one entry, the first failure's reason
-      size_t bad = first;
-      for (size_t r : n.rows)
-        if (t.at(r, "status") != "ok") bad = r;
+      const Row* bad = &first;
+      for (const Row* r : n.rows)
+        if (r->status != Status::ok) bad = r;
       json b = run_entry(name, family, instance, 1, 0);
       b["error_occurred"] = true;
-      b["error_message"] = t.at(bad, "status") + ": " + text(t, bad, "reason");
+      b["error_message"] = to_string(bad->status) + ": " + bad->reason;
       b["iterations"] = 0;
       b["real_time"] = 0.0;
       b["cpu_time"] = 0.0;
@@ -105,15 +101,15 @@ void write_gbench_json(const CsvTable& t, const SampleSets& samples, std::ostrea
     }
     // cpu_time is the host time per call (measured once per row, in its own pass); where there is
     // none (it was not measured), the GPU time, as Google Benchmark's manual time does.
-    const double calls = t.number(first, "calls_per_sample").value_or(1);
+    const double calls = static_cast<double>(first.calls_per_sample.value_or(1));
     const double host_ns =
         host_us.empty() ? median_of(medians_ms) * kNsPerMs : median_of(host_us) * 1e3;
     // The runs: every raw sample when the report kept them (so compare.py's U test has data),
     // else one per repetition.
-    auto sample_it = samples.find(
-        sample_key(t.at(first, "point_id"), t.at(first, "backend"), t.at(first, "timing_mode")));
+    auto sample_it =
+        samples.find(sample_key(first.point_id, first.backend, to_string(first.timing_mode)));
     std::vector<double> runs_ms = sample_it != samples.end() ? sample_it->second : medians_ms;
-    const json extra = counters(t, first);
+    const json extra = counters(first);
     for (size_t i = 0; i < runs_ms.size(); ++i) {
       json b = run_entry(name, family, instance, int(runs_ms.size()), int(i));
       b["iterations"] = static_cast<int64_t>(calls);
@@ -146,25 +142,24 @@ void write_gbench_json(const CsvTable& t, const SampleSets& samples, std::ostrea
 
   // Google Benchmark's context, from what the report recorded: the machine the run was made on
   // (reports before schema 7 did not record it: empty and 0), its core's clock from the cpu pass.
-  const bool any = !t.rows.empty();
-  auto first_text = [&](const char* column) { return any ? text(t, 0, column) : std::string(); };
-  const auto cpus = any ? t.number(0, "host_cpus") : std::nullopt;
+  const RunInfo run = rows.empty() ? RunInfo{} : rows.front().run;
   std::optional<double> mhz;  // the first row that measured it (refused rows did not)
-  for (size_t r = 0; r < t.rows.size() && !mhz; ++r) mhz = t.number(r, "host_mhz");
-  const json context = {{"date", first_text("started_at")},
-                        {"host_name", first_text("host_name")},
-                        {"executable", "attnbench run " + first_text("config")},
-                        {"num_cpus", cpus ? static_cast<int64_t>(*cpus) : 0},
+  for (const Row& row : rows)
+    if (!mhz) mhz = row.host_mhz;
+  const json context = {{"date", run.started_at},
+                        {"host_name", run.host_name},
+                        {"executable", "attnbench run " + run.config_file},
+                        {"num_cpus", run.host_cpus},
                         {"mhz_per_cpu", mhz ? static_cast<int64_t>(std::lround(*mhz)) : 0},
                         {"cpu_scaling_enabled", false},
                         {"caches", json::array()},
                         {"load_avg", json::array()},
                         {"library_build_type", "release"},
                         {"attnbench_report", t.path},
-                        {"attnbench_device_name", first_text("device_name")},
-                        {"attnbench_git_sha", first_text("git_sha")},
-                        {"attnbench_torch_version", first_text("torch_version")},
-                        {"attnbench_config_fingerprint", first_text("config_fingerprint")}};
+                        {"attnbench_device_name", run.device_name},
+                        {"attnbench_git_sha", run.git_sha},
+                        {"attnbench_torch_version", run.torch_version},
+                        {"attnbench_config_fingerprint", run.config_fingerprint}};
   out << json{{"context", context}, {"benchmarks", benchmarks}}.dump(2, ' ', false,
                                                                      json::error_handler_t::replace)
       << '\n';

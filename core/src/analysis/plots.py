@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Pictures of attnbench reports, drawn with matplotlib; `attnbench plot` runs this.
 
-  plots.py report REPORT.csv OUT_DIR FORMAT [TIMING_MODE]
+  plots.py report REPORT.csv OUT_DIR FORMAT TIMING_MODE
       per family of points (same shape but for batch and sequence lengths): TFLOP/s and time
       against seq_len, one line per backend; and per backend its kernels, copies and memsets
       per call.
@@ -28,7 +28,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 # What makes two points one family: everything but the lengths and the batch (the study keeps
 # batch x seq_len^2 constant, so batch moves with seq_len).
 FAMILY_COLUMNS = ["heads", "kv_heads", "head_dim", "dtype", "causal", "device", "direction"]
-MODE_PREFERENCE = ["cold", "batch", "graph", "wall"]
 COUNT_COLUMNS = [
     ("kernels_per_call", "kernels"),
     ("memcpy_per_call", "memcpy"),
@@ -87,15 +86,14 @@ def save(fig, out_dir, name, fmt):
     print(path)
 
 
-def report_plots(csv_path, out_dir, fmt, mode=None):
+def report_plots(csv_path, out_dir, fmt, mode):
+    """mode: the timing mode to draw (attnbench plot picks the default from the report)."""
     rows = read_rows(csv_path)
     if not rows:
         sys.exit(f"{csv_path}: the report has no rows")
     stem = os.path.splitext(os.path.basename(csv_path))[0]
     modes = {r["timing_mode"] for r in rows}
-    if mode is None:
-        mode = next((m for m in MODE_PREFERENCE if m in modes), sorted(modes)[0])
-    elif mode not in modes:
+    if mode not in modes:
         sys.exit(f"{csv_path}: no rows with timing mode '{mode}' (it has {', '.join(sorted(modes))})")
     backends = list(dict.fromkeys(r["backend"] for r in rows))
     families = defaultdict(list)
@@ -245,12 +243,12 @@ def compare_plots(json_path, out_dir, fmt):
 
 
 def main(argv):
-    if len(argv) < 5 or argv[1] not in ("report", "compare"):
+    if len(argv) < 5 or argv[1] not in ("report", "compare") or (argv[1] == "report" and len(argv) < 6):
         sys.exit(__doc__)
     kind, source, out_dir, fmt = argv[1:5]
     os.makedirs(out_dir, exist_ok=True)
     if kind == "report":
-        report_plots(source, out_dir, fmt, argv[5] if len(argv) > 5 else None)
+        report_plots(source, out_dir, fmt, argv[5])
     else:
         compare_plots(source, out_dir, fmt)
 

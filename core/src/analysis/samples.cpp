@@ -20,10 +20,7 @@ std::string sample_key(const std::string& point, const std::string& backend,
 }
 
 SampleSets read_samples(const std::string& report_csv) {
-  std::string path = report_csv;
-  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".csv") == 0)
-    path.resize(path.size() - 4);
-  path += ".samples.csv";
+  const std::string path = sibling(report_csv, side::samples);
   SampleSets sets;
   if (!std::filesystem::exists(path)) return sets;
   const CsvTable t = read_csv(path);
@@ -42,7 +39,7 @@ SampleSets read_samples(const std::string& report_csv) {
 
 void check_samples(const CsvTable& report, const SampleSets& samples) {
   if (samples.empty()) return;
-  const std::string path = sibling(report.path, ".samples.csv");
+  const std::string path = sibling(report.path, side::samples);
   // Each series against the rows it came from: the median of a series pooled over repetitions lies
   // between the smallest and largest of those rows' medians. A file left from another run (or
   // another fingerprint, or rows since rerun) fails that.

@@ -2,12 +2,14 @@
 // shows any report the same way).
 #pragma once
 
-#include "write/csv.hpp"
+#include "records/row.hpp"
 
 #include <ostream>
+#include <vector>
 
 namespace attnbench {
 
-void print_summary(const CsvTable& report, std::ostream& out);
+// The rows as read back from a report (typed_rows in write/schema.hpp).
+void print_summary(const std::vector<Row>& rows, std::ostream& out);
 
 }  // namespace attnbench

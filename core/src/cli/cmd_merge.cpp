@@ -82,7 +82,7 @@ int cmd_merge(const MergeArgs& args) {
   const OutputLock lock(args.output);
   if (!args.force)  // the report and its side files are one unit
     for (const std::string& file :
-         {args.output, sibling(args.output, ".kernels.csv"), sibling(args.output, ".samples.csv")})
+         {args.output, sibling(args.output, side::kernels), sibling(args.output, side::samples)})
       if (std::filesystem::exists(file))
         throw InputError(file + " exists: --force overwrites the report and its side files");
   std::vector<MergeInput> inputs;
@@ -110,9 +110,9 @@ int cmd_merge(const MergeArgs& args) {
   // Traces (run --trace) are one file per measurement: the shards' go into one folder.
   size_t traces = 0;
   for (const auto& file : args.files) {
-    const std::filesystem::path from(sibling(file, ".traces"));
+    const std::filesystem::path from(sibling(file, side::traces));
     if (!std::filesystem::is_directory(from)) continue;
-    const std::filesystem::path to(sibling(args.output, ".traces"));
+    const std::filesystem::path to(sibling(args.output, side::traces));
     std::filesystem::create_directories(to);
     for (const auto& entry : std::filesystem::directory_iterator(from)) {
       std::filesystem::copy_file(entry.path(), to / entry.path().filename(),
@@ -121,7 +121,7 @@ int cmd_merge(const MergeArgs& args) {
     }
   }
   if (traces > 0)
-    std::cerr << "attnbench: " << traces << " trace(s) into " << sibling(args.output, ".traces")
+    std::cerr << "attnbench: " << traces << " trace(s) into " << sibling(args.output, side::traces)
               << '\n';
   std::cerr << "attnbench: merged " << inputs.size() << " report(s), " << merged.measurements
             << " measurement(s), into " << args.output << '\n';

@@ -5,6 +5,8 @@
 #include "base/names.hpp"
 #include "cli/commands.hpp"
 #include "write/csv.hpp"
+#include "write/report_writer.hpp"
+#include "write/schema.hpp"
 
 #define BOOST_PROCESS_USE_STD_FS
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -24,6 +26,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 
 namespace attnbench {
 
@@ -64,6 +67,16 @@ int run_python(const std::vector<std::string>& args) {
   return child.exit_code();
 }
 
+// The mode drawn when none is named: the first of the report's modes in the enum's order (cold,
+// batch, graph, wall).
+std::string default_mode(const CsvTable& report) {
+  std::set<TimingMode> present;
+  for (const Row& row : typed_rows(report)) present.insert(row.timing_mode);
+  for (const auto& n : name_table<TimingMode>())
+    if (!n.alias && present.count(n.value)) return n.name;
+  return to_string(TimingMode::cold);
+}
+
 // 0 when every picture was drawn; 1 when Python, matplotlib or plots.py failed.
 int cmd_plot(const PlotArgs& args) {
   if (args.files.empty() || args.files.size() > 2)
@@ -73,8 +86,7 @@ int cmd_plot(const PlotArgs& args) {
     throw InputError("plot: --baseline compares backends inside one report; give one file");
   const fs::path first(args.files.front());
   const std::string out_dir =
-      args.output.empty() ? (first.parent_path() / (first.stem().string() + ".plots")).string()
-                          : args.output;
+      args.output.empty() ? sibling(first.string(), side::plots) : args.output;
 
   // Bad input is found here, with the messages compare gives, before Python starts.
   std::vector<CsvTable> reports;
@@ -112,8 +124,9 @@ int cmd_plot(const PlotArgs& args) {
     if (!out.flush()) throw std::runtime_error(json + ": cannot write");
     command.insert(command.end(), {"compare", json, out_dir, args.format});
   } else {
-    command.insert(command.end(), {"report", args.files.front(), out_dir, args.format});
-    if (!args.timing_mode.empty()) command.push_back(args.timing_mode);
+    command.insert(command.end(),
+                   {"report", args.files.front(), out_dir, args.format,
+                    args.timing_mode.empty() ? default_mode(reports.front()) : args.timing_mode});
   }
   const int code = run_python(command);
   if (code != 0) std::cerr << "attnbench: plots.py exited with " << code << '\n';
@@ -136,7 +149,7 @@ Subcommand add_plot(CLI::App& app) {
       ->check(CLI::IsMember({"png", "svg"}));
   cmd->add_option("--timing-mode", a->timing_mode,
                   "CUDA timing mode to draw (default: cold, else the first in the report)")
-      ->check(CLI::IsMember({"cold", "batch", "graph", "wall"}));
+      ->check(CLI::IsMember(enum_names<TimingMode>()));
   return {cmd, [a] { return cmd_plot(*a); }};
 }
 

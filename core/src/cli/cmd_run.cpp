@@ -13,6 +13,7 @@
 #include "write/csv.hpp"
 #include "write/output_lock.hpp"
 #include "write/report_writer.hpp"
+#include "write/schema.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -154,7 +155,7 @@ int cmd_run(const RunArgs& args) {
   // A report and its side files are one unit: any of them there is the report there.
   if (!args.dry_run && !args.resume && !args.force)
     for (const std::string& file :
-         {output, sibling(output, ".kernels.csv"), sibling(output, ".samples.csv")})
+         {output, sibling(output, side::kernels), sibling(output, side::samples)})
       if (std::filesystem::exists(file))
         throw InputError(file +
                          " exists: --resume measures only what the report lacks and appends, "
@@ -199,7 +200,7 @@ int cmd_run(const RunArgs& args) {
     std::cerr << "attnbench: resuming " << output << ": " << done.size()
               << " (point, backend) done, measuring the rest\n";
   }
-  if (!append) std::filesystem::remove_all(sibling(output, ".traces"));  // none of another run
+  if (!append) std::filesystem::remove_all(sibling(output, side::traces));  // none of another run
   ReportWriter writer(output, plan.config.measurement.keep_samples, append);
   for (auto& m : measurers) m->setup(options);
 
@@ -227,13 +228,12 @@ int cmd_run(const RunArgs& args) {
                                       plan.expect));
   std::cerr << "wrote " << writer.rows_path() << " and " << writer.kernels_path() << '\n';
   // The exit code judges the whole report, rows kept by --resume included.
-  const CsvTable report = read_csv(writer.rows_path());
+  const std::vector<Row> report = typed_rows(read_csv(writer.rows_path()));
   if (!args.no_summary) print_summary(report, std::cout);
   size_t failed = 0, missed = 0;
-  for (size_t r = 0; r < report.rows.size(); ++r) {
-    const auto status = parse_enum<Status>(report.at(r, "status"));
-    failed += !status || is_failure(*status);
-    missed += is_missed(report.at(r, "expectation"));
+  for (const Row& row : report) {
+    failed += is_failure(row.status);
+    missed += is_missed(row.expectation);
   }
   int exit_code = 0;
   if (failed > 0) {

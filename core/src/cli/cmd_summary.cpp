@@ -2,6 +2,7 @@
 #include "analysis/summary.hpp"
 #include "cli/commands.hpp"
 #include "write/columns_page.hpp"
+#include "write/schema.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -15,7 +16,7 @@ namespace {
 int cmd_summary(const std::string& report) {
   const CsvTable table = read_csv(report);
   check_report(table, {});
-  print_summary(table, std::cout);
+  print_summary(typed_rows(table), std::cout);
   return 0;
 }
 

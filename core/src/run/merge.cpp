@@ -4,6 +4,7 @@
 #include "base/errors.hpp"
 #include "run/run_plan.hpp"
 #include "write/csv.hpp"
+#include "write/report_writer.hpp"
 
 #include <algorithm>
 #include <map>
@@ -28,11 +29,12 @@ std::string merge_side(const std::vector<MergeInput>& inputs, std::string Report
   for (const MergeInput& in : inputs) {
     const std::string& text = in.texts.*file;
     if (text.empty()) return "";
-    const CsvTable t = parse_csv(complete_records(text), in.path + suffix);
+    const CsvTable t = parse_csv(complete_records(text), sibling(in.path, suffix));
     if (header.empty()) header = t.header;
     if (t.header != header)
-      throw InputError(in.path + suffix + ": its columns differ from " + inputs.front().path +
-                       suffix + "'s (reports of different schema versions)");
+      throw InputError(sibling(in.path, suffix) + ": its columns differ from " +
+                       sibling(inputs.front().path, suffix) +
+                       "'s (reports of different schema versions)");
     for (size_t r = 0; r < t.rows.size(); ++r) {
       const RecordKey k = record_key(t, r);
       if (kept.count(k)) rows.emplace_back(order.at(k), t.rows[r]);
@@ -116,8 +118,8 @@ Merged merge_reports(const std::vector<MergeInput>& inputs,
   Merged out;
   out.texts.rows = csv_line(tables.front().header);
   for (const auto& [o, fields] : rows) out.texts.rows += csv_line(fields);
-  out.texts.kernels = merge_side(inputs, &ReportTexts::kernels, ".kernels.csv", kept, order);
-  out.texts.samples = merge_side(inputs, &ReportTexts::samples, ".samples.csv", kept, order);
+  out.texts.kernels = merge_side(inputs, &ReportTexts::kernels, side::kernels, kept, order);
+  out.texts.samples = merge_side(inputs, &ReportTexts::samples, side::samples, kept, order);
   out.measurements = kept.size();
 
   for (int k = 1; k <= shard_count; ++k)

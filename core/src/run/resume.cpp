@@ -66,8 +66,8 @@ Resumed resume_report(const ReportTexts& files, const std::string& path,
     if (rows[key] == expected) out.done.insert(key);
   }
   out.kept.rows = keep(files.rows, path, out.done);
-  out.kept.kernels = keep(files.kernels, sibling(path, ".kernels.csv"), out.done);
-  out.kept.samples = keep(files.samples, sibling(path, ".samples.csv"), out.done);
+  out.kept.kernels = keep(files.kernels, sibling(path, side::kernels), out.done);
+  out.kept.samples = keep(files.samples, sibling(path, side::samples), out.done);
   return out;
 }
 
@@ -78,8 +78,8 @@ ReportTexts read_report_texts(const std::string& output_csv) {
     if (in) text << in.rdbuf();
     return text.str();
   };
-  return {slurp(output_csv), slurp(sibling(output_csv, ".kernels.csv")),
-          slurp(sibling(output_csv, ".samples.csv"))};
+  return {slurp(output_csv), slurp(sibling(output_csv, side::kernels)),
+          slurp(sibling(output_csv, side::samples))};
 }
 
 void replace_file_text(const std::string& path, const std::string& text) {
@@ -101,8 +101,8 @@ void write_report_texts(const std::string& output_csv, const ReportTexts& texts)
     replace_file_text(path, text);
   };
   put(output_csv, texts.rows);
-  put(sibling(output_csv, ".kernels.csv"), texts.kernels);
-  put(sibling(output_csv, ".samples.csv"), texts.samples);
+  put(sibling(output_csv, side::kernels), texts.kernels);
+  put(sibling(output_csv, side::samples), texts.samples);
 }
 
 }  // namespace attnbench

@@ -13,7 +13,7 @@
 
 namespace attnbench {
 
-OutputLock::OutputLock(const std::string& report_csv) : path_(sibling(report_csv, ".lock")) {
+OutputLock::OutputLock(const std::string& report_csv) : path_(sibling(report_csv, side::lock)) {
   const auto parent = std::filesystem::path(path_).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);

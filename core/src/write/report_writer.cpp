@@ -24,12 +24,12 @@ std::string sibling(const std::string& csv, const std::string& suffix) {
 
 ReportWriter::ReportWriter(const std::string& output_csv, bool keep_samples, bool append)
     : rows_(open(output_csv, row_header(), append)),
-      kernels_(open(sibling(output_csv, ".kernels.csv"), kernel_row_header(), append)) {
+      kernels_(open(sibling(output_csv, side::kernels), kernel_row_header(), append)) {
   if (keep_samples)
     samples_ = std::make_unique<CsvWriter>(
-        open(sibling(output_csv, ".samples.csv"), sample_header(), append));
+        open(sibling(output_csv, side::samples), sample_header(), append));
   else if (!append)  // a report and its side files are one unit: none is left from another run
-    std::filesystem::remove(sibling(output_csv, ".samples.csv"));
+    std::filesystem::remove(sibling(output_csv, side::samples));
 }
 
 void ReportWriter::write(const BackendRecords& records) {

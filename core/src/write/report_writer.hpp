@@ -28,7 +28,16 @@ class ReportWriter {
   std::unique_ptr<CsvWriter> samples_;
 };
 
-// <dir>/<stem><suffix> beside a report: sibling("r/x.csv", ".kernels.csv") is "r/x.kernels.csv".
+// The files and folders beside a report <stem>.csv, each suffix named once.
+namespace side {
+inline constexpr const char* kernels = ".kernels.csv";  // the kernels pass, one row per kernel
+inline constexpr const char* samples = ".samples.csv";  // raw timing samples (keep_samples)
+inline constexpr const char* traces = ".traces";        // a Chrome trace per (point, backend)
+inline constexpr const char* plots = ".plots";          // attnbench plot's pictures
+inline constexpr const char* lock = ".lock";            // held by the one run writing the report
+}  // namespace side
+
+// <dir>/<stem><suffix> beside a report: sibling("r/x.csv", side::kernels) is "r/x.kernels.csv".
 std::string sibling(const std::string& csv, const std::string& suffix);
 
 }  // namespace attnbench

@@ -49,6 +49,13 @@ Row row_from_cells(const CsvTable& table, size_t r) {
   return row;
 }
 
+std::vector<Row> typed_rows(const CsvTable& table) {
+  std::vector<Row> rows;
+  rows.reserve(table.rows.size());
+  for (size_t r = 0; r < table.rows.size(); ++r) rows.push_back(row_from_cells(table, r));
+  return rows;
+}
+
 std::vector<std::string> kernel_row_header() { return header_of(kernel_row_fields()); }
 std::vector<std::string> kernel_row_cells(const KernelRow& row) {
   return fields_of(kernel_row_fields(), row);

@@ -30,6 +30,8 @@ std::vector<std::string> row_cells(const Row& row);
 // Row r of a report read back through the same table (columns it lacks keep their defaults);
 // throws InputError, located, on a cell that is not of its column's type.
 Row row_from_cells(const CsvTable& table, size_t r);
+// Every row of a report, typed: what readers read instead of cells by column name.
+std::vector<Row> typed_rows(const CsvTable& table);
 
 // <output>.kernels.csv: one row per (point, backend, kind, name, grid, block).
 std::vector<std::string> kernel_row_header();

@@ -78,7 +78,7 @@ std::string chrome_trace_json(const BackendRecords& records) {
 
 std::string trace_path(const std::string& output_csv, const std::string& point_id,
                        const std::string& backend, int repetition) {
-  const std::string folder = sibling(output_csv, ".traces");
+  const std::string folder = sibling(output_csv, side::traces);
   std::string name = point_id + "__" + backend;
   if (repetition > 0) name += "__rep" + std::to_string(repetition + 1);
   return (std::filesystem::path(folder) / (name + ".json")).string();
