@@ -177,7 +177,7 @@ for step in "$@"; do
       log models
       # The model presets (configs/models/): ragged prefill, paged decode, windows and softcap.
       mkdir -p results/h200/models
-      for config in configs/models/*.yaml; do
+      for config in ${ATTNBENCH_MODELS:-configs/models/*.yaml}; do  # a call of its own may take the rest
         name=$(basename "$config" .yaml)
         resume=--force; [ -f "results/h200/models/$name.csv" ] && resume=--resume
         "$build/attnbench" run "$config" $resume -o "results/h200/models/$name.csv" 2>"$out/$name.stderr" \
