@@ -155,6 +155,42 @@ TEST(RunPlan, TheFingerprintFollowsWhatDecidesTheNumbers) {
   EXPECT_EQ(plan_run(config(base), timeout, kAvailable, false).config.measurement.timeout_s, 3);
 }
 
+// Each measurement key changed alone changes the fingerprint exactly when the settings table says
+// it decides the numbers (so a key added to the table is in the fingerprint unless it says not).
+TEST(RunPlan, EveryKeyThatDecidesTheNumbersIsInTheFingerprint) {
+  const Sweep sweep = config("sweep:\n  seq_len: [8, 16]\n");
+  const std::vector<Point> points = expand_sweep(sweep.config, false);
+  const std::string reference = config_fingerprint(sweep.config, points);
+  int fingerprinted = 0;
+  for (const SettingField& s : measure_settings_fields()) {
+    SweepConfig changed = sweep.config;
+    const FieldValue was = s.field.get(changed.measurement);
+    FieldValue other;
+    if (const auto* i = std::get_if<int64_t>(&was)) other = *i + 1;
+    if (const auto* d = std::get_if<double>(&was)) other = *d * 2 + 1;
+    if (const auto* b = std::get_if<bool>(&was)) other = !*b;
+    if (const auto* l = std::get_if<std::vector<std::string>>(&was)) {  // one name more or less
+      std::vector<std::string> names = *l;
+      if (names.size() > 1) names.pop_back();
+      for (const std::string& c : s.field.choices)
+        if (names.size() == l->size() && std::find(names.begin(), names.end(), c) == names.end())
+          names.push_back(c);
+      other = names;
+    }
+    ASSERT_NE(other.index(), 0u) << s.field.name << ": a type this test does not change";
+    s.field.set(changed.measurement, other);
+    ASSERT_NE(field_text(s.field.get(changed.measurement)), field_text(was)) << s.field.name;
+    const std::string fp = config_fingerprint(changed, points);
+    if (s.fingerprinted)
+      EXPECT_NE(fp, reference) << s.field.name << " decides the numbers";
+    else
+      EXPECT_EQ(fp, reference) << s.field.name << " does not";
+    fingerprinted += s.fingerprinted;
+  }
+  EXPECT_EQ(fingerprinted, 11);  // warmup, samples (2), time (2), noise, modes, batch, kernels,
+                                 // cpu, passes
+}
+
 TEST(RunPlan, EveryPointAndBackendIsATaskCostedByItsWork) {
   const RunPlan plan =
       plan_run(config("sweep:\n  seq_len: [512, 1024, 2048]\n  causal: false\n  device: cpu\n"), {},

@@ -42,16 +42,17 @@ const std::vector<SettingField>& measure_settings_fields() {
              "calls timed one by one in the cpu pass (host time per call)"),
        1},
       {field("keep_samples", &M::keep_samples, "",
-             "write the raw samples to <output>.samples.csv (compare judges on them)")},
+             "write the raw samples to <output>.samples.csv (compare judges on them)"),
+       0, false, true, false},
       {field("timeout_s", &M::timeout_s, "s",
              "a worker not done with one (point, backend) by then is killed: `timeout`"),
-       0, true},
+       0, true, true, false},
       {field("passes", &M::passes, "",
              "which passes run: correctness, timing, cpu, memory, ops, kernels")},
       {field("repetitions", &M::repetitions, "count",
              "the sweep run through this many times, so drift hits every backend alike"),
-       1},
-      {field("trace", &M::trace, "", "a trace pass last (run --trace)"), 0, false, false},
+       1, false, true, false},
+      {field("trace", &M::trace, "", "a trace pass last (run --trace)"), 0, false, false, false},
   };
   return fields;
 }

@@ -43,14 +43,16 @@ struct MeasureSettings {
   }
 };
 
-// The `measurement:` keys, one entry each (the YAML reader, the worker protocol and
-// docs/columns.md read this table): the field, its lower bound, and whether a sweep may set it
-// (`trace` is run --trace only).
+// The `measurement:` keys, one entry each (the YAML reader, the worker protocol, the config
+// fingerprint and docs/columns.md read this table): the field, its lower bound, whether a sweep
+// may set it (`trace` is run --trace only), and whether it decides the numbers (a key that does
+// not, like timeout_s, may change between a run and its --resume).
 struct SettingField {
   Field<MeasureSettings> field;
   double min = 0;
   bool min_exclusive = false;
   bool config_key = true;
+  bool fingerprinted = true;
 };
 const std::vector<SettingField>& measure_settings_fields();
 

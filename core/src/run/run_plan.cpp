@@ -95,16 +95,12 @@ std::string output_path(const SweepConfig& config, const RunOverrides& o) {
 }
 
 std::string config_fingerprint(const SweepConfig& config, const std::vector<Point>& all_points) {
-  const MeasureSettings& m = config.measurement;
   std::ostringstream text;
   text.precision(17);
-  text << "v1|warmup " << m.warmup_ms << "|samples " << m.min_samples << ' ' << m.max_samples
-       << "|time " << m.min_time_s << ' ' << m.max_time_s << "|noise " << m.target_rel_noise
-       << "|batch " << m.batch_sample_ms << "|kernels " << m.kernel_pass_iterations << "|cpu "
-       << m.cpu_pass_calls << "|modes";
-  for (auto mode : m.timing_modes) text << ' ' << to_string(mode);
-  text << "|passes";
-  for (auto pass : m.passes) text << ' ' << to_string(pass);
+  text << "v2";  // v1 listed the measurement keys by hand; v2 takes them from the table
+  for (const SettingField& s : measure_settings_fields())
+    if (s.fingerprinted)
+      text << '|' << s.field.name << ' ' << field_text(s.field.get(config.measurement));
   text << "|tolerance";
   for (const auto& [dtype, limit] : config.tolerance)
     text << ' ' << to_string(dtype) << '=' << limit;
