@@ -158,7 +158,9 @@ TEST(Variants, SoftcapIsInTheReferenceAndLeavingItOutIsCaught) {
   Problem p = test::problem(2, 4, 32, 16, DType::f32, true, Device::cpu);
   p.softcap = 1.0;  // scores of about N(0, 1) are capped hard
   const InputTensors in = make_inputs(p, 7);
-  EXPECT_LT(forward_error(in, backend("naive").forward(in.view())).rel_err, kExact);
+  // tanh in float32 and a row whose capped scores nearly cancel: up to 5e-5 was seen under load
+  // (the matmul's reduction order follows its thread count), still 100x below a wrong answer.
+  EXPECT_LT(forward_error(in, backend("naive").forward(in.view())).rel_err, 20 * kExact);
   Problem uncapped = p;
   uncapped.softcap = 0;
   const InputTensors plain = make_inputs(uncapped, 7);  // the same numbers
