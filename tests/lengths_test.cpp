@@ -50,6 +50,10 @@ TEST(Lengths, DrawsAreDeterministicPerSeedAndStayInTheirBounds) {
   const auto capped = draw_lengths(parse_length_spec("normal(1000,800,1500)"), 4096, 2, "");
   EXPECT_GE(*std::min_element(capped.begin(), capped.end()), 1);
   EXPECT_EQ(*std::max_element(capped.begin(), capped.end()), 1500);
+  auto centred = draw_lengths(parse_length_spec("normal(1000,50)"), 4001, 4, "");
+  std::sort(centred.begin(), centred.end());
+  EXPECT_NEAR(static_cast<double>(centred[2000]), 1000, 10);                // the mean (and median)
+  EXPECT_NEAR(static_cast<double>(centred[3365] - centred[635]), 100, 15);  // p84 - p16: 2 std
   auto sorted = draw_lengths(parse_length_spec("lognormal(2048,0.5)"), 4001, 3, "");
   std::sort(sorted.begin(), sorted.end());
   EXPECT_NEAR(static_cast<double>(sorted[2000]), 2048, 2048 * 0.08);  // the median
@@ -136,7 +140,8 @@ TEST(Lengths, DecodeAgainstRaggedPagedContexts) {
   EXPECT_EQ(p.window_right, 0);
   EXPECT_DOUBLE_EQ(p.softcap, 30);
   const std::string id = point_id(p);
-  for (const char* part : {"-kvlens-lognormal-4096-0.5", "-paged16-shuffled", "-win127_0", "-cap30"})
+  for (const char* part :
+       {"-kvlens-lognormal-4096-0.5", "-paged16-shuffled", "-win127_0", "-cap30"})
     EXPECT_NE(id.find(part), std::string::npos) << id;
 }
 
@@ -161,9 +166,12 @@ TEST(Lengths, BadVariantAxesAreLocatedErrors) {
                       "sweep.seq_lens_kv", "sequence 1 has 8 queries and 6 keys");
   expect_config_error("sweep:\n  seq_len: 8\n  window: [10, 5]\n", "sweep.window", "RIGHT is 0");
   expect_config_error("sweep:\n  seq_len: 8\n  window: [10]\n", "sweep.window", "two numbers");
-  expect_config_error("sweep:\n  seq_len: 8\n  window: [-5, 0]\n", "sweep.window", "-1 (unbounded)");
-  expect_config_error("sweep:\n  seq_len: 8\n  page_size: 16\n", "sweep.page_size", "kv_layout: paged");
-  expect_config_error("sweep:\n  seq_len: 8\n  kv_layout: [pages]\n", "sweep.kv_layout", "contiguous or paged");
+  expect_config_error("sweep:\n  seq_len: 8\n  window: [-5, 0]\n", "sweep.window",
+                      "-1 (unbounded)");
+  expect_config_error("sweep:\n  seq_len: 8\n  page_size: 16\n", "sweep.page_size",
+                      "kv_layout: paged");
+  expect_config_error("sweep:\n  seq_len: 8\n  kv_layout: [pages]\n", "sweep.kv_layout",
+                      "contiguous or paged");
   expect_config_error("sweep:\n  seq_len: 8\n  softcap: -1\n", "sweep.softcap", "");
   expect_config_error("sweep:\n  seq_lens: [\"histogram(missing.csv)\"]\n", "sweep.seq_lens",
                       "missing.csv");
@@ -243,11 +251,13 @@ TEST(Lengths, ARowIsJudgedByBandwidthAndSaysWhichRoofItIsUnder) {
   EXPECT_EQ(row.flags.find("above_bandwidth"), std::string::npos);
   EXPECT_EQ(*row.total_kv_tokens, 8 * 32768);
   // Faster than the bandwidth allows: flagged, and not flagged just under it.
-  EXPECT_NE(assemble_records(s, timed_at(gbytes / 4000 * 1e3 * 0.95)).rows[0].flags.find(
-                "above_bandwidth"),
+  EXPECT_NE(assemble_records(s, timed_at(gbytes / 4000 * 1e3 * 0.95))
+                .rows[0]
+                .flags.find("above_bandwidth"),
             std::string::npos);
-  EXPECT_EQ(assemble_records(s, timed_at(gbytes / 4000 * 1e3 * 1.01)).rows[0].flags.find(
-                "above_bandwidth"),
+  EXPECT_EQ(assemble_records(s, timed_at(gbytes / 4000 * 1e3 * 1.01))
+                .rows[0]
+                .flags.find("above_bandwidth"),
             std::string::npos);
   // A long causal prefill is compute bound: hundreds of FLOP per byte.
   RowSetup prefill = s;

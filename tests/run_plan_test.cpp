@@ -191,6 +191,22 @@ TEST(RunPlan, EveryKeyThatDecidesTheNumbersIsInTheFingerprint) {
                                  // cpu, passes
 }
 
+// Without a backends list, `expect:` may name any plugin found, and no other.
+TEST(RunPlan, PredictionsNameOnlyBackendsThatExist) {
+  const std::string sweep = "sweep:\n  seq_len: 8\n  device: cpu\n";
+  for (const std::string& found : kAvailable)  // the first of them too
+    EXPECT_NO_THROW(plan_run(config("expect:\n  " + found + ":\n    kernels_per_call: 1\n" + sweep),
+                             {}, kAvailable, false))
+        << found;
+  try {
+    plan_run(config("expect:\n  flsh:\n    kernels_per_call: 1\n" + sweep), {}, kAvailable, false);
+    ADD_FAILURE() << "a prediction for a backend no plugin provides";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("no plugin provides backend 'flsh'"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(RunPlan, EveryPointAndBackendIsATaskCostedByItsWork) {
   const RunPlan plan =
       plan_run(config("sweep:\n  seq_len: [512, 1024, 2048]\n  causal: false\n  device: cpu\n"), {},
