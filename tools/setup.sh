@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# One entry point for a fresh machine: installs what is missing (idempotent, quick when present),
-# configures and builds in build/, then
+# One entry point for a fresh machine: looks for what the build needs (commands on PATH, headers
+# the compiler finds), installs only what is missing (apt-get, when it can; else it says what is
+# missing and how to point the build at a copy; tools/check_setup.sh tests both), then
+# configures and builds in build/, and
 #   tools/setup.sh run [CONFIG]   runs a sweep (default configs/seed.yaml; configs/tiny.yaml on a
 #                                 machine without a GPU), prints its summary and
 #                                 draws its plots (results/<config>.plots/)
@@ -17,17 +19,43 @@ action=${1:-run}
 build=${ATTNBENCH_BUILD_DIR:-build}
 say() { echo "[setup] $*" >&2; }
 
-# libbenchmark-tools: Google Benchmark's compare.py, which a test runs on attnbench's export.
-packages=(cmake ninja-build g++ libboost-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libbenchmark-dev libbenchmark-tools libgtest-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
+# What the build needs, looked for where it is used (a command on PATH, a header the compiler
+# finds), never by asking dpkg: on a GPU node cmake and ninja often come from a venv or a module.
+# Only what is missing is installed, with apt-get where it can be; else setup says what is missing
+# and how to point the build at a copy.
+missing=()  # "package|what is missing|how to point at a copy"
+have_cmd() { command -v "$1" >/dev/null 2>&1; }
+have_header() {  # the compiler finds <$1> on its own include path (CPATH counts)
+  printf '#include <%s>\n' "$1" | ${CXX:-c++} -x c++ -std=c++17 -E - >/dev/null 2>&1
+}
+have_cmd cmake || missing+=("cmake|the cmake command|put a cmake >= 3.22 on PATH (pip install cmake)")
+have_cmd ninja || missing+=("ninja-build|the ninja command|put ninja on PATH (pip install ninja)")
+have_cmd "${CXX:-c++}" || missing+=("g++|a C++17 compiler|set CXX to one")
+if have_cmd "${CXX:-c++}"; then
+  for need in "libboost-dev|boost/dll.hpp" "libyaml-cpp-dev|yaml-cpp/yaml.h" "libcli11-dev|CLI/CLI.hpp" \
+              "nlohmann-json3-dev|nlohmann/json.hpp" "libbenchmark-dev|benchmark/benchmark.h" \
+              "libgtest-dev|gtest/gtest.h"; do
+    have_header "${need#*|}" || missing+=("${need%%|*}|the header <${need#*|}>|add its include folder to CPATH and its prefix to CMAKE_PREFIX_PATH")
+  done
+fi
+# Google Benchmark's compare.py, which one test runs on attnbench's export (skipped without it).
+[ "$action" = test ] && [ ! -f /usr/share/benchmark/compare.py ] \
+  && missing+=("libbenchmark-tools|Google Benchmark's compare.py|none needed: its test skips itself")
 if ((${#missing[@]})); then
-  say "installing ${missing[*]}"
-  sudo=""; [ "$(id -u)" -ne 0 ] && sudo=sudo
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+  packages=(); for m in "${missing[@]}"; do packages+=("${m%%|*}"); done
+  sudo=""; [ "$(id -u)" -ne 0 ] && have_cmd sudo && sudo="sudo -n"
+  if have_cmd apt-get && { [ "$(id -u)" -eq 0 ] || [ -n "$sudo" ]; } \
+     && say "installing ${packages[*]}" && $sudo apt-get update -qq >/dev/null 2>&1 \
+     && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${packages[@]}" >/dev/null 2>&1; then
+    :
+  else
+    say "cannot install what is missing here (no apt-get, no root, or no network):"
+    for m in "${missing[@]}"; do
+      rest=${m#*|}; say "  missing ${rest%%|*} (Debian: ${m%%|*}): ${rest#*|}"
+    done
+    # compare.py alone is optional; anything else stops the build here, not in CMake
+    for m in "${missing[@]}"; do [ "${m%%|*}" = libbenchmark-tools ] || exit 1; done
+  fi
 fi
 
 if ! python3 -c 'import torch, sys; sys.exit(0 if torch.__version__.startswith("2.11.0") else 1)' 2>/dev/null; then
