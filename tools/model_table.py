@@ -7,10 +7,11 @@ ones), the runner-up, and what every other backend said; then what each backend 
     tools/model_table.py results/h200/models/*.csv [--mode graph]
 """
 import argparse
-import csv
 import os
 import re
 from collections import defaultdict
+
+from who_wins import ranked, read_report  # tools/, beside this file
 
 
 def shape(r):
@@ -39,20 +40,13 @@ def roof(r):
 
 
 def table(path, mode):
-    rows = [r for r in csv.DictReader(open(path)) if r["timing_mode"] in (mode, "wall")]
-    points, by_point = [], defaultdict(list)
-    for r in rows:
-        if r["point_id"] not in by_point:
-            points.append(r["point_id"])
-        by_point[r["point_id"]].append(r)
-    backends = list(dict.fromkeys(r["backend"] for r in rows))
+    rows, points, by_point, backends = read_report(path, mode)
     name = os.path.basename(path).removesuffix(".csv")
     print(f"### {name} ({mode} mode)\n")
     print("| point | winner | time (ms) | roof | runner-up (x slower) | " + " | ".join(backends) + " |")
     print("| --- " * (5 + len(backends)) + "|")
     for p in points:
-        ok = sorted((r for r in by_point[p] if r["status"] == "ok" and r["time_ms_median"]),
-                    key=lambda r: float(r["time_ms_median"]))
+        ok = ranked(by_point[p])
         cells = []
         for b in backends:
             r = next((x for x in by_point[p] if x["backend"] == b), None)

@@ -11,18 +11,30 @@ import statistics
 from collections import defaultdict
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("report")
-    ap.add_argument("--mode", default="cold")
-    args = ap.parse_args()
-    rows = [r for r in csv.DictReader(open(args.report)) if r["timing_mode"] in (args.mode, "wall")]
+def read_report(path, mode):
+    """The rows of one timing mode (and CPU rows), their points in report order, the rows of each
+    point, and the backends in report order."""
+    rows = [r for r in csv.DictReader(open(path)) if r["timing_mode"] in (mode, "wall")]
     points, by_point = [], defaultdict(list)
     for r in rows:
         if r["point_id"] not in by_point:
             points.append(r["point_id"])
         by_point[r["point_id"]].append(r)
-    backends = list(dict.fromkeys(r["backend"] for r in rows))
+    return rows, points, by_point, list(dict.fromkeys(r["backend"] for r in rows))
+
+
+def ranked(point_rows):
+    """A point's measured rows, fastest first."""
+    return sorted((r for r in point_rows if r["status"] == "ok" and r["time_ms_median"]),
+                  key=lambda r: float(r["time_ms_median"]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("report")
+    ap.add_argument("--mode", default="cold")
+    args = ap.parse_args()
+    rows, points, by_point, backends = read_report(args.report, args.mode)
 
     def family(point):
         r = by_point[point][0]
@@ -32,9 +44,9 @@ def main():
     family_points = defaultdict(int)
     for p in points:
         family_points[family(p)] += 1
-        ok = [r for r in by_point[p] if r["status"] == "ok" and r["time_ms_median"]]
+        ok = ranked(by_point[p])
         if ok:
-            family_wins[family(p)][min(ok, key=lambda r: float(r["time_ms_median"]))["backend"]] += 1
+            family_wins[family(p)][ok[0]["backend"]] += 1
     print("| shape family | points | winners (points won) |")
     print("| --- | --- | --- |")
     for f in family_points:
@@ -45,8 +57,7 @@ def main():
           " | ".join(backends) + " |")
     print("| --- " * (6 + len(backends)) + "|")
     for p in points:
-        ok = sorted((r for r in by_point[p] if r["status"] == "ok" and r["time_ms_median"]),
-                    key=lambda r: float(r["time_ms_median"]))
+        ok = ranked(by_point[p])
         cells = []
         for b in backends:
             r = next((x for x in by_point[p] if x["backend"] == b), None)
