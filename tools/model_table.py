@@ -11,7 +11,7 @@ import os
 import re
 from collections import defaultdict
 
-from who_wins import ranked, read_report  # tools/, beside this file
+from who_wins import cells, ranked, read_report  # tools/, beside this file
 
 
 def shape(r):
@@ -47,24 +47,17 @@ def table(path, mode):
     print("| --- " * (5 + len(backends)) + "|")
     for p in points:
         ok = ranked(by_point[p])
-        cells = []
-        for b in backends:
-            r = next((x for x in by_point[p] if x["backend"] == b), None)
-            if r is None:
-                cells.append("")
-            elif r["status"] == "ok" and r["time_ms_median"]:
-                cells.append(f"{float(r['time_ms_median']):.3g}" + (" (fed)" if r.get("feed") else ""))
-            else:
-                cells.append(r["status"])
+        row_cells = cells(by_point[p], backends, lambda r: f"{float(r['time_ms_median']):.3g}"
+                          + (" (fed)" if r.get("feed") else "") if r["time_ms_median"] else None)
         head = f"| {shape(by_point[p][0])} | "
         if not ok:
-            print(head + "none | | | | " + " | ".join(cells) + " |")
+            print(head + "none | | | | " + " | ".join(row_cells) + " |")
             continue
         w = ok[0]
         second = (f"{ok[1]['backend']} ({float(ok[1]['time_ms_median']) / float(w['time_ms_median']):.2f}x)"
                   if len(ok) > 1 else "")
         print(head + f"**{w['backend']}** | {float(w['time_ms_median']):.4g} | {roof(w)} | {second} | "
-              + " | ".join(cells) + " |")
+              + " | ".join(row_cells) + " |")
     print()
     refusals = defaultdict(set)
     for r in rows:

@@ -29,6 +29,17 @@ def ranked(point_rows):
                   key=lambda r: float(r["time_ms_median"]))
 
 
+def cells(point_rows, backends, value):
+    """One cell per backend: value(row) where the row is ok and has it (not None), else the row's
+    status; empty for a backend without a row."""
+    out = []
+    for b in backends:
+        r = next((x for x in point_rows if x["backend"] == b), None)
+        shown = value(r) if r is not None and r["status"] == "ok" else None
+        out.append("" if r is None else shown if shown is not None else r["status"])
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("report")
@@ -58,17 +69,10 @@ def main():
     print("| --- " * (6 + len(backends)) + "|")
     for p in points:
         ok = ranked(by_point[p])
-        cells = []
-        for b in backends:
-            r = next((x for x in by_point[p] if x["backend"] == b), None)
-            if r is None:
-                cells.append("")
-            elif r["status"] == "ok" and r["tflops"]:
-                cells.append(f"{float(r['tflops']):.0f}")
-            else:
-                cells.append(r["status"])
+        row_cells = cells(by_point[p], backends,
+                          lambda r: f"{float(r['tflops']):.0f}" if r["tflops"] else None)
         if not ok:
-            print(f"| {p} | none | | | | | " + " | ".join(cells) + " |")
+            print(f"| {p} | none | | | | | " + " | ".join(row_cells) + " |")
             continue
         w = ok[0]
         second = ok[1] if len(ok) > 1 else None
@@ -77,7 +81,7 @@ def main():
               f"{float(second['tflops']):.0f} | " if second else
               f"| {p} | **{w['backend']}** | {float(w['time_ms_median']):.4g} | "
               f"{float(w['tflops']):.0f} | | | ", end="")
-        print(" | ".join(cells) + " |")
+        print(" | ".join(row_cells) + " |")
     print()
     print("| backend | family | host us per call, median over points | range |")
     print("| --- | --- | --- | --- |")
