@@ -663,6 +663,20 @@ TEST_F(Cli, ExportWritesGoogleBenchmarkJson) {
   EXPECT_EQ(ours.at("benchmarks").at(0).at("name"), "b1-h2-s32-d16-fp32-causal-cpu/naive/wall");
   EXPECT_EQ(run("export " + path("e.csv") + " --format csv").code, 2);
   EXPECT_EQ(run("export " + path("nothing.csv") + " --format gbench").code, 2);
+  // Never over what was measured (not even with --force); another existing file only with --force.
+  for (const std::string measured : {path("e.csv"), path("e.kernels.csv")}) {
+    const Result over = run("export " + path("e.csv") + " --format gbench --force -o " + measured);
+    EXPECT_EQ(over.code, 2) << over.output;
+    EXPECT_NE(over.output.find("is " + measured + ", what was measured"), std::string::npos)
+        << over.output;
+  }
+  EXPECT_EQ(rows_of(path("e.csv")).size(), rows.size());
+  const Result again = run("export " + path("e.csv") + " --format gbench -o " + path("e.json"));
+  EXPECT_EQ(again.code, 2);
+  EXPECT_NE(again.output.find(path("e.json") + " exists: --force overwrites it"), std::string::npos)
+      << again.output;
+  EXPECT_EQ(run("export " + path("e.csv") + " --format gbench --force -o " + path("e.json")).code,
+            0);
 #ifdef ATTNBENCH_GBENCH_TOOL
   // Google Benchmark's own file, from the plugin-overhead benchmark (one short run).
   const std::string tool = std::string(ATTNBENCH_GBENCH_TOOL) + " --plugin-dir " +

@@ -191,6 +191,21 @@ TEST(RunPlan, EveryKeyThatDecidesTheNumbersIsInTheFingerprint) {
                                  // cpu, passes
 }
 
+// A backend named twice would write each of its rows twice (and compare would take the copy for
+// a repetition): refused.
+TEST(RunPlan, ABackendNamedTwiceIsRefused) {
+  RunOverrides o;
+  o.backends = {"naive", "flash", "naive"};
+  try {
+    plan_run(config("sweep:\n  seq_len: 8\n"), o, kAvailable, false);
+    ADD_FAILURE() << "--backends naive,flash,naive was taken";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "--backends: 'naive' is named twice");
+  }
+  o.backends = {"naive", "flash"};
+  EXPECT_EQ(plan_run(config("sweep:\n  seq_len: 8\n"), o, kAvailable, false).backends.size(), 2u);
+}
+
 // Without a backends list, `expect:` may name any plugin found, and no other.
 TEST(RunPlan, PredictionsNameOnlyBackendsThatExist) {
   const std::string sweep = "sweep:\n  seq_len: 8\n  device: cpu\n";

@@ -145,7 +145,7 @@ for step in "$@"; do
       # The seed sweep with the GPU's clock, power and temperature per row, and its Google
       # Benchmark JSON.
       "$build/attnbench" run configs/seed.yaml --force -o results/h200/clocks-seed.csv 2>"$out/clocks.stderr" | tail -5
-      "$build/attnbench" export results/h200/clocks-seed.csv --format gbench -o results/h200/clocks-seed.gbench.json
+      "$build/attnbench" export results/h200/clocks-seed.csv --format gbench --force -o results/h200/clocks-seed.gbench.json
       ;;
     calibration)
       log calibration

@@ -118,6 +118,8 @@ RunPlan plan_run(Sweep sweep, const RunOverrides& o, const std::vector<std::stri
   if (!o.backends.empty()) {  // the config's entry of each name, else a plugin of that name
     std::vector<BackendSpec> chosen;
     for (const std::string& name : o.backends) {
+      if (std::count(o.backends.begin(), o.backends.end(), name) > 1)  // each row would be doubled
+        throw InputError("--backends: '" + name + "' is named twice");
       auto it = std::find_if(config.backends.begin(), config.backends.end(),
                              [&](const BackendSpec& b) { return b.name == name; });
       chosen.push_back(it != config.backends.end() ? *it : plugin_kind().parse(name, ""));
