@@ -35,11 +35,11 @@ int cmd_export(const std::string& report, const std::string& format, const std::
   const CsvTable table = read_csv(report);
   if (format != "gbench") throw InputError("export: unknown format '" + format + "'; use gbench");
   const SampleSets samples = read_samples(report);
-  if (!output.empty()) check_output(report, output, force);
   if (output.empty()) {
     write_gbench_json(table, samples, std::cout);
     return 0;
   }
+  check_output(report, output, force);
   std::ofstream out(output);
   if (!out) throw InputError(output + ": cannot write");
   write_gbench_json(table, samples, out);
