@@ -61,6 +61,8 @@ std::vector<Case> cases() {
   const std::vector<int64_t> prompts{300, 1000, 17, 640};
   const Problem prefill = ragged(base(4, 16, 4, 128, true), prompts, prompts);
   const Problem decode = paged(ragged(base(4, 16, 4, 128, false), {}, {4000, 129, 1500, 64}), 16);
+  const Problem gemma_decode =
+      paged(ragged(base(4, 16, 8, 256, false), {}, {4000, 129, 1500, 64}), 16);
   Problem square = base(2, 16, 4, 128, true);
   square.seq_len = square.seq_len_kv = 1024;
   Problem gemma = base(2, 16, 8, 256, true);
@@ -72,6 +74,12 @@ std::vector<Case> cases() {
   out.push_back(
       {"efficient", "ragged prefill, mha", ragged(base(4, 16, 16, 128, true), prompts, prompts)});
   for (const char* b : {"fa3", "flashinfer"}) out.push_back({b, "paged decode, shuffled", decode});
+  for (const char* b : {"fa3", "flashinfer"}) {
+    out.push_back({b, "paged decode, window 255", window(decode, 255)});
+    out.push_back({b, "paged decode, softcap 50, d256", softcap(gemma_decode, 50)});
+    out.push_back(
+        {b, "paged decode, softcap 50, window 255, d256", softcap(window(gemma_decode, 255), 50)});
+  }
   for (const char* b : {"fa3", "flashinfer", "cudnn-fe", "flash", "math", "cudnn"})
     out.push_back({b, "window 255 causal", window(square, 255)});
   out.push_back({"flash", "ragged window", window(prefill, 63)});

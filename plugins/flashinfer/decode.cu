@@ -1,36 +1,31 @@
 // Decode: FlashInfer's batch decode kernel over a paged KV cache (its CUDA-core kernel, with the
 // split-KV scheduler of DecodePlan and the merge kernel when a sequence is split), bf16, for the
-// head dims below and every GQA group size FlashInfer dispatches.
+// instances CMakeLists.txt lists and every GQA group size FlashInfer dispatches.
 #include "check.cuh"
+#include "decode.cuh"
 #include "kernels.hpp"
 
-#include <flashinfer/attention/decode.cuh>
-#include <flashinfer/attention/default_decode_params.cuh>
-#include <flashinfer/attention/scheduler.cuh>
-#include <flashinfer/attention/variants.cuh>
 #include <flashinfer/page.cuh>
 
 #include <stdexcept>
 #include <string>
 
 namespace attnbench::flashinfer_kernels {
+// The instances CMakeLists.txt generated, as ATTNBENCH_FLASHINFER_DECODE(head_dim, window,
+// softcap) lines.
+#define ATTNBENCH_FLASHINFER_DECODE_INSTANCES "flashinfer_decode_instances.inc"
+
 namespace {
 
 using T = nv_bfloat16;
-using DecodeParams = flashinfer::BatchDecodeParams<T, T, T, int32_t>;
-using Variant = flashinfer::DefaultAttention</*custom_mask=*/false, /*sliding_window=*/false,
-                                             /*soft_cap=*/false, /*alibi=*/false>;
-constexpr auto kNoRope = flashinfer::PosEncodingMode::kNone;
 
-template <typename F>
-void with_head_dim(int64_t head_dim, F&& f) {
-  switch (head_dim) {
-    case 64: return f(std::integral_constant<uint32_t, 64>{});
-    case 128: return f(std::integral_constant<uint32_t, 128>{});
-    default:
-      throw std::runtime_error("FlashInfer decode: no kernel compiled for head_dim " +
-                               std::to_string(head_dim));
-  }
+constexpr int64_t instance(int64_t head_dim, bool window, bool softcap) {
+  return head_dim * 4 + (window ? 2 : 0) + (softcap ? 1 : 0);
+}
+
+std::string variant_name(const Shape& s) {
+  return "head_dim " + std::to_string(s.head_dim) + (s.window_left >= 0 ? ", window" : "") +
+         (s.softcap > 0 ? ", softcap" : "");
 }
 
 flashinfer::paged_kv_t<T, int32_t> paged(const Shape& s, const PagedCache& c, const void* k,
@@ -60,32 +55,41 @@ flashinfer::paged_kv_t<T, int32_t> paged(const Shape& s, const PagedCache& c, co
 
 }  // namespace
 
-bool decode_compiled(int64_t head_dim, int64_t group_size) {
-  const bool dim = head_dim == 64 || head_dim == 128;
+bool decode_compiled(int64_t head_dim, int64_t group_size, bool window, bool softcap) {
   const bool group = group_size == 1 || group_size == 2 || group_size == 3 || group_size == 4 ||
                      group_size == 6 || group_size == 8 || group_size == 16;
-  return dim && group;
+  switch (instance(head_dim, window, softcap)) {
+#define ATTNBENCH_FLASHINFER_DECODE(D, W, S) \
+  case instance(D, W, S):                    \
+    return group;
+#include ATTNBENCH_FLASHINFER_DECODE_INSTANCES
+#undef ATTNBENCH_FLASHINFER_DECODE
+    default: return false;
+  }
 }
 
 std::vector<int64_t> plan_decode(const Shape& s, const PagedCache& c, const Workspace& ws,
                                  void* stream_ptr) {
+  auto stream = static_cast<cudaStream_t>(stream_ptr);
   flashinfer::DecodePlanInfo info;
   std::vector<int32_t> indptr = c.indptr;
-  with_head_dim(s.head_dim, [&](auto dim) {
-    constexpr uint32_t D = decltype(dim)::value;
-    DISPATCH_GQA_GROUP_SIZE(s.heads / s.kv_heads, GROUP_SIZE, {
-      auto estimate =
-          flashinfer::BatchDecodeWithPagedKVCacheWorkEstimationDispatched<GROUP_SIZE, D, kNoRope,
-                                                                          Variant, DecodeParams>;
-      check(flashinfer::DecodePlan<D, kNoRope, Variant, DecodeParams>(
-                ws.float_device, ws.float_bytes, ws.int_device, ws.int_host, ws.int_bytes, info,
-                indptr.data(), static_cast<uint32_t>(s.batch), static_cast<uint32_t>(s.heads),
-                static_cast<uint32_t>(c.page_size), /*enable_cuda_graph=*/false,
-                static_cast<cudaStream_t>(stream_ptr), estimate),
-            "DecodePlan");
-    });
-  });
-  check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_ptr)), "plan copy");
+  const auto batch = static_cast<uint32_t>(s.batch), heads = static_cast<uint32_t>(s.heads),
+             group = static_cast<uint32_t>(s.heads / s.kv_heads),
+             page_size = static_cast<uint32_t>(c.page_size);
+  cudaError_t status = cudaErrorNotSupported;
+  switch (instance(s.head_dim, s.window_left >= 0, s.softcap > 0)) {
+#define ATTNBENCH_FLASHINFER_DECODE(D, W, S)                                                  \
+  case instance(D, W, S):                                                                     \
+    status = plan_decode_instance<D, W, S>(info, ws, indptr.data(), batch, heads, group,      \
+                                           page_size, stream);                                \
+    break;
+#include ATTNBENCH_FLASHINFER_DECODE_INSTANCES
+#undef ATTNBENCH_FLASHINFER_DECODE
+    default:
+      throw std::runtime_error("FlashInfer decode: no kernel compiled for " + variant_name(s));
+  }
+  check(status, "DecodePlan");
+  check(cudaStreamSynchronize(stream), "plan copy");
   return info.ToVector();
 }
 
@@ -102,8 +106,8 @@ void run_decode(const Shape& s, const PagedCache& c, const Workspace& ws,
   p.num_qo_heads = static_cast<uint32_t>(s.heads);
   p.q_stride_n = static_cast<int32_t>(s.heads * s.head_dim);  // q is [batch, heads, 1, dim]
   p.q_stride_h = static_cast<int32_t>(s.head_dim);
-  p.window_left = -1;
-  p.logits_soft_cap = 0.f;
+  p.window_left = static_cast<int32_t>(s.window_left);
+  p.logits_soft_cap = s.softcap;
   p.sm_scale = s.scale;
   p.rope_rcp_scale = p.rope_rcp_theta = 1.f;
   p.request_indices =
@@ -120,12 +124,19 @@ void run_decode(const Shape& s, const PagedCache& c, const Workspace& ws,
     tmp_v = flashinfer::GetPtrFromBaseOffset<T>(ws.float_device, info.v_offset);
     tmp_s = flashinfer::GetPtrFromBaseOffset<float>(ws.float_device, info.s_offset);
   }
-  with_head_dim(s.head_dim, [&](auto dim) {
-    constexpr uint32_t D = decltype(dim)::value;
-    check(flashinfer::BatchDecodeWithPagedKVCacheDispatched<D, kNoRope, Variant>(
-              p, tmp_v, tmp_s, /*enable_pdl=*/false, static_cast<cudaStream_t>(stream_ptr)),
-          "decode");
-  });
+  auto stream = static_cast<cudaStream_t>(stream_ptr);
+  cudaError_t status = cudaErrorNotSupported;
+  switch (instance(s.head_dim, s.window_left >= 0, s.softcap > 0)) {
+#define ATTNBENCH_FLASHINFER_DECODE(D, W, S)                    \
+  case instance(D, W, S):                                       \
+    status = launch_decode<D, W, S>(p, tmp_v, tmp_s, stream); \
+    break;
+#include ATTNBENCH_FLASHINFER_DECODE_INSTANCES
+#undef ATTNBENCH_FLASHINFER_DECODE
+    default:
+      throw std::runtime_error("FlashInfer decode: no kernel compiled for " + variant_name(s));
+  }
+  check(status, "decode");
 }
 
 }  // namespace attnbench::flashinfer_kernels

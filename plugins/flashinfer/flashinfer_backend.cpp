@@ -44,8 +44,8 @@ class FlashInferBackend final : public attnbench::Backend {
   std::string description() const override {
     return "FlashInfer 0.7 compiled for sm_90a, bf16: Hopper prefill of uniform and ragged "
            "batches (head_dim 64/128, causal and full; d128 window, d256 softcap with and without "
-           "window) and decode over a paged cache with its page table (head_dim 64/128, GQA "
-           "groups 1-4, 6, 8, 16)";
+           "window) and decode over a paged cache with its page table (head_dim 64/128/256, "
+           "d128 window, d256 softcap with and without window; GQA groups 1-4, 6, 8, 16)";
   }
 
   Support supports(const Problem& p) const override {
@@ -55,17 +55,16 @@ class FlashInferBackend final : public attnbench::Backend {
     if (p.dtype != attnbench::DType::bf16)
       return Support::no("this plugin compiles FlashInfer's kernels for bf16 only");
     if (is_decode(p)) {
-      if (p.windowed() || p.softcap > 0)
-        return Support::no("this plugin compiles FlashInfer's decode kernel without the window "
-                           "and softcap variants");
       if (p.ragged() && !p.paged())
         return Support::no("FlashInfer's decode reads a paged cache; ragged contexts come "
                            "with kv_layout: paged here");
-      if (!fk::decode_compiled(p.head_dim, p.group_size()))
+      if (!fk::decode_compiled(p.head_dim, p.group_size(), p.window_left >= 0, p.softcap > 0))
         return Support::no(
-            "FlashInfer's decode kernel is compiled here for head_dim 64 and 128 "
-            "and GQA groups 1-4, 6, 8, 16; not head_dim " +
-            std::to_string(p.head_dim) + " with groups of " + std::to_string(p.group_size()));
+            "no FlashInfer decode kernel compiled for head_dim " + std::to_string(p.head_dim) +
+            (p.window_left >= 0 ? " with a window" : "") + (p.softcap > 0 ? " with softcap" : "") +
+            " and GQA groups of " + std::to_string(p.group_size()) +
+            " (FlashInfer dispatches groups 1-4, 6, 8, 16; ATTNBENCH_FLASHINFER_DECODE in CMake "
+            "lists the instances)");
       return Support::yes();
     }
     if (p.paged())

@@ -33,9 +33,10 @@ struct Workspace {
   size_t float_bytes;
 };
 
-// The head dims each kernel is compiled for (a template parameter in FlashInfer).
+// Whether an instance was compiled (head dim, GQA group size and variant are template parameters
+// in FlashInfer; CMakeLists.txt lists the instances).
 bool prefill_compiled(int64_t head_dim, bool causal, bool window, bool softcap);
-bool decode_compiled(int64_t head_dim, int64_t group_size);
+bool decode_compiled(int64_t head_dim, int64_t group_size, bool window, bool softcap);
 
 // Prefill: FlashInfer's Hopper (sm90a) kernel for a ragged batch: a packed one as it is, and
 // attnbench's uniform [batch, heads, seq, dim] layout once each sequence's rows are offset by its
