@@ -73,9 +73,11 @@ std::vector<Case> cases() {
   // SDPA's efficient varlen entry point has no grouped-query heads: its case has as many kv heads.
   out.push_back(
       {"efficient", "ragged prefill, mha", ragged(base(4, 16, 16, 128, true), prompts, prompts)});
-  for (const char* b : {"fa3", "flashinfer"}) out.push_back({b, "paged decode, shuffled", decode});
-  for (const char* b : {"fa3", "flashinfer"}) {
+  for (const char* b : {"fa3", "flashinfer", "cudnn-fe"}) {
+    out.push_back({b, "paged decode, shuffled", decode});
     out.push_back({b, "paged decode, window 255", window(decode, 255)});
+  }
+  for (const char* b : {"fa3", "flashinfer"}) {
     out.push_back({b, "paged decode, softcap 50, d256", softcap(gemma_decode, 50)});
     out.push_back(
         {b, "paged decode, softcap 50, window 255, d256", softcap(window(gemma_decode, 255), 50)});

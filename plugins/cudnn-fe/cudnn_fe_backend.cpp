@@ -51,7 +51,10 @@ enum Uid : int64_t {
   kQOffsets,
   kKvOffsets,
   kQLens,
-  kKvLens
+  kKvLens,
+  // paged: the page table (one for K and V)
+  kPageTableK,
+  kPageTableV
 };
 
 // fp8: the softmax probabilities P (in [0, 1]) go to fp8 for the P x V product scaled by this,
@@ -104,9 +107,10 @@ struct Plan {
 };
 
 // A plan per (shape, dtype, mask, direction), built once.
-// Shapes, dtype, causal, stats, then the window's left edge and the ragged lengths.
+// Shapes, dtype, causal, stats, then the window's left edge, the ragged lengths and the page
+// table's shape (empty: not paged).
 using ShapeKey = std::tuple<std::vector<int64_t>, std::vector<int64_t>, int, bool, bool, int64_t,
-                            std::vector<int64_t>, std::vector<int64_t>>;
+                            std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>>;
 
 class CudnnFe {
  public:
@@ -130,7 +134,8 @@ class CudnnFeBackend final : public attnbench::Backend {
   std::string name() const override { return "cudnn-fe"; }
   std::string description() const override {
     return "cuDNN SDPA through the frontend graph API (no PyTorch SDPA), forward and backward, "
-           "causal bottom-right, GQA; one plan per shape built outside the timed calls";
+           "causal bottom-right, GQA, ragged offsets, paged K/V and its sliding window; one plan "
+           "per shape built outside the timed calls";
   }
   Support supports(const Problem& p) const override {
     if (auto cuda = attnbench::sdpa::needs_cuda(p, "cuDNN's fused attention"); !cuda.supported)
@@ -140,15 +145,15 @@ class CudnnFeBackend final : public attnbench::Backend {
     if (p.head_dim > 256 || p.head_dim % 8 != 0)
       return Support::no("cuDNN's fused attention needs head_dim <= 256 and a multiple of 8, not " +
                          std::to_string(p.head_dim));
-    if (p.paged())
-      return Support::no("this plugin does not wire cuDNN's paged attention (page tables) yet");
     if (p.softcap > 0) return Support::no("cuDNN's SDPA graph has no softcap");
     if (p.window_right >= 0 && !p.causal)
-      return Support::no("this plugin gives cuDNN's band a left bound only (a right bound needs "
-                         "causal)");
-    if ((p.ragged() || p.windowed()) &&
+      return Support::no(
+          "this plugin gives cuDNN's band a left bound only (a right bound needs "
+          "causal)");
+    if ((p.packed() || p.windowed()) &&
         (p.dtype == attnbench::DType::fp8_e4m3 || p.direction == attnbench::Direction::bwd))
-      return Support::no("this plugin runs ragged batches and windows forward, in fp16 and bf16");
+      return Support::no(
+          "this plugin runs ragged batches, paged caches and windows forward, in fp16 and bf16");
     if (p.dtype == attnbench::DType::fp8_e4m3) {
       if (p.direction == attnbench::Direction::bwd)
         return Support::no("this plugin runs cuDNN's fp8 attention forward only");
@@ -169,11 +174,14 @@ class CudnnFeBackend final : public attnbench::Backend {
     at::Tensor out = at::empty_like(in.q);  // fp8: out / v_scale (scale_o), as backend.hpp allows
     std::unordered_map<int64_t, void*> pack = {
         {kQ, in.q.data_ptr()}, {kK, in.k.data_ptr()}, {kV, in.v.data_ptr()}, {kO, out.data_ptr()}};
-    if (plan.q_offsets.defined())
-      pack.insert({{kQOffsets, plan.q_offsets.data_ptr()},
-                   {kKvOffsets, plan.kv_offsets.data_ptr()},
-                   {kQLens, plan.q_lens.data_ptr()},
-                   {kKvLens, plan.kv_lens.data_ptr()}});
+    for (auto [uid, t] : {std::pair{kQOffsets, &plan.q_offsets},
+                          {kKvOffsets, &plan.kv_offsets},
+                          {kQLens, &plan.q_lens},
+                          {kKvLens, &plan.kv_lens}})
+      if (t->defined()) pack[uid] = t->data_ptr();
+    if (in.page_table)
+      pack.insert(
+          {{kPageTableK, in.page_table->data_ptr()}, {kPageTableV, in.page_table->data_ptr()}});
     if (fp8) {
       auto* s = static_cast<float*>(plan.fp8_scalars.data_ptr());
       const int64_t uids[] = {kDescaleQ, kDescaleK, kDescaleV, kDescaleS,
@@ -189,7 +197,7 @@ class CudnnFeBackend final : public attnbench::Backend {
   const Plan& fp8_forward_plan(const attnbench::Inputs& in) {
     const auto scales = std::make_tuple(in.q_scale, in.k_scale, in.v_scale);
     const ShapeKey key{in.q.sizes().vec(), in.k.sizes().vec(), int(in.q.scalar_type()),
-                       in.problem.causal, false, -1, {}, {}};
+                       in.problem.causal, false, -1, {}, {}, {}};
     const std::lock_guard<std::mutex> lock(mutex_);
     auto it = forward_plans_.find(key);
     if (it != forward_plans_.end() && it->second.fp8_scales == scales) return it->second;
@@ -236,10 +244,15 @@ class CudnnFeBackend final : public attnbench::Backend {
   // the backward pass needs.
   const Plan& forward_plan(const attnbench::Inputs& in, bool stats) {
     const attnbench::Problem& p = in.problem;
-    const ShapeKey key{in.q.sizes().vec(), in.k.sizes().vec(), int(in.q.scalar_type()),
-                       p.causal,           stats,
-                       p.window_left,      p.q_lens,
-                       p.kv_lens};
+    const ShapeKey key{in.q.sizes().vec(),
+                       in.k.sizes().vec(),
+                       int(in.q.scalar_type()),
+                       p.causal,
+                       stats,
+                       p.window_left,
+                       p.q_lens,
+                       p.kv_lens,
+                       in.page_table ? in.page_table->sizes().vec() : std::vector<int64_t>{}};
     const std::lock_guard<std::mutex> lock(mutex_);
     auto it = forward_plans_.find(key);
     if (it != forward_plans_.end()) return it->second;
@@ -252,65 +265,97 @@ class CudnnFeBackend final : public attnbench::Backend {
             static_cast<float>(in.scale));
     if (p.causal) options.set_causal_mask_bottom_right(true);
     // cuDNN's band: a query sees left_bound keys up to and including its own position.
-    if (p.window_left >= 0) options.set_diagonal_band_left_bound(static_cast<int>(p.window_left + 1));
+    if (p.window_left >= 0)
+      options.set_diagonal_band_left_bound(static_cast<int>(p.window_left + 1));
     Plan plan;
-    if (!p.ragged()) {
+    if (!p.packed()) {
       auto q = bhsd(*g, "q", kQ, in.q), k = bhsd(*g, "k", kK, in.k), v = bhsd(*g, "v", kV, in.v);
       auto [o, st] = g->sdpa(q, k, v, options);
       o->set_output(true).set_uid(kO).set_dim(in.q.sizes().vec()).set_stride(in.q.strides().vec());
       if (stats) st->set_output(true).set_uid(kStats).set_data_type(fe::DataType_t::FLOAT);
       plan = build(g);
     } else {
-      // The packed rows [total, heads, dim] as [batch, heads, longest, dim] with a ragged offset
-      // per sequence (in elements) and the padding mask of the real lengths.
-      std::vector<int32_t> q_off{0}, kv_off{0}, q_len, kv_len;
-      for (int64_t b = 0; b < p.batch; ++b) {
-        q_len.push_back(static_cast<int32_t>(p.q_len(b)));
-        kv_len.push_back(static_cast<int32_t>(p.kv_len(b)));
-        q_off.push_back(q_off.back() + static_cast<int32_t>(p.q_len(b) * p.heads * p.head_dim));
-        kv_off.push_back(kv_off.back() +
-                         static_cast<int32_t>(p.kv_len(b) * p.kv_heads * p.head_dim));
-      }
-      auto column = [&](const char* name, int64_t uid, int64_t n) {
-        return g->tensor(fe::graph::Tensor_attributes()
-                             .set_name(name)
-                             .set_uid(uid)
-                             .set_dim({n, 1, 1, 1})
-                             .set_stride({1, 1, 1, 1})
-                             .set_data_type(fe::DataType_t::INT32));
-      };
-      auto q_ro = column("q_offsets", kQOffsets, p.batch + 1);
-      auto kv_ro = column("kv_offsets", kKvOffsets, p.batch + 1);
-      auto packed = [&](const char* name, int64_t uid, int64_t heads, int64_t longest,
-                        const std::shared_ptr<fe::graph::Tensor_attributes>& offsets) {
-        return g->tensor(fe::graph::Tensor_attributes()
-                             .set_name(name)
-                             .set_uid(uid)
-                             .set_dim({p.batch, heads, longest, p.head_dim})
-                             .set_stride({longest * heads * p.head_dim, p.head_dim,
-                                          heads * p.head_dim, 1})
-                             .set_ragged_offset(offsets));
-      };
-      auto q = packed("q", kQ, p.heads, p.seq_len, q_ro);
-      auto k = packed("k", kK, p.kv_heads, p.seq_len_kv, kv_ro);
-      auto v = packed("v", kV, p.kv_heads, p.seq_len_kv, kv_ro);
-      options.set_padding_mask(true)
-          .set_seq_len_q(column("q_lens", kQLens, p.batch))
-          .set_seq_len_kv(column("kv_lens", kKvLens, p.batch));
-      auto [o, st] = g->sdpa(q, k, v, options);
-      o->set_output(true)
-          .set_uid(kO)
-          .set_dim({p.batch, p.heads, p.seq_len, p.head_dim})
-          .set_stride({p.seq_len * p.heads * p.head_dim, p.head_dim, p.heads * p.head_dim, 1})
-          .set_ragged_offset(q_ro);
-      plan = build(g);
-      auto device = [&](const std::vector<int32_t>& values) {
-        return at::tensor(values, at::kInt).to(in.q.device());
-      };
-      plan.q_offsets = device(q_off), plan.kv_offsets = device(kv_off);
-      plan.q_lens = device(q_len), plan.kv_lens = device(kv_len);
+      plan = packed_plan(g, options, in);
     }
     return forward_plans_.emplace(key, std::move(plan)).first->second;
+  }
+
+  // The packed layout: the rows [total, heads, dim] as [batch, heads, longest, dim] with a ragged
+  // offset per sequence (in elements) where lengths differ, and the padding mask of the real
+  // lengths. A paged cache is cuDNN's container [pages, kv_heads, page_size, dim] (attnbench's
+  // pages [pages, page_size, kv_heads, dim] through strides) read through the page table.
+  Plan packed_plan(const std::shared_ptr<fe::graph::Graph>& g, fe::graph::SDPA_attributes& options,
+                   const attnbench::Inputs& in) {
+    const Problem& p = in.problem;
+    std::vector<int32_t> q_off{0}, kv_off{0}, q_len, kv_len;
+    for (int64_t b = 0; b < p.batch; ++b) {
+      q_len.push_back(static_cast<int32_t>(p.q_len(b)));
+      kv_len.push_back(static_cast<int32_t>(p.kv_len(b)));
+      q_off.push_back(q_off.back() + static_cast<int32_t>(p.q_len(b) * p.heads * p.head_dim));
+      kv_off.push_back(kv_off.back() + static_cast<int32_t>(p.kv_len(b) * p.kv_heads * p.head_dim));
+    }
+    auto column = [&](const char* name, int64_t uid, std::vector<int64_t> dim) {
+      std::vector<int64_t> stride(dim.size(), 1);
+      for (size_t i = dim.size() - 1; i-- > 0;) stride[i] = stride[i + 1] * dim[i + 1];
+      return g->tensor(fe::graph::Tensor_attributes()
+                           .set_name(name)
+                           .set_uid(uid)
+                           .set_dim(dim)
+                           .set_stride(stride)
+                           .set_data_type(fe::DataType_t::INT32));
+    };
+    auto rows = [&](const char* name, int64_t uid, int64_t heads, int64_t longest) {
+      return g->tensor(
+          fe::graph::Tensor_attributes()
+              .set_name(name)
+              .set_uid(uid)
+              .set_dim({p.batch, heads, longest, p.head_dim})
+              .set_stride({longest * heads * p.head_dim, p.head_dim, heads * p.head_dim, 1}));
+    };
+    // Uniform query lengths (decode: one each) need no offsets: sequence b's rows start at b.
+    const bool ragged_q = !p.q_lens.empty();
+    auto q_ro = ragged_q ? column("q_offsets", kQOffsets, {p.batch + 1, 1, 1, 1}) : nullptr;
+    auto q = rows("q", kQ, p.heads, p.seq_len);
+    if (ragged_q) q->set_ragged_offset(q_ro);
+    std::shared_ptr<fe::graph::Tensor_attributes> k, v;
+    if (p.paged()) {
+      const int64_t pages = in.k.size(0), page_size = p.page_size;
+      auto container = [&](const char* name, int64_t uid) {
+        return g->tensor(fe::graph::Tensor_attributes()
+                             .set_name(name)
+                             .set_uid(uid)
+                             .set_dim({pages, p.kv_heads, page_size, p.head_dim})
+                             .set_stride({page_size * p.kv_heads * p.head_dim, p.head_dim,
+                                          p.kv_heads * p.head_dim, 1}));
+      };
+      k = container("k", kK), v = container("v", kV);
+      const int64_t width = in.page_table->size(1);
+      options
+          .set_paged_attention_k_table(column("page_table_k", kPageTableK, {p.batch, 1, width, 1}))
+          .set_paged_attention_v_table(column("page_table_v", kPageTableV, {p.batch, 1, width, 1}))
+          .set_paged_attention_max_seq_len_kv(static_cast<int>(p.seq_len_kv));
+    } else {
+      auto kv_ro = column("kv_offsets", kKvOffsets, {p.batch + 1, 1, 1, 1});
+      k = rows("k", kK, p.kv_heads, p.seq_len_kv), v = rows("v", kV, p.kv_heads, p.seq_len_kv);
+      k->set_ragged_offset(kv_ro), v->set_ragged_offset(kv_ro);
+    }
+    options.set_padding_mask(true)
+        .set_seq_len_q(column("q_lens", kQLens, {p.batch, 1, 1, 1}))
+        .set_seq_len_kv(column("kv_lens", kKvLens, {p.batch, 1, 1, 1}));
+    auto [o, st] = g->sdpa(q, k, v, options);
+    o->set_output(true)
+        .set_uid(kO)
+        .set_dim({p.batch, p.heads, p.seq_len, p.head_dim})
+        .set_stride({p.seq_len * p.heads * p.head_dim, p.head_dim, p.heads * p.head_dim, 1});
+    if (ragged_q) o->set_ragged_offset(q_ro);
+    Plan plan = build(g);
+    auto device = [&](const std::vector<int32_t>& values) {
+      return at::tensor(values, at::kInt).to(in.q.device());
+    };
+    if (ragged_q) plan.q_offsets = device(q_off);
+    if (!p.paged()) plan.kv_offsets = device(kv_off);
+    plan.q_lens = device(q_len), plan.kv_lens = device(kv_len);
+    return plan;
   }
 
   Plan build(const std::shared_ptr<fe::graph::Graph>& g) {
@@ -375,8 +420,15 @@ class CudnnFeBackward final : public attnbench::BackwardPass {
 
  private:
   const Plan& backward_plan(const attnbench::Inputs& in) {
-    const ShapeKey key{in.q.sizes().vec(), in.k.sizes().vec(), int(in.q.scalar_type()),
-                       in.problem.causal, true, -1, {}, {}};
+    const ShapeKey key{in.q.sizes().vec(),
+                       in.k.sizes().vec(),
+                       int(in.q.scalar_type()),
+                       in.problem.causal,
+                       true,
+                       -1,
+                       {},
+                       {},
+                       {}};
     {
       const std::lock_guard<std::mutex> lock(backend_.mutex_);
       auto it = backend_.backward_plans_.find(key);

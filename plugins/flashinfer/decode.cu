@@ -78,10 +78,10 @@ std::vector<int64_t> plan_decode(const Shape& s, const PagedCache& c, const Work
              page_size = static_cast<uint32_t>(c.page_size);
   cudaError_t status = cudaErrorNotSupported;
   switch (instance(s.head_dim, s.window_left >= 0, s.softcap > 0)) {
-#define ATTNBENCH_FLASHINFER_DECODE(D, W, S)                                                  \
-  case instance(D, W, S):                                                                     \
-    status = plan_decode_instance<D, W, S>(info, ws, indptr.data(), batch, heads, group,      \
-                                           page_size, stream);                                \
+#define ATTNBENCH_FLASHINFER_DECODE(D, W, S)                                             \
+  case instance(D, W, S):                                                                \
+    status = plan_decode_instance<D, W, S>(info, ws, indptr.data(), batch, heads, group, \
+                                           page_size, stream);                           \
     break;
 #include ATTNBENCH_FLASHINFER_DECODE_INSTANCES
 #undef ATTNBENCH_FLASHINFER_DECODE
@@ -127,8 +127,8 @@ void run_decode(const Shape& s, const PagedCache& c, const Workspace& ws,
   auto stream = static_cast<cudaStream_t>(stream_ptr);
   cudaError_t status = cudaErrorNotSupported;
   switch (instance(s.head_dim, s.window_left >= 0, s.softcap > 0)) {
-#define ATTNBENCH_FLASHINFER_DECODE(D, W, S)                    \
-  case instance(D, W, S):                                       \
+#define ATTNBENCH_FLASHINFER_DECODE(D, W, S)                  \
+  case instance(D, W, S):                                     \
     status = launch_decode<D, W, S>(p, tmp_v, tmp_s, stream); \
     break;
 #include ATTNBENCH_FLASHINFER_DECODE_INSTANCES
