@@ -264,9 +264,12 @@ class CudnnFeBackend final : public attnbench::Backend {
         fe::graph::SDPA_attributes().set_name("sdpa").set_generate_stats(stats).set_attn_scale(
             static_cast<float>(in.scale));
     if (p.causal) options.set_causal_mask_bottom_right(true);
-    // cuDNN's band: a query sees left_bound keys up to and including its own position.
+    // cuDNN's band: a query sees left_bound keys up to and including its own position, measured
+    // from the diagonal through the last query and the last key (attnbench's; cuDNN's default is
+    // the top-left one, which puts a decode query at key 0).
     if (p.window_left >= 0)
-      options.set_diagonal_band_left_bound(static_cast<int>(p.window_left + 1));
+      options.set_diagonal_band_left_bound(static_cast<int>(p.window_left + 1))
+          .set_diagonal_alignment(fe::DiagonalAlignment_t::BOTTOM_RIGHT);
     Plan plan;
     if (!p.packed()) {
       auto q = bhsd(*g, "q", kQ, in.q), k = bhsd(*g, "k", kK, in.k), v = bhsd(*g, "v", kV, in.v);
