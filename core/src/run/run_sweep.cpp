@@ -1,0 +1,186 @@
+#include "run/run_sweep.hpp"
+
+#include "base/names.hpp"
+#include "base/time.hpp"
+#include "run/calibration.hpp"
+#include "run/judging_writer.hpp"
+#include "run/progress.hpp"
+#include "run/rejudge.hpp"
+#include "run/resume.hpp"
+#include "run/scheduler.hpp"
+#include "write/csv.hpp"
+#include "write/output_lock.hpp"
+#include "write/report_writer.hpp"
+#include "write/schema.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include <unistd.h>
+
+namespace attnbench {
+
+namespace {
+
+RunOptions run_options(const RunPlan& plan, const HostInfo& host, const RunRequest& request) {
+  RunOptions options;
+  options.measurement = plan.config.measurement;
+  options.measurement.trace = request.trace;
+  options.tolerance = plan.config.tolerance;
+  options.seed = plan.config.seed;
+  options.info = {host.device_name,  host.torch_version, request.git_sha,
+                  utc_now_iso8601(), plan.config.file,   plan.fingerprint};
+  options.info.host_name = machine_name();
+  options.info.host_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  options.peak_tflops = plan.config.peak_tflops;
+  options.peak_tflops_fp8 = plan.config.peak_tflops_fp8;
+  if (host.cuda_available) {
+    const std::string& given = request.calibration;
+    const std::string path = given.empty() ? default_calibration_path(host.device_name) : given;
+    if (auto c = load_calibration(path)) {
+      if (!options.peak_tflops) options.peak_tflops = c->bf16_matmul_tflops;
+      if (!options.peak_tflops_fp8) options.peak_tflops_fp8 = c->fp8_matmul_tflops;
+      options.bandwidth_gbps = c->bandwidth_gbps();
+    } else if (!given.empty())
+      throw InputError(path + ": cannot read the calibration file");
+  }
+  if (plan.shard) options.info.shard = plan.shard->text();
+  return options;
+}
+
+// The plugin folders, and the config's backends of other kinds (those --backends keeps), each
+// checked available (a kind this attnbench cannot run refuses the config at its entry) and
+// prepared (a source compiled) before any worker starts.
+BackendSources backend_sources(const RunRequest& request, const SweepConfig& config) {
+  const auto& only = request.overrides.backends;
+  std::vector<BackendSpec> specs;
+  for (const BackendSpec& spec : config.backends)
+    if (only.empty() || std::find(only.begin(), only.end(), spec.name) != only.end())
+      specs.push_back(spec);
+  return prepare_backends(request.plugin_dirs, specs, config.file);
+}
+
+// What a worker could not load that the run cannot go on without: two backends with one name, a
+// Python module without the function the config names (located at the config's entry).
+void refuse_bad_backends(const std::vector<LoadFailure>& failures, const SweepConfig& config) {
+  for (const auto& f : failures) {
+    if (f.config_error || f.duplicate)
+      for (const BackendSpec& spec : config.backends)
+        if (spec.kind == f.kind && spec.target == f.file)
+          throw ConfigError(config.file, spec.line, spec.column, "backends", f.reason);
+    if (f.duplicate) throw InputError(f.reason);  // which of the two would be measured?
+    std::cerr << "attnbench: " << failure_subject(f) << " not loaded: " << f.reason << '\n';
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> device_list(const std::string& text, const HostInfo& host) {
+  std::vector<std::string> out;
+  if (text == "all") {
+    if (host.cuda_device_count < 1) throw InputError("--devices all: this machine has no GPU");
+    for (int i = 0; i < host.cuda_device_count; ++i) out.push_back(std::to_string(i));
+    return out;
+  }
+  for (const std::string& item : split(text, ',')) {
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos)
+      throw InputError("--devices: expected GPU numbers like 0,1 or 'all', got '" + text + "'");
+    if (std::find(out.begin(), out.end(), item) != out.end())
+      throw InputError("--devices: GPU " + item + " is listed twice");
+    // A worker given a GPU that is not there would see none and call every CUDA point
+    // unsupported. Without GPUs at all, the workers run CPU points.
+    if (host.cuda_device_count > 0 && std::stoi(item) >= host.cuda_device_count)
+      throw InputError("--devices: GPU " + item + " does not exist (this machine has " +
+                       std::to_string(host.cuda_device_count) + ")");
+    out.push_back(item);
+  }
+  return out;
+}
+
+RunOutcome run_sweep(const RunRequest& request) {
+  Sweep sweep = load_sweep(request.config);
+  const SweepConfig& config = sweep.config;
+  const std::string output = output_path(config, request.overrides);
+  std::optional<OutputLock> lock;  // held until the run ends, however it ends
+  if (!request.dry_run) lock.emplace(output);
+  // A report and its side files are one unit: any of them there is the report there.
+  if (!request.dry_run && !request.resume && !request.force)
+    for (const std::string& file :
+         {output, sibling(output, side::kernels), sibling(output, side::samples)})
+      if (std::filesystem::exists(file))
+        throw InputError(file +
+                         " exists: --resume measures only what the report lacks and appends, "
+                         "--force overwrites the report and its side files");
+
+  // Workers start before this process could touch CUDA; their hello says what the host has.
+  const BackendSources sources = backend_sources(request, config);
+  std::vector<std::unique_ptr<Measurer>> measurers;
+  measurers.push_back(request.measurer(sources, ""));
+  const Measurer& first = *measurers.front();
+  refuse_bad_backends(first.failures(), config);
+  if (first.backend_names().empty())
+    throw InputError("no backend plugins found in " +
+                     folder_list(plugin_search_path(request.plugin_dirs)));
+  RunOutcome outcome{plan_run(std::move(sweep), request.overrides, first.backend_names(),
+                              first.host().cuda_available),
+                     std::nullopt,
+                     std::nullopt,
+                     {}};
+  const RunPlan& plan = outcome.plan;
+  if (request.dry_run) return outcome;
+  std::vector<std::string> devices;
+  if (!request.devices.empty()) {
+    devices = device_list(request.devices, first.host());
+    measurers.clear();  // one worker per GPU, each seeing only its own
+    for (const auto& d : devices) measurers.push_back(request.measurer(sources, d));
+  }
+
+  const RunOptions options = run_options(plan, measurers.front()->host(), request);
+  std::set<RecordKey> done;
+  bool append = false;
+  if (request.resume && std::filesystem::exists(output)) {
+    const Resumed resumed =
+        resume_report(read_report_texts(output), output, plan.fingerprint, options.info.device_name,
+                      options.info.torch_version, plan.config.measurement.timing_modes.size());
+    write_report_texts(output, resumed.kept);
+    done = resumed.done;
+    append = !resumed.kept.rows.empty();  // else (0 bytes, a torn header) it starts over
+    std::cerr << "attnbench: resuming " << output << ": " << done.size()
+              << " (point, backend) done, measuring the rest\n";
+  }
+  if (!append) std::filesystem::remove_all(sibling(output, side::traces));  // none of another run
+  ReportWriter writer(output, plan.config.measurement.keep_samples, append);
+  for (auto& m : measurers) m->setup(options);
+
+  const int repetitions = plan.config.measurement.repetitions;
+  std::vector<Job> jobs;
+  std::map<std::pair<int, std::string>, std::set<std::string>> expected;
+  for (int rep = 0; rep < repetitions; ++rep)
+    for (const Task& task : plan.tasks) {
+      const std::string& point_id = plan.points[task.point].id;
+      if (done.count({point_id, task.backend, rep})) continue;
+      jobs.push_back({rep, &task});
+      expected[{rep, point_id}].insert(task.backend);
+    }
+  Progress progress(plan.tasks.size() * static_cast<size_t>(repetitions), std::cerr,
+                    stderr_is_terminal());
+  for (size_t i = jobs.size(); i < plan.tasks.size() * static_cast<size_t>(repetitions); ++i)
+    progress.end();  // resumed
+  JudgingWriter judged(writer, plan.expect, std::move(expected));
+
+  run_jobs(jobs, plan, measurers, devices, progress, judged);
+  progress.finish();
+  if (!done.empty())  // the kept rows' and the new rows' predictions, judged as one run would
+    replace_file_text(writer.rows_path(),
+                      rejudged_report(complete_records(read_report_texts(output).rows), output,
+                                      plan.expect));
+  outcome.rows_path = writer.rows_path();
+  outcome.kernels_path = writer.kernels_path();
+  outcome.report = typed_rows(read_csv(writer.rows_path()));
+  return outcome;
+}
+
+}  // namespace attnbench
