@@ -377,6 +377,31 @@ TEST(Assemble, TheLeakBoundIsOneGibibyteExclusive) {
   EXPECT_FALSE(leaked_device_memory(BackendRecords{}));
 }
 
+// A leak is judged on the (point, backend)'s own difference: what the allocator held before it
+// (an earlier backend's leftovers, under the bound) is not its; memory gone from the device
+// outside the allocator (a library's cudaMalloc) is, over the same bound.
+TEST(Assemble, ALeakIsWhatThisPointAndBackendKept) {
+  auto row = [](std::optional<double> before, std::optional<double> left,
+                std::optional<double> device_left) {
+    PassResults r;
+    r.reserved_before_mib = before;
+    r.reserved_left_mib = left;
+    r.device_mem_left_mib = device_left;
+    r.timing.push_back({TimingMode::cold, timed(TimingMode::cold, 0.5), std::nullopt});
+    return assemble_records(setup(), r);
+  };
+  EXPECT_FALSE(leaked_device_memory(row(900, 1800, 0)));  // 900 MiB of its own
+  EXPECT_TRUE(leaked_device_memory(row(900, 1925, 0)));   // 1025 of its own
+  EXPECT_FALSE(leaked_device_memory(row(1000, 1000, 0)));  // an earlier one's, unchanged
+  EXPECT_TRUE(leaked_device_memory(row(0, 16, 1024.5)));   // outside the allocator
+  EXPECT_FALSE(leaked_device_memory(row(0, 16, 1024)));
+  EXPECT_FALSE(leaked_device_memory(row(0, 16, -3000)));  // another process freed memory
+  const BackendRecords records = row(100, 116, 40);
+  EXPECT_EQ(*records.rows[0].device_mem_left_mib, 40);
+  EXPECT_EQ(*records.rows[0].reserved_left_mib, 116);
+  EXPECT_FALSE(row(0, 16, std::nullopt).rows[0].device_mem_left_mib);
+}
+
 // The clock flag: a fall of more than 3% between the start and the end of the timing pass.
 TEST(Assemble, TheThrottleBoundIsThreePercentOfTheStartClock) {
   auto throttled = [](double start, double end) {

@@ -173,6 +173,7 @@ TEST(Fields, TheCsvHeadersAreSchemaTen) {
                                          "peak_mem_mib",
                                          "peak_reserved_mib",
                                          "reserved_left_mib",
+                                         "device_mem_left_mib",
                                          "rel_err",
                                          "tolerance",
                                          "fp8_scale_q",

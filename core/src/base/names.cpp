@@ -107,9 +107,11 @@ const char* flag_doc(Flag flag) {
              "did, beyond their noise: work on a stream the timing did not cover. time_ms_* are "
              "then the kernels pass's GPU time per call (gpu_us_per_call), tflops with them";
     case Flag::leaked_device_memory:
-      return "over 1 GiB stayed reserved after this (point, backend), with its objects freed "
-             "and the cache emptied (reserved_left_mib): memory the backend, or a graph it made, "
-             "kept. It would make later rows oom, so the next (point, backend) ran in a new worker";
+      return "this (point, backend) kept over 1 GiB, with its objects freed and the cache "
+             "emptied: reserved by PyTorch's allocator beyond what it held before (reserved_left_mib) "
+             "or gone from the device's free memory (device_mem_left_mib): memory the backend, a "
+             "graph it made or a library's own allocation kept. It would make later rows oom, so "
+             "the next (point, backend) ran in a new worker";
     case Flag::host_clock_differs:
       return "compare, host time: the two rows' worker cores ran at clocks (host_mhz) more than "
              "5% apart";

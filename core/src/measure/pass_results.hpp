@@ -7,6 +7,7 @@
 #include "base/stats.hpp"
 #include "measure/device/cupti_tracer.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -49,8 +50,9 @@ struct DeviceState {
 
 // A pass's SM clock fell by more than this fraction: its row gets the flag `clock_throttled`.
 inline constexpr double kClockDropFlag = 0.03;
-// Reserved memory left after a (point, backend) beyond this is a leak (flag leaked_device_memory;
-// the worker is replaced). cuBLAS's and cuDNN's workspaces stay well below it.
+// Memory a (point, backend) kept beyond this is a leak (flag leaked_device_memory; the worker is
+// replaced): reserved by PyTorch's allocator, or gone from the device's free memory. cuBLAS's and
+// cuDNN's workspaces and lazily loaded kernels stay well below it.
 inline constexpr double kLeakedMib = 1024;
 
 struct TimingResult {
@@ -134,8 +136,13 @@ struct PassResults {
   std::optional<InputScales> fp8_scales;
   std::optional<double> peak_reserved_mib;  // CUDA: the caching allocator's peak over all passes
   // CUDA: what the allocator still held after the backend's objects were gone and its cache was
-  // emptied (memory a backend, or a graph it made, kept).
+  // emptied (memory a backend, or a graph it made, kept), and what it held before, its cache
+  // emptied too (what earlier (point, backend)s left is not this one's).
   std::optional<double> reserved_left_mib;
+  std::optional<double> reserved_before_mib;
+  // CUDA: the device's free memory (cudaMemGetInfo) before less after, the same moments: what
+  // this (point, backend) kept, in PyTorch's allocator or outside it (a library's own cudaMalloc).
+  std::optional<double> device_mem_left_mib;
   std::optional<double> first_call_ms;  // the first call's wall time, to the device's end of it
   std::optional<CorrectnessResult> correctness;
   std::optional<WarmupResult> warmup;
@@ -147,5 +154,14 @@ struct PassResults {
   std::optional<TraceResult> trace;
   std::optional<PassFailure> failure;  // the pass that stopped the ones after it
 };
+
+// What a (point, backend) kept (MiB): the larger of its growth of the allocator's reservation and
+// the device's free memory it took; 0 where nothing was measured (CPU points).
+inline double kept_device_memory(const PassResults& r) {
+  double kept = 0;
+  if (r.reserved_left_mib) kept = *r.reserved_left_mib - r.reserved_before_mib.value_or(0);
+  if (r.device_mem_left_mib) kept = std::max(kept, *r.device_mem_left_mib);
+  return kept;
+}
 
 }  // namespace attnbench

@@ -17,6 +17,7 @@
 #ifdef ATTNBENCH_WITH_CUDA
 #include <ATen/cuda/CUDAContextLight.h>
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <cuda_runtime_api.h>
 #endif
 
 namespace attnbench {
@@ -79,6 +80,18 @@ std::optional<double> reserved_mib(const HostInfo& host, bool peak) noexcept {
   }
 #else
   (void)host, (void)peak;
+  return std::nullopt;
+#endif
+}
+
+// The device's free memory now (cudaMemGetInfo: what every allocator, PyTorch's or not, left).
+std::optional<double> device_free_mib(const HostInfo& host) noexcept {
+#ifdef ATTNBENCH_WITH_CUDA
+  size_t free = 0, total = 0;
+  if (!host.cuda_available || cudaMemGetInfo(&free, &total) != cudaSuccess) return std::nullopt;
+  return static_cast<double>(free) / (1024.0 * 1024.0);
+#else
+  (void)host;
   return std::nullopt;
 #endif
 }
@@ -190,7 +203,14 @@ PassResults Runner::measure(const Point& point, const LoadedBackend& loaded) {
   const MeasureSettings& m = options_.measurement;
 
   PassResults results;
-  if (problem.device == Device::cuda && !host_.cuda_available) {
+  const bool cuda = problem.device == Device::cuda;
+  std::optional<double> free_before;
+  if (cuda) {  // measured as after: the cache emptied, so only what is held counts
+    release_cached_memory(host_);
+    results.reserved_before_mib = reserved_mib(host_, false);
+    free_before = device_free_mib(host_);
+  }
+  if (cuda && !host_.cuda_available) {
     results.refused = PassFailure{Status::unsupported, "no CUDA device on this machine"};
   } else {
     // Forward points run without autograd; backward ones need it (the backend's forward records
@@ -207,13 +227,17 @@ PassResults Runner::measure(const Point& point, const LoadedBackend& loaded) {
       results.refused = PassFailure{Status::unsupported, support.reason};
     results.feed = support.feed;
     if (!results.refused) {
-      if (problem.device == Device::cuda) reset_peak_reserved(host_);
+      if (cuda) reset_peak_reserved(host_);
       run_passes(ctx, options_.seed ^ fnv1a(point.id + "/" + loaded.name), impl_->cuda, results);
-      if (problem.device == Device::cuda) results.peak_reserved_mib = reserved_mib(host_, true);
+      if (cuda) results.peak_reserved_mib = reserved_mib(host_, true);
     }
   }  // the inputs and the last output are freed here, before the cache is emptied
   release_cached_memory(host_);
-  if (problem.device == Device::cuda) results.reserved_left_mib = reserved_mib(host_, false);
+  if (cuda) {
+    results.reserved_left_mib = reserved_mib(host_, false);
+    if (const auto free_after = device_free_mib(host_); free_before && free_after)
+      results.device_mem_left_mib = *free_before - *free_after;
+  }
   return results;
 }
 

@@ -141,6 +141,10 @@ const std::vector<Field<Row>>& row_fields() {
             field("reserved_left_mib", &Row::reserved_left_mib, "MiB",
                   "what the allocator still reserved after this (point, backend), its objects "
                   "freed and the cache emptied: memory it kept (see leaked_device_memory)"),
+            field("device_mem_left_mib", &Row::device_mem_left_mib, "MiB",
+                  "the device's free memory (cudaMemGetInfo) before this (point, backend) less "
+                  "after it, its objects freed and the cache emptied: memory it kept, in "
+                  "PyTorch's allocator or outside it (see leaked_device_memory)"),
             judged(field("rel_err", &Row::rel_err, "ratio",
                          "largest per-row relative error against float64 (docs/correctness.md)"),
                    count()),

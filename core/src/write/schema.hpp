@@ -19,9 +19,9 @@ namespace attnbench {
 // (`fp8_scale_q`, `_k`, `_v`), 9 `first_call_ms` and `reserved_left_mib`, 10 the served
 // variants (`seq_lens`, `seq_lens_kv`, `kv_layout`, `page_size`, `page_order`, `window`,
 // `softcap`, `feed`, the token totals) and the bandwidth columns (`gbytes`, `tb_per_s`,
-// `pct_of_bandwidth`, `bound`); readers read columns by name and accept every version (a missing
-// repetition is 0, a missing variant is none).
-inline constexpr int kCsvSchemaVersion = 10;
+// `pct_of_bandwidth`, `bound`), 11 `device_mem_left_mib`; readers read columns by name and accept
+// every version (a missing repetition is 0, a missing variant is none).
+inline constexpr int kCsvSchemaVersion = 11;
 bool readable_schema_version(const std::string& text);
 
 // <output>.csv: one row per (point, backend, timing mode).
