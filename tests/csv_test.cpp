@@ -175,7 +175,11 @@ TEST(Csv, SamplesFileHeader) {
   EXPECT_TRUE(readable_schema_version("8"));
   EXPECT_TRUE(readable_schema_version("9"));
   EXPECT_TRUE(readable_schema_version("10"));
-  for (const char* other : {"0", "11", "12", "", "3.0", "09"})
+  EXPECT_TRUE(readable_schema_version("11"));
+  EXPECT_TRUE(readable_schema_version(std::to_string(kCsvSchemaVersion)));
+  const std::string next = std::to_string(kCsvSchemaVersion + 1);
+  for (const std::string& other : {std::string("0"), next, next + "0", std::string(""),
+                                   std::string("3.0"), std::string("09")})
     EXPECT_FALSE(readable_schema_version(other)) << other;
 }
 
