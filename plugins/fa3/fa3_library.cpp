@@ -86,9 +86,12 @@ Library load(const fs::path& so, const Package& package) {
   lib.op = package.op;
   lib.features = read_features(so.parent_path().parent_path() / package.config, package.features);
   // RTLD_LAZY: the library is also a Python extension module, and its module init is its only
-  // use of libpython (PyModule_Create2), which this process neither has nor calls. Never
-  // unloaded: its ops are registered with the process-wide dispatcher.
-  if (!dlopen(lib.path.c_str(), RTLD_LAZY | RTLD_GLOBAL)) {
+  // use of libpython (PyModule_Create2), which this process neither has nor calls. RTLD_LOCAL:
+  // both wheels are built from the same sources with default visibility, so with RTLD_GLOBAL the
+  // second one's op called the first one's mha_fwd (tokenspeed-fa3's paged decode answered "does
+  // not support paged KV" from fa3-fwd's code on an H100). Never unloaded: its ops are registered
+  // with the process-wide dispatcher.
+  if (!dlopen(lib.path.c_str(), RTLD_LAZY | RTLD_LOCAL)) {
     const char* why = dlerror();
     lib.error = "FlashAttention-3 found at " + lib.path +
                 " but not loaded: " + (why ? why : "unknown dlopen error");
