@@ -41,8 +41,9 @@ Problem paged(Problem p, int64_t page_size) {
   return p;
 }
 
-Problem window(Problem p, int64_t left) {
+Problem window(Problem p, int64_t left, int64_t right = -1) {
   p.window_left = left;
+  p.window_right = right;
   return p;
 }
 
@@ -76,6 +77,7 @@ std::vector<Case> cases() {
   for (const char* b : {"fa3", "flashinfer", "cudnn-fe"}) {
     out.push_back({b, "paged decode, shuffled", decode});
     out.push_back({b, "paged decode, window 255", window(decode, 255)});
+    out.push_back({b, "paged decode, window [255, 0] (Mistral's)", window(decode, 255, 0)});
   }
   for (const char* b : {"fa3", "flashinfer"}) {
     out.push_back({b, "paged decode, softcap 50, d256", softcap(gemma_decode, 50)});

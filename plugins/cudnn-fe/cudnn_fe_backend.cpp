@@ -146,10 +146,10 @@ class CudnnFeBackend final : public attnbench::Backend {
       return Support::no("cuDNN's fused attention needs head_dim <= 256 and a multiple of 8, not " +
                          std::to_string(p.head_dim));
     if (p.softcap > 0) return Support::no("cuDNN's SDPA graph has no softcap");
-    if (p.window_right >= 0 && !p.causal)
+    if (p.right_edge() > 0)
       return Support::no(
-          "this plugin gives cuDNN's band a left bound only (a right bound needs "
-          "causal)");
+          "this plugin gives cuDNN's band a right bound of 0 (causal, or a decode's window) "
+          "only, not " + std::to_string(p.right_edge()));
     if ((p.packed() || p.windowed()) &&
         (p.dtype == attnbench::DType::fp8_e4m3 || p.direction == attnbench::Direction::bwd))
       return Support::no(
@@ -263,10 +263,11 @@ class CudnnFeBackend final : public attnbench::Backend {
     auto options =
         fe::graph::SDPA_attributes().set_name("sdpa").set_generate_stats(stats).set_attn_scale(
             static_cast<float>(in.scale));
-    if (p.causal) options.set_causal_mask_bottom_right(true);
-    // cuDNN's band: a query sees left_bound keys up to and including its own position, measured
-    // from the diagonal through the last query and the last key (attnbench's; cuDNN's default is
-    // the top-left one, which puts a decode query at key 0).
+    // cuDNN's band, measured from the diagonal through the last query and the last key
+    // (attnbench's; cuDNN's default is the top-left one, which puts a decode query at key 0): a
+    // query sees left_bound keys up to and including its own position, and none ahead of it with
+    // a right bound of 0 (causal, or a window [LEFT, 0]).
+    if (p.causal || p.right_edge() == 0) options.set_causal_mask_bottom_right(true);
     if (p.window_left >= 0)
       options.set_diagonal_band_left_bound(static_cast<int>(p.window_left + 1))
           .set_diagonal_alignment(fe::DiagonalAlignment_t::BOTTOM_RIGHT);
