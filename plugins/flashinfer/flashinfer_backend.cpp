@@ -140,16 +140,26 @@ class FlashInferBackend final : public attnbench::Backend {
     return *schedule_;
   }
 
+  // A decode query with a window sees the last window_left + 1 keys: its sequence is handed to
+  // FlashInfer from the page holding the first of them, as serving engines trim the page table
+  // (FlashInfer's decode masks the window but reads every page it is given). The window mask,
+  // counted from the end, is the same over the trimmed sequence.
+  static int64_t first_page(int64_t kv_len, int64_t window_left, int64_t page_size) {
+    if (window_left < 0 || kv_len <= window_left + 1) return 0;
+    return (kv_len - 1 - window_left) / page_size;
+  }
+
   // The harness's k, v [batch, kv_heads, seq_len_kv, dim] read in place as pages: page p of
   // sequence b is page number b * kv_heads * seq_len_kv / page_size + p (pages of one token
   // where 16 does not divide kv_heads * seq_len_kv).
   static fk::PagedCache paged_cache(const fk::Shape& s, at::Tensor& device) {
     const int64_t page = (s.kv_heads * s.seq_len_kv) % kPageSize == 0 ? kPageSize : 1;
     const int64_t pages = (s.seq_len_kv + page - 1) / page;
+    const int64_t first = first_page(s.seq_len_kv, s.window_left, page);
     std::vector<int32_t> indptr(s.batch + 1), indices, last(s.batch);
     for (int64_t b = 0; b < s.batch; ++b) {
-      indptr[b + 1] = static_cast<int32_t>((b + 1) * pages);
-      for (int64_t p = 0; p < pages; ++p)
+      indptr[b + 1] = static_cast<int32_t>((b + 1) * (pages - first));
+      for (int64_t p = first; p < pages; ++p)
         indices.push_back(static_cast<int32_t>(b * s.kv_heads * s.seq_len_kv / page + p));
       last[b] = static_cast<int32_t>(s.seq_len_kv - (pages - 1) * page);
     }
@@ -163,7 +173,8 @@ class FlashInferBackend final : public attnbench::Backend {
   }
 
   // attnbench's paged cache as FlashInfer's: sequence b's pages are the first ceil(kv_len /
-  // page_size) entries of its page-table row, in the table's order (read once, when planning).
+  // page_size) entries of its page-table row, in the table's order (read once, when planning),
+  // from the first its window sees.
   static fk::PagedCache table_cache(const attnbench::Inputs& in, at::Tensor& device) {
     const Problem& p = in.problem;
     const at::Tensor table = in.page_table->cpu();
@@ -171,7 +182,8 @@ class FlashInferBackend final : public attnbench::Backend {
     std::vector<int32_t> indptr{0}, indices, last(p.batch);
     for (int64_t b = 0; b < p.batch; ++b) {
       const int64_t pages = (p.kv_len(b) + p.page_size - 1) / p.page_size;
-      for (int64_t i = 0; i < pages; ++i) indices.push_back(rows[b][i]);
+      for (int64_t i = first_page(p.kv_len(b), p.window_left, p.page_size); i < pages; ++i)
+        indices.push_back(rows[b][i]);
       indptr.push_back(static_cast<int32_t>(indices.size()));
       last[b] = static_cast<int32_t>(p.kv_len(b) - (pages - 1) * p.page_size);
     }
