@@ -377,6 +377,33 @@ TEST(Assemble, TheLeakBoundIsOneGibibyteExclusive) {
   EXPECT_FALSE(leaked_device_memory(BackendRecords{}));
 }
 
+// A mode whose last timed output is off the inputs moved before its sample is wrong in that
+// mode only, saying so; within the tolerance, or where the check did not run, nothing changes.
+TEST(Assemble, TimedCallsThatDoNotFollowTheirInputsAreWrongInTheirMode) {
+  PassResults r;
+  r.correctness = CorrectnessResult{0.001, "out", 0.001};
+  TimingResult graph = timed(TimingMode::graph, 0.5), cold = timed(TimingMode::cold, 0.6);
+  graph.followed_rel_err = 0.9;
+  cold.followed_rel_err = 0.002;
+  r.timing.push_back({TimingMode::cold, cold, std::nullopt});
+  r.timing.push_back({TimingMode::graph, graph, std::nullopt});
+  RowSetup s = setup();
+  s.modes = {TimingMode::cold, TimingMode::graph};
+  s.tolerance = 0.03;
+  const BackendRecords out = assemble_records(s, r);
+  ASSERT_EQ(out.rows.size(), 2u);
+  EXPECT_EQ(out.rows[0].status, Status::ok) << out.rows[0].reason;
+  EXPECT_EQ(out.rows[1].status, Status::wrong);
+  EXPECT_NE(out.rows[1].reason.find("did not follow their inputs"), std::string::npos);
+  EXPECT_NE(out.rows[1].reason.find("graph output is off their reference by 0.9"),
+            std::string::npos)
+      << out.rows[1].reason;
+  r.timing[1].result->followed_rel_err = 0.03;  // the bound itself is within
+  EXPECT_EQ(assemble_records(s, r).rows[1].status, Status::ok);
+  r.timing[1].result->followed_rel_err = std::nullopt;  // a backward point: not checked
+  EXPECT_EQ(assemble_records(s, r).rows[1].status, Status::ok);
+}
+
 // A leak is judged on the (point, backend)'s own difference: what the allocator held before it
 // (an earlier backend's leftovers, under the bound) is not its; memory gone from the device
 // outside the allocator (a library's cudaMalloc) is, over the same bound.

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <thread>
 
 namespace attnbench {
@@ -228,6 +229,45 @@ TEST(Runner, ToldEachPassAsItStarts) {
                  *test::plugins().find("naive"));
   EXPECT_EQ(passes, (std::vector<std::string>{"supports", "first call", "correctness", "warm-up",
                                               "wall", "cpu", "fresh inputs", "ops"}));
+}
+
+// Keyed on its inputs' values: computes when q's bytes are new, else returns what it computed
+// for them (always right, and fast wherever a benchmark repeats its inputs).
+class ValueKeyedCache : public Backend {
+ public:
+  std::string name() const override { return "value-keyed"; }
+  std::string description() const override { return "caches its output by q's values"; }
+  Support supports(const Problem&) const override { return Support::yes(); }
+  at::Tensor forward(const Inputs& in) override {
+    const at::Tensor q = in.q.contiguous();
+    std::string key(static_cast<const char*>(q.data_ptr()), q.nbytes());
+    auto [it, fresh] = outputs_.try_emplace(key);
+    if (fresh) it->second = textbook_attention(in, /*mask_in_place=*/true);
+    (fresh ? computed : cached)[pass]++;
+    return it->second;
+  }
+  std::string pass;
+  std::map<std::string, int> computed, cached;
+
+ private:
+  std::map<std::string, at::Tensor> outputs_;
+};
+
+// Every timed call meets values it has not seen: q moves before each sample, so a value-keyed
+// cache computes in every timed call (it hits only where the untimed passes repeat inputs).
+TEST(Runner, EveryTimedCallMeetsNewValues) {
+  auto backend = std::make_shared<ValueKeyedCache>();
+  RunOptions options;
+  options.measurement = quick();
+  options.on_pass = [&](const std::string& name) { backend->pass = name; };
+  test::MeasuringRunner runner(cpu_host(), options);
+  const BackendRecords r =
+      runner.measure(point(problem(1, 2, 32, 16, DType::f32, true, Device::cpu)), loaded(backend));
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0].status, Status::ok) << r.rows[0].reason;
+  EXPECT_GE(backend->computed["wall"], 3);
+  EXPECT_EQ(backend->cached["wall"], 0);
+  EXPECT_GT(backend->cached["warm-up"], 0);  // the same inputs again: the cache does hit there
 }
 
 TEST(Runner, KeepsRawSamplesOnRequest) {

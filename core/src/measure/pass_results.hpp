@@ -62,6 +62,10 @@ struct TimingResult {
   bool converged = false;
   std::vector<double> samples;                          // ms per call
   std::optional<DeviceState> device_start, device_end;  // around the pass; none without NVML
+  // Forward: q's values were moved before every sample (outside the timed region), and the last
+  // timed output (a graph's: what its last replay wrote) is checked against float64 attention of
+  // the inputs it was given: a cached output, or a graph that does not read its inputs, is off.
+  std::optional<double> followed_rel_err;
 };
 
 // One timing pass per mode; a mode that fails fails only its own row.

@@ -124,6 +124,15 @@ InputTensors make_inputs(const Problem& p, uint64_t seed) {
   return in;
 }
 
+void move_values(const at::Tensor& t) {
+  const auto bits = t.element_size() == 1   ? at::kByte
+                    : t.element_size() == 2 ? at::kShort
+                    : t.element_size() == 4 ? at::kInt
+                                            : at::kLong;
+  at::Tensor flat = t.view(bits).view({-1});
+  flat.copy_(flat.roll(1));
+}
+
 std::pair<at::Tensor, at::Tensor> sequence_kv(const InputTensors& in, int64_t b) {
   const Problem& p = in.problem;
   if (!p.packed()) return {in.k[b], in.v[b]};

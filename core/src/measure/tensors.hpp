@@ -39,6 +39,11 @@ struct InputTensors {
 // page table is filled in order or as a permutation drawn from `seed` (page_order).
 InputTensors make_inputs(const Problem& problem, uint64_t seed);
 
+// New values for every element of `t`, in place and outside any timed region: its bytes moved by
+// one element (the last to the front), so the numbers stay those drawn (an fp8 tensor keeps its
+// scale) while no position keeps its value. A backend keyed on its inputs' values sees new ones.
+void move_values(const at::Tensor& t);
+
 // Sequence b's keys and values as [kv_heads, kv_len(b), head_dim] views or gathers, read through
 // the page table when paged: what the reference attends over.
 std::pair<at::Tensor, at::Tensor> sequence_kv(const InputTensors& inputs, int64_t b);

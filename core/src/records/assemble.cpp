@@ -56,6 +56,21 @@ void apply_correctness(Row& row, const CorrectnessResult& c) {
   }
 }
 
+// The timed calls' last output against the inputs moved before its sample: a row that was right
+// on its first call and then answered without reading its inputs is wrong in this mode.
+void apply_followed(Row& row, const TimingResult& t) {
+  if (row.status != Status::ok || !row.tolerance || !t.followed_rel_err) return;
+  if (*t.followed_rel_err <= *row.tolerance) return;
+  row.status = Status::wrong;
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "the timed calls did not follow their inputs: q's values moved before each "
+                "sample and the last %s output is off their reference by %.3g (a cached output, "
+                "or a graph that does not read its inputs?)",
+                to_string(t.mode).c_str(), *t.followed_rel_err);
+  row.reason = buf;
+}
+
 void apply_rate(Row& row, const RowSetup& setup) {
   if (!row.time_ms_median || *row.time_ms_median <= 0) return;
   row.tflops = *row.gflop / *row.time_ms_median;  // GFLOP per ms = TFLOP/s
@@ -212,6 +227,7 @@ BackendRecords assemble_records(const RowSetup& setup, const PassResults& r) {
       }
       if (timed.result) {
         apply_timing(row, *timed.result, setup);
+        apply_followed(row, *timed.result);
         if (r.kernels) cover_untimed_work(row, *r.kernels, setup);
         if (setup.keep_samples) out.samples.push_back({mode, timed.result->samples});
       }

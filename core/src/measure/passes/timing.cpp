@@ -55,9 +55,19 @@ TimingResult timed_samples(PassContext& ctx, TimingMode mode, int calls_per_samp
       sample = [&] { return graph->replay_ms(calls_per_sample); };
       break;
   }
+  // A forward call meets new values in every sample (a backward replays what its forward saved).
+  const bool forward = ctx.problem.direction == Direction::fwd;
+  auto timed = [&, sample] {
+    if (forward) move_values(ctx.inputs.q);
+    return sample();
+  };
   if (ctx.monitor) result.device_start = ctx.monitor->read();
-  SampleRun run = sample_until_stable(ctx.settings.sampling(), sample);
+  SampleRun run = sample_until_stable(ctx.settings.sampling(), timed);
   if (ctx.monitor) result.device_end = ctx.monitor->read();
+  if (forward) {
+    synchronize_device(ctx.host);
+    result.followed_rel_err = forward_error(ctx.inputs, ctx.out).rel_err;
+  }
   result.summary = summarize(run.samples);
   result.converged = run.converged;
   result.samples = std::move(run.samples);
