@@ -31,28 +31,32 @@ Row base_row(const RowSetup& setup) {
   return row;
 }
 
+// A relative error as a reason quotes it.
+std::string three_digits(double value) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", value);
+  return buf;
+}
+
+void mark_wrong(Row& row, std::string why) {
+  row.status = Status::wrong;
+  row.reason = std::move(why);
+}
+
 void apply_correctness(Row& row, const CorrectnessResult& c) {
   row.rel_err = c.rel_err;
   const bool output = c.worst == "out";
   if (std::isnan(c.rel_err)) {
-    row.status = Status::wrong;
-    row.reason = output ? "the output has non-finite values" : c.worst + " has non-finite values";
+    mark_wrong(row, output ? "the output has non-finite values" : c.worst + " has non-finite values");
   } else if (row.tolerance && c.rel_err > *row.tolerance) {
-    row.status = Status::wrong;
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "%s %.3g above the %s tolerance %.3g",
-                  output ? "max row relative error" : ("relative error of " + c.worst).c_str(),
-                  c.rel_err, to_string(row.problem.dtype).c_str(), *row.tolerance);
-    row.reason = buf;
+    mark_wrong(row, (output ? "max row relative error " : "relative error of " + c.worst + " ") +
+                        three_digits(c.rel_err) + " above the " + to_string(row.problem.dtype) +
+                        " tolerance " + three_digits(*row.tolerance));
   } else if (row.tolerance && c.fresh_rel_err && !(*c.fresh_rel_err <= *row.tolerance)) {
-    row.status = Status::wrong;
-    char buf[256];
-    std::snprintf(buf, sizeof buf,
-                  "the output does not follow the inputs: after the timed calls q, k and v were "
-                  "changed in place and the next output is off their reference by %.3g (a cached "
-                  "or stale output?)",
-                  *c.fresh_rel_err);
-    row.reason = buf;
+    mark_wrong(row,
+               "the output does not follow the inputs: after the timed calls q, k and v were "
+               "changed in place and the next output is off their reference by " +
+                   three_digits(*c.fresh_rel_err) + " (a cached or stale output?)");
   }
 }
 
@@ -61,14 +65,10 @@ void apply_correctness(Row& row, const CorrectnessResult& c) {
 void apply_followed(Row& row, const TimingResult& t) {
   if (row.status != Status::ok || !row.tolerance || !t.followed_rel_err) return;
   if (*t.followed_rel_err <= *row.tolerance) return;
-  row.status = Status::wrong;
-  char buf[256];
-  std::snprintf(buf, sizeof buf,
-                "the timed calls did not follow their inputs: q's values moved before each "
-                "sample and the last %s output is off their reference by %.3g (a cached output, "
-                "or a graph that does not read its inputs?)",
-                to_string(t.mode).c_str(), *t.followed_rel_err);
-  row.reason = buf;
+  mark_wrong(row, "the timed calls did not follow their inputs: q's values moved before each "
+                  "sample and the last " + to_string(t.mode) + " output is off their reference by " +
+                      three_digits(*t.followed_rel_err) +
+                      " (a cached output, or a graph that does not read its inputs?)");
 }
 
 void apply_rate(Row& row, const RowSetup& setup) {
