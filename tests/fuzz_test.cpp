@@ -141,16 +141,28 @@ std::string mutate(std::string text, std::mt19937_64& rng) {
 }
 
 TEST(Fuzz, TheYamlReaderReadsOrRefusesEveryMutationOfTheShippedConfigs) {
+  // Each read under its own path, so that what it names beside it (a histogram of lengths, a
+  // Python file, a source file) is found: the entries of every backend kind and the served
+  // variants' axes are fuzzed past their files.
+  std::vector<std::string> paths;
+  for (const char* name : {"seed", "hopper", "training", "decode", "hopper-check", "tiny", "python",
+                           "models/gemma-2-9b", "models/mistral-7b"})
+    paths.push_back(std::string(ATTNBENCH_SOURCE_DIR) + "/configs/" + name + ".yaml");
+  paths.push_back(std::string(ATTNBENCH_SOURCE_DIR) + "/examples/custom-cuda-attention/source.yaml");
   std::vector<std::string> seeds;
-  for (const char* name : {"seed", "hopper", "training", "decode", "hopper-check", "tiny"})
-    seeds.push_back(file_text(std::string(ATTNBENCH_SOURCE_DIR) + "/configs/" + name + ".yaml"));
+  for (const std::string& path : paths) {
+    seeds.push_back(file_text(path));
+    // Unmutated, each is read whole (else every mutation of it would be refused for nothing).
+    EXPECT_NO_THROW((void)expand_sweep(parse_config(seeds.back(), path), false)) << path;
+  }
   std::mt19937_64 rng(20261203);
   int read = 0, refused = 0;
   const int n = iterations(20000);
   for (int i = 0; i < n; ++i) {
-    const std::string text = mutate(seeds[static_cast<size_t>(i) % seeds.size()], rng);
+    const size_t which = static_cast<size_t>(i) % seeds.size();
+    const std::string text = mutate(seeds[which], rng);
     try {
-      const SweepConfig c = parse_config(text, "fuzz.yaml");
+      const SweepConfig c = parse_config(text, paths[which]);
       (void)read_expectations(c);
       (void)expand_sweep(c, false);
       ++read;
@@ -189,6 +201,28 @@ std::string report_text() {
   return text;
 }
 
+// The report as an older attnbench wrote it: a readable schema version and some of today's
+// columns missing (those that name the row stay).
+std::string older_report_text(std::mt19937_64& rng) {
+  const CsvTable now = parse_csv(report_text(), "now.csv");
+  const std::string version = std::to_string(1 + rng() % kCsvSchemaVersion);
+  std::vector<size_t> kept;
+  for (size_t c = 0; c < now.header.size(); ++c) {
+    const std::string& name = now.header[c];
+    if (name == "schema_version" || name == "point_id" || name == "backend" || rng() % 3 != 0)
+      kept.push_back(c);
+  }
+  auto line = [&](const std::vector<std::string>& cells, bool header) {
+    std::vector<std::string> out;
+    for (size_t c : kept)
+      out.push_back(!header && now.header[c] == "schema_version" ? version : cells[c]);
+    return csv_line(out);
+  };
+  std::string text = line(now.header, true);
+  for (const auto& row : now.rows) text += line(row, false);
+  return text;
+}
+
 TEST(Fuzz, TheReportReadersReadOrRefuseEveryMutationOfAReport) {
   const std::string seed = report_text();
   const CsvTable good = parse_csv(seed, "good.csv");
@@ -208,7 +242,8 @@ TEST(Fuzz, TheReportReadersReadOrRefuseEveryMutationOfAReport) {
   };
   const int n = iterations(20000);
   for (int i = 0; i < n; ++i) {
-    const std::string text = mutate(seed, rng);
+    // Every other input starts from a report of an older schema (its header their own).
+    const std::string text = mutate(i % 2 ? older_report_text(rng) : seed, rng);
     attempt("resume", i, text, [&] {
       (void)resume_report({text, "", ""}, "fuzz.csv", "0123456789abcdef", "cpu", "2.11.0", 1);
     });

@@ -175,6 +175,14 @@ TEST(Lengths, BadVariantAxesAreLocatedErrors) {
   expect_config_error("sweep:\n  seq_len: 8\n  softcap: -1\n", "sweep.softcap", "");
   expect_config_error("sweep:\n  seq_lens: [\"histogram(missing.csv)\"]\n", "sweep.seq_lens",
                       "missing.csv");
+  // What the fuzzer found: a batch of 2^63 - 1 with a length each was a bad_alloc, not an error.
+  expect_config_error("sweep:\n  batch: 9223372036854775807\n  seq_lens: [\"uniform(1,9)\"]\n",
+                      "sweep.seq_lens", "1 to 1048576 (their offsets are int32)");
+  expect_config_error("sweep:\n  batch: 1048577\n  seq_lens_kv: [\"uniform(1,9)\"]\n  seq_len: 1\n",
+                      "sweep.seq_lens_kv", "a batch of 1048577 sequences");
+  expect_config_error("sweep:\n  batch: 3\n  seq_lens: [[1000000000, 1000000000, 1000000000]]\n",
+                      "sweep.seq_lens",
+                      "sum past 2147483647 tokens");
 }
 
 TEST(Lengths, UsefulWorkCountsEverySequenceInsideItsWindow) {

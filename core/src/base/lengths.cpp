@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 
@@ -146,9 +147,15 @@ std::vector<LengthBucket> read_length_histogram(const std::string& path) {
   return buckets;
 }
 
-std::vector<int64_t> draw_lengths(const LengthSpec& spec, int64_t batch, uint64_t seed,
-                                  const std::string& base_dir) {
+namespace {
+
+std::vector<int64_t> drawn_lengths(const LengthSpec& spec, int64_t batch, uint64_t seed,
+                                   const std::string& base_dir) {
   std::vector<int64_t> out;
+  if (batch < 1 || batch > kMaxRaggedBatch)
+    throw std::invalid_argument("a batch of " + std::to_string(batch) +
+                                " sequences with a length each; 1 to " +
+                                std::to_string(kMaxRaggedBatch) + " (their offsets are int32)");
   if (spec.form == LengthForm::number)
     return std::vector<int64_t>(batch, static_cast<int64_t>(spec.args.at(0)));
   if (spec.form == LengthForm::list) {
@@ -192,6 +199,22 @@ std::vector<int64_t> draw_lengths(const LengthSpec& spec, int64_t batch, uint64_
     if (spec.max > 0) v = std::min(v, static_cast<double>(spec.max));
     out.push_back(static_cast<int64_t>(v));
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<int64_t> draw_lengths(const LengthSpec& spec, int64_t batch, uint64_t seed,
+                                  const std::string& base_dir) {
+  std::vector<int64_t> out = drawn_lengths(spec, batch, seed, base_dir);
+  int64_t tokens = 0;
+  for (int64_t n : out)
+    if (n > std::numeric_limits<int32_t>::max() - tokens)
+      throw std::invalid_argument("the batch's lengths sum past " +
+                                  std::to_string(std::numeric_limits<int32_t>::max()) +
+                                  " tokens (its offsets are int32)");
+    else
+      tokens += n;
   return out;
 }
 

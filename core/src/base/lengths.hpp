@@ -33,9 +33,14 @@ struct LengthBucket {
 };
 std::vector<LengthBucket> read_length_histogram(const std::string& path);
 
+// A batch with a length per sequence is packed with int32 offsets (every varlen kernel's): at most
+// this many sequences, and their tokens at most INT32_MAX.
+inline constexpr int64_t kMaxRaggedBatch = int64_t{1} << 20;
+
 // `batch` lengths drawn from `spec` (each at least 1) with a generator seeded by `seed`: the same
 // on every machine (no std:: distributions, whose algorithms are the library's). A list must have
 // `batch` entries. `base_dir` resolves a histogram's relative path (the config file's folder).
+// Throws std::invalid_argument past kMaxRaggedBatch sequences or INT32_MAX tokens.
 std::vector<int64_t> draw_lengths(const LengthSpec& spec, int64_t batch, uint64_t seed,
                                   const std::string& base_dir);
 

@@ -51,6 +51,8 @@ void draw_point_lengths(Problem& p, const SweepConfig& config) {
   auto draw = [&](const char* axis, const std::string& written) {
     try {
       const LengthSpec spec = parse_length_spec(written);
+      if (!spec.drawn())  // one length for every sequence: nothing to draw
+        return std::pair{spec, std::vector<int64_t>{static_cast<int64_t>(spec.args.at(0))}};
       const uint64_t seed =
           config.seed ^ fnv1a(std::string(axis) + "/" + written + "/" + std::to_string(p.batch));
       return std::pair{spec, draw_lengths(spec, p.batch, seed, dir)};
