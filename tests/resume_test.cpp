@@ -63,6 +63,29 @@ TEST(Resume, AnUnreadableRepetitionIsLocated) {
   }
 }
 
+// The report's own rows are read typed: a negative repetition or a cell that is not its column's
+// type stops the resume, located, rather than keeping a row nobody can name.
+TEST(Resume, AReportRowThatDoesNotReadIsLocated) {
+  ReportTexts report = full_report();
+  Row bad = row("p3-cpu", "naive", Device::cpu, TimingMode::wall);
+  bad.repetition = -1;
+  report.rows += csv_line(row_cells(bad));
+  try {
+    resume_report(report, "r.csv", "fp1", "NVIDIA H200", "2.11.0", 2);
+    FAIL() << "a row of repetition -1 was kept";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("r.csv:14: column 'repetition' holds '-1'", 0), 0u)
+        << e.what();
+  }
+  report = full_report();
+  Row timed = row("p3-cpu", "naive", Device::cpu, TimingMode::wall);
+  timed.time_ms_median = 1.25;
+  std::string cells = csv_line(row_cells(timed));
+  cells.replace(cells.find(",1.25,"), 6, ",fast,");
+  report.rows += cells;
+  EXPECT_THROW(resume_report(report, "r.csv", "fp1", "NVIDIA H200", "2.11.0", 2), InputError);
+}
+
 // Reports before schema 5 have no repetition column: every row is repetition 0. And an integer in
 // the first column reads like any other.
 TEST(Resume, WithoutARepetitionColumnEveryRowIsTheFirst) {

@@ -3,6 +3,7 @@
 #include "base/errors.hpp"
 #include "write/csv.hpp"
 #include "write/report_writer.hpp"
+#include "write/schema.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -24,6 +25,8 @@ std::string keep(const std::string& text, const std::string& path,
     if (done.count(record_key(t, r))) out += csv_line(t.rows[r]);
   return out;
 }
+
+RecordKey key_of(const Row& row) { return {row.point_id, row.backend, row.repetition}; }
 
 void refuse(const std::string& path, const std::string& why) {
   throw InputError(path + ": cannot resume: " + why +
@@ -49,21 +52,21 @@ Resumed resume_report(const ReportTexts& files, const std::string& path,
   const CsvTable t = parse_csv(rows_text, path);
   if (t.column("config_fingerprint") < 0)
     refuse(path, "it has no config_fingerprint column (an older report)");
-  std::map<RecordKey, size_t> rows;
-  for (size_t r = 0; r < t.rows.size(); ++r) {
-    if (t.at(r, "config_fingerprint") != fingerprint)
+  const std::vector<Row> rows = typed_rows(t);
+  std::map<RecordKey, size_t> found;
+  for (const Row& row : rows) {
+    const RunInfo& run = row.run;
+    if (run.config_fingerprint != fingerprint)
       refuse(path, "it was written by another sweep (config fingerprint " +
-                       t.at(r, "config_fingerprint") + ", this run " + fingerprint + ")");
-    if (t.at(r, "device_name") != device_name || t.at(r, "torch_version") != torch_version)
-      refuse(path, "it was measured on " + t.at(r, "device_name") + " with torch " +
-                       t.at(r, "torch_version") + ", this is " + device_name + " with torch " +
-                       torch_version);
-    ++rows[record_key(t, r)];
+                       run.config_fingerprint + ", this run " + fingerprint + ")");
+    if (run.device_name != device_name || run.torch_version != torch_version)
+      refuse(path, "it was measured on " + run.device_name + " with torch " + run.torch_version +
+                       ", this is " + device_name + " with torch " + torch_version);
+    ++found[key_of(row)];
   }
-  for (size_t r = 0; r < t.rows.size(); ++r) {
-    const RecordKey key = record_key(t, r);
-    const size_t expected = t.at(r, "device") == "cuda" ? modes_per_cuda_point : 1;
-    if (rows[key] == expected) out.done.insert(key);
+  for (const Row& row : rows) {  // complete: one row per timing mode of its point
+    const size_t expected = row.problem.device == Device::cuda ? modes_per_cuda_point : 1;
+    if (found[key_of(row)] == expected) out.done.insert(key_of(row));
   }
   out.kept.rows = keep(files.rows, path, out.done);
   out.kept.kernels = keep(files.kernels, sibling(path, side::kernels), out.done);
