@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
@@ -144,6 +145,14 @@ TEST(Fuzz, TheYamlReaderReadsOrRefusesEveryMutationOfTheShippedConfigs) {
   // Each read under its own path, so that what it names beside it (a histogram of lengths, a
   // Python file, a source file) is found: the entries of every backend kind and the served
   // variants' axes are fuzzed past their files.
+  // A backend's file is relative to the working directory (as the README runs attnbench: from the
+  // repository's root), a histogram to its config.
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(ATTNBENCH_SOURCE_DIR);
+  struct Back {
+    std::filesystem::path to;
+    ~Back() { std::filesystem::current_path(to); }
+  } back{cwd};
   std::vector<std::string> paths;
   for (const char* name : {"seed", "hopper", "training", "decode", "hopper-check", "tiny", "python",
                            "models/gemma-2-9b", "models/mistral-7b"})

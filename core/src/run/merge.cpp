@@ -5,6 +5,7 @@
 #include "run/run_plan.hpp"
 #include "write/csv.hpp"
 #include "write/report_writer.hpp"
+#include "write/schema.hpp"
 
 #include <algorithm>
 #include <map>
@@ -53,6 +54,7 @@ Merged merge_reports(const std::vector<MergeInput>& inputs,
                      const std::optional<std::vector<RecordKey>>& expected) {
   if (inputs.empty()) throw InputError("merge: no reports given");
   std::vector<CsvTable> tables;
+  std::vector<std::vector<Row>> typed;  // each table's rows, read through the field tables
   for (const MergeInput& in : inputs) {
     if (in.texts.rows.empty()) throw InputError(in.path + ": cannot read the report");
     tables.push_back(parse_csv(complete_records(in.texts.rows), in.path));
@@ -62,6 +64,7 @@ Merged merge_reports(const std::vector<MergeInput>& inputs,
     if (tables.back().header != tables.front().header)
       throw InputError(in.path + ": its columns differ from " + inputs.front().path +
                        "'s (reports of different schema versions)");
+    typed.push_back(typed_rows(tables.back()));
   }
 
   // One sweep: the same fingerprint everywhere; one split: the same N.
@@ -69,14 +72,15 @@ Merged merge_reports(const std::vector<MergeInput>& inputs,
   int shard_count = 0;
   std::string shard_file;
   std::set<int> shards;
-  for (const CsvTable& t : tables)
-    for (size_t r = 0; r < t.rows.size(); ++r) {
-      const std::string& f = t.at(r, "config_fingerprint");
+  for (size_t i = 0; i < tables.size(); ++i)
+    for (size_t r = 0; r < tables[i].rows.size(); ++r) {
+      const CsvTable& t = tables[i];
+      const std::string& f = typed[i][r].run.config_fingerprint;
       if (fingerprint.empty()) fingerprint = f, fingerprint_file = t.path;
       if (f != fingerprint)
         throw InputError("merge: " + t.path + " is of another sweep than " + fingerprint_file +
                          " (config fingerprint " + f + ", not " + fingerprint + ")");
-      const std::string shard = t.column("shard") < 0 ? "" : t.at(r, "shard");
+      const std::string& shard = typed[i][r].run.shard;
       if (shard.empty()) continue;
       Shard parsed;
       try {
@@ -100,12 +104,15 @@ Merged merge_reports(const std::vector<MergeInput>& inputs,
   std::map<std::tuple<std::string, std::string, int, std::string>, std::string> seen;
   std::vector<std::pair<size_t, std::vector<std::string>>> rows;
   std::set<RecordKey> kept;
-  for (const CsvTable& t : tables)
-    for (size_t r = 0; r < t.rows.size(); ++r) {
-      const RecordKey k = record_key(t, r);
-      const auto full = std::tuple_cat(k, std::make_tuple(t.at(r, "timing_mode")));
+  for (size_t i = 0; i < tables.size(); ++i)
+    for (size_t r = 0; r < tables[i].rows.size(); ++r) {
+      const CsvTable& t = tables[i];
+      const Row& row = typed[i][r];
+      const RecordKey k{row.point_id, row.backend, row.repetition};
+      const std::string mode = to_string(row.timing_mode);
+      const auto full = std::tuple_cat(k, std::make_tuple(mode));
       if (auto [it, fresh] = seen.emplace(full, t.path); !fresh)
-        throw InputError("merge: " + describe(k) + " [" + t.at(r, "timing_mode") + "] is in both " +
+        throw InputError("merge: " + describe(k) + " [" + mode + "] is in both " +
                          it->second + " and " + t.path +
                          ": the same measurement twice (a shard given twice, or run unsharded)");
       order.emplace(k, order.size() + (expected ? expected->size() : 0));
