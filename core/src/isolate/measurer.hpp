@@ -1,5 +1,5 @@
 // Where a run's (point, backend)s are measured: in isolated workers (the default), or in this
-// process (`--isolation none`, for gdb and cuda-gdb). cmd_run drives either the same way.
+// process (`--isolation none`, for gdb and cuda-gdb). run_sweep() drives either the same way.
 #pragma once
 
 #include "config/sweep.hpp"
