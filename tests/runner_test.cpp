@@ -265,7 +265,8 @@ TEST(Runner, EveryTimedCallMeetsNewValues) {
       runner.measure(point(problem(1, 2, 32, 16, DType::f32, true, Device::cpu)), loaded(backend));
   ASSERT_EQ(r.rows.size(), 1u);
   EXPECT_EQ(r.rows[0].status, Status::ok) << r.rows[0].reason;
-  EXPECT_GE(backend->computed["wall"], 3);
+  // How many samples the pass takes is the machine's speed; that none of them hit is not.
+  EXPECT_GT(backend->computed["wall"], 0);
   EXPECT_EQ(backend->cached["wall"], 0);
   EXPECT_GT(backend->cached["warm-up"], 0);  // the same inputs again: the cache does hit there
 }
