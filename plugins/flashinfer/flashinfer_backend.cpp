@@ -149,6 +149,21 @@ class FlashInferBackend final : public attnbench::Backend {
     return (kv_len - 1 - window_left) / page_size;
   }
 
+  // A cache's page lists on the device, in one tensor (`device` keeps it): indptr, then the
+  // indices, then each sequence's last page length.
+  static fk::PagedCache uploaded(int64_t page_size, bool nhd, std::vector<int32_t> indptr,
+                                 const std::vector<int32_t>& indices,
+                                 const std::vector<int32_t>& last, at::Tensor& device) {
+    std::vector<int32_t> all = indptr;
+    all.insert(all.end(), indices.begin(), indices.end());
+    all.insert(all.end(), last.begin(), last.end());
+    device = at::tensor(all, at::kInt).to(at::kCUDA);
+    const int32_t* base = device.data_ptr<int32_t>();
+    const size_t pages_at = indptr.size();
+    return {page_size, nhd, std::move(indptr), base, base + pages_at,
+            base + pages_at + indices.size()};
+  }
+
   // The harness's k, v [batch, kv_heads, seq_len_kv, dim] read in place as pages: page p of
   // sequence b is page number b * kv_heads * seq_len_kv / page_size + p (pages of one token
   // where 16 does not divide kv_heads * seq_len_kv).
@@ -163,13 +178,7 @@ class FlashInferBackend final : public attnbench::Backend {
         indices.push_back(static_cast<int32_t>(b * s.kv_heads * s.seq_len_kv / page + p));
       last[b] = static_cast<int32_t>(s.seq_len_kv - (pages - 1) * page);
     }
-    std::vector<int32_t> all = indptr;
-    all.insert(all.end(), indices.begin(), indices.end());
-    all.insert(all.end(), last.begin(), last.end());
-    device = at::tensor(all, at::kInt).to(at::kCUDA);
-    const int32_t* base = device.data_ptr<int32_t>();
-    return {page, false, indptr, base, base + indptr.size(),
-            base + indptr.size() + indices.size()};
+    return uploaded(page, /*nhd=*/false, std::move(indptr), indices, last, device);
   }
 
   // attnbench's paged cache as FlashInfer's: sequence b's pages are the first ceil(kv_len /
@@ -187,13 +196,7 @@ class FlashInferBackend final : public attnbench::Backend {
       indptr.push_back(static_cast<int32_t>(indices.size()));
       last[b] = static_cast<int32_t>(p.kv_len(b) - (pages - 1) * p.page_size);
     }
-    std::vector<int32_t> all = indptr;
-    all.insert(all.end(), indices.begin(), indices.end());
-    all.insert(all.end(), last.begin(), last.end());
-    device = at::tensor(all, at::kInt).to(at::kCUDA);
-    const int32_t* base = device.data_ptr<int32_t>();
-    return {p.page_size, true, indptr, base, base + indptr.size(),
-            base + indptr.size() + indices.size()};
+    return uploaded(p.page_size, /*nhd=*/true, std::move(indptr), indices, last, device);
   }
 
   void ensure_workspace() {
