@@ -107,6 +107,41 @@ TEST(Assemble, ClockColumnsAndTheThrottleFlag) {
                plain.temperature_c);
 }
 
+// The power state: each kept sample's clock summarized, burst's drops and rests, the flag when the
+// cooldown ran out, and the energy pass's joules in every mode's row.
+TEST(Assemble, PowerStateAndEnergyColumns) {
+  PassResults r;
+  TimingResult burst = timed(TimingMode::cold, 0.5), tired = timed(TimingMode::batch, 0.5);
+  burst.power = tired.power = PowerMode::burst;
+  burst.sample_clock_mhz = {1980, 1965, 1980, 1950, 1980};
+  burst.dropped_for_clock = 3, burst.rested_s = 0.35;
+  tired.sample_clock_mhz = {1620, 1515};
+  tired.dropped_for_clock = 9, tired.rested_s = 30, tired.clock_recovered = false;
+  r.timing.push_back({TimingMode::cold, burst, std::nullopt});
+  r.timing.push_back({TimingMode::batch, tired, std::nullopt});
+  r.energy = EnergyReading{1.25, 0.31, 248};
+  const BackendRecords out = assemble_records(setup(), r);
+  ASSERT_EQ(out.rows.size(), 2u);
+  const Row& cold = out.rows[0];
+  EXPECT_EQ(cold.power_mode, PowerMode::burst);
+  EXPECT_EQ(cold.sm_clock_mhz_median, 1980);
+  EXPECT_EQ(cold.sm_clock_mhz_min, 1950);
+  EXPECT_EQ(cold.clock_dropped_samples, 3);
+  EXPECT_DOUBLE_EQ(*cold.cooldown_s, 0.35);
+  EXPECT_FALSE(cold.has_flag(Flag::clock_not_recovered));
+  const Row& batch = out.rows[1];
+  EXPECT_EQ(batch.sm_clock_mhz_min, 1515);
+  EXPECT_TRUE(batch.has_flag(Flag::clock_not_recovered)) << batch.flags;
+  for (const Row& row : out.rows) EXPECT_EQ(row.energy_j_per_call, 1.25);
+  // Sustained: no burst columns; without NVML no clock columns and no energy.
+  PassResults plain;
+  plain.timing.push_back({TimingMode::cold, timed(TimingMode::cold, 0.5), std::nullopt});
+  const Row row = assemble_records(setup({TimingMode::cold}), plain).rows.at(0);
+  EXPECT_EQ(row.power_mode, PowerMode::sustained);
+  EXPECT_FALSE(row.clock_dropped_samples || row.cooldown_s || row.sm_clock_mhz_median ||
+               row.energy_j_per_call);
+}
+
 TEST(Assemble, NoPeakNoPercentage) {
   RowSetup s = setup({TimingMode::cold});
   s.peak_tflops.reset();

@@ -271,6 +271,59 @@ TEST(Compare, BackendsInsideOneReportAgainstABaseline) {
   EXPECT_NE(out.str().find("| s512 "), std::string::npos) << out.str();
 }
 
+// Rows whose samples ran at SM clocks over 3% apart: a time verdict between them is `unsure`,
+// saying why; --normalize-clock judges the change at the base's clock instead. The clock is the
+// samples' median, or for an older report the mean around the timing pass.
+TEST(Compare, ClocksApartMakeATimeVerdictUnsureOrAreNormalizedAway) {
+  auto at_clock = [](Row r, double mhz, bool median = true) {
+    if (median)
+      r.sm_clock_mhz_median = mhz;
+    else
+      r.sm_clock_mhz_start = mhz + 10, r.sm_clock_mhz_end = mhz - 10;
+    return r;
+  };
+  const CsvTable base = table({at_clock(timed("fa3", 512, 1.0, 0.005), 1965),
+                               at_clock(timed("fa3", 1024, 1.0, 0.005), 1965),
+                               at_clock(timed("fa3", 2048, 1.0, 0.005), 1965, false)},
+                              "burst.csv");
+  const CsvTable next = table({at_clock(timed("fa3", 512, 1.25, 0.005), 1580),
+                               at_clock(timed("fa3", 1024, 1.3, 0.005), 1960),
+                               at_clock(timed("fa3", 2048, 1.25, 0.005), 1580, false)},
+                              "sustained.csv");
+  CompareOptions options = with({"time_ms_median"});
+  const Comparison plain = compare_reports(base, next, options);
+  const MetricComparison& mc = plain.metrics.at(0);
+  for (const char* point : {"s512", "s2048"}) {
+    EXPECT_EQ(find(mc, "fa3", point).verdict, Verdict::unsure) << point;
+    EXPECT_NE(find(mc, "fa3", point).why_unsure.find("SM clocks 1965 vs 1580 MHz"),
+              std::string::npos)
+        << find(mc, "fa3", point).why_unsure;
+  }
+  EXPECT_EQ(find(mc, "fa3", "s1024").verdict, Verdict::worse);  // the same clock: the code's
+
+  options.normalize_clock = true;
+  const MetricComparison& scaled = compare_reports(base, next, options).metrics.at(0);
+  EXPECT_NEAR(find(scaled, "fa3", "s512").ratio, 1.25 * 1580 / 1965, 1e-9);
+  EXPECT_EQ(find(scaled, "fa3", "s512").verdict, Verdict::same);
+  EXPECT_EQ(find(scaled, "fa3", "s2048").verdict, Verdict::same);
+  EXPECT_EQ(find(scaled, "fa3", "s1024").verdict, Verdict::worse);
+  // A rate scales the other way.
+  options.metrics = {"tflops"};
+  Row fast = at_clock(timed("fa3", 512, 1.0, 0.005), 1965), slow = at_clock(fast, 1580);
+  fast.tflops = 600, slow.tflops = 600 * 1580 / 1965.0;
+  const MetricComparison& rate =
+      compare_reports(table({fast}, "a.csv"), table({slow}, "b.csv"), options).metrics.at(0);
+  EXPECT_NEAR(rate.rows.at(0).ratio, 1, 1e-9);
+  // Without a clock on a side, --normalize-clock cannot judge a change.
+  options.metrics = {"time_ms_median"};
+  const MetricComparison& blind =
+      compare_reports(table({timed("fa3", 512, 1.0, 0.005)}, "a.csv"),
+                      table({at_clock(timed("fa3", 512, 1.5, 0.005), 1965)}, "b.csv"), options)
+          .metrics.at(0);
+  EXPECT_EQ(blind.rows.at(0).verdict, Verdict::unsure);
+  EXPECT_NE(blind.rows.at(0).why_unsure.find("no SM clock"), std::string::npos);
+}
+
 // The JSON form carries every row with its numbers and verdict, the geomeans, and the flags of a
 // throttled run; the text form shows the flags in a column of their own.
 TEST(Compare, JsonHasEveryRowTheGeomeansAndTheFlags) {

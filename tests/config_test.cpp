@@ -167,6 +167,12 @@ const BadConfig kBadConfigs[] = {
      "at least two axes"},
     {"zip not a list", "sweep:\n  seq_len: 1\n  zip: {batch: [1]}\n", 3, 8, "sweep.zip",
      "non-empty list"},
+    {"unknown power mode", "measurement:\n  power: bursty\nsweep:\n  seq_len: 1\n", 2, 10,
+     "measurement.power", "'bursty' is not one of sustained or burst"},
+    {"power as a list", "measurement:\n  power: [burst]\nsweep:\n  seq_len: 1\n", 2, 10,
+     "measurement.power", "expected"},
+    {"negative cooldown", "measurement:\n  cooldown_max_s: -1\nsweep:\n  seq_len: 1\n", 2, 19,
+     "measurement.cooldown_max_s", "at least 0"},
     {"unknown measurement key", "measurement:\n  warmup: 5\nsweep:\n  seq_len: 1\n", 2, 3,
      "measurement.warmup", "did you mean 'warmup_ms'"},
     {"max below min samples",
@@ -332,6 +338,8 @@ TEST(Config, EveryMeasurementKeyIsRead) {
   keep_samples: false
   timing_modes: batch
   repetitions: 3
+  power: burst
+  cooldown_max_s: 12.5
 sweep:
   seq_len: 1
 )",
@@ -349,6 +357,8 @@ sweep:
   EXPECT_EQ(m.timing_modes, std::vector<TimingMode>{TimingMode::batch});
   EXPECT_FALSE(m.keep_samples);
   EXPECT_EQ(m.repetitions, 3);
+  EXPECT_EQ(m.power, PowerMode::burst);
+  EXPECT_DOUBLE_EQ(m.cooldown_max_s, 12.5);
 }
 
 TEST(Config, BooleansInEveryAllowedSpelling) {

@@ -20,7 +20,9 @@ TEST(Names, EveryTableReadsBackWhatItWrites) {
   expect_round_trip<DType>({"fp16", "bf16", "fp32", "fp8_e4m3"});
   expect_round_trip<Device>({"cpu", "cuda"});
   expect_round_trip<TimingMode>({"cold", "batch", "graph", "wall"});
-  expect_round_trip<Pass>({"correctness", "timing", "cpu", "memory", "ops", "kernels"});
+  expect_round_trip<Pass>(
+      {"correctness", "timing", "cpu", "memory", "ops", "kernels", "energy"});
+  expect_round_trip<PowerMode>({"sustained", "burst"});
   expect_round_trip<Direction>({"fwd", "bwd"});
   expect_round_trip<Status>({"ok", "unsupported", "wrong", "error", "oom", "crashed", "timeout"});
   expect_round_trip<ActivityKind>({"kernel", "memcpy", "memset"});

@@ -123,7 +123,15 @@ TEST(RunPlan, PassAndModeOverridesGoThroughTheConfigsChecks) {
   RunOverrides pass;
   pass.passes = {"timing", "ncu"};
   EXPECT_EQ(message(pass),
-            "--passes: unknown pass 'ncu'; use correctness, timing, cpu, memory, ops or kernels");
+            "--passes: unknown pass 'ncu'; use correctness, timing, cpu, memory, ops, kernels or "
+            "energy");
+  RunOverrides power;
+  power.power = "bursty";
+  EXPECT_EQ(message(power), "--power: 'bursty' is not one of sustained or burst");
+  power.power = "burst";
+  EXPECT_EQ(plan_run(config("sweep:\n  seq_len: 8\n"), power, kAvailable, false)
+                .config.measurement.power,
+            PowerMode::burst);
 }
 
 TEST(RunPlan, TheFingerprintFollowsWhatDecidesTheNumbers) {
@@ -169,6 +177,9 @@ TEST(RunPlan, EveryKeyThatDecidesTheNumbersIsInTheFingerprint) {
     if (const auto* i = std::get_if<int64_t>(&was)) other = *i + 1;
     if (const auto* d = std::get_if<double>(&was)) other = *d * 2 + 1;
     if (const auto* b = std::get_if<bool>(&was)) other = !*b;
+    if (const auto* c = std::get_if<std::string>(&was))  // a choice: another of its names
+      for (const std::string& name : s.field.choices)
+        if (name != *c) other = name;
     if (const auto* l = std::get_if<std::vector<std::string>>(&was)) {  // one name more or less
       std::vector<std::string> names = *l;
       if (names.size() > 1) names.pop_back();
@@ -187,8 +198,20 @@ TEST(RunPlan, EveryKeyThatDecidesTheNumbersIsInTheFingerprint) {
       EXPECT_EQ(fp, reference) << s.field.name << " does not";
     fingerprinted += s.fingerprinted;
   }
-  EXPECT_EQ(fingerprinted, 11);  // warmup, samples (2), time (2), noise, modes, batch, kernels,
-                                 // cpu, passes
+  EXPECT_EQ(fingerprinted, 13);  // warmup, samples (2), time (2), noise, modes, batch, kernels,
+                                 // cpu, passes, power, cooldown
+}
+
+// Keys added after reports were written leave an older report's fingerprint as it was while they
+// keep their defaults (its --resume and its shards' merge still hold).
+TEST(RunPlan, AKeyAddedLaterLeavesTheFingerprintAtItsDefault) {
+  const Sweep sweep = config("sweep:\n  seq_len: [8, 16]\n");
+  const std::vector<Point> points = expand_sweep(sweep.config, false);
+  const Sweep burst = config("measurement:\n  power: burst\nsweep:\n  seq_len: [8, 16]\n");
+  const Sweep sustained =
+      config("measurement:\n  power: sustained\n  cooldown_max_s: 30\nsweep:\n  seq_len: [8, 16]\n");
+  EXPECT_EQ(config_fingerprint(sustained.config, points), config_fingerprint(sweep.config, points));
+  EXPECT_NE(config_fingerprint(burst.config, points), config_fingerprint(sweep.config, points));
 }
 
 // A backend named twice would write each of its rows twice (and compare would take the copy for

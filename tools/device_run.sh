@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds attnbench on the GPU machine and runs the named steps, copying results to $OUT.
 # Usage (from the repository root there): tools/device_run.sh STEP... with steps among
-#   deps build tests variants source models seed study hosttime seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults probes isolation hopper hopper-check hopper-prefill hopper-decode memory-check seed-aa run:NAME
+#   deps build tests variants source models published seed study hosttime seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults probes isolation hopper hopper-check hopper-prefill hopper-decode memory-check seed-aa run:NAME
 # tests writes results/h200/tests.txt (ctest) and results/h200/gpu-tests.txt (the GPU tests' own output).
 # The device machine has no .git: pass the commit as ATTNBENCH_GIT_SHA.
 set -uo pipefail
@@ -185,6 +185,21 @@ for step in "$@"; do
         echo "exit code ${PIPESTATUS[0]}" | tee -a "results/h200/models/$name.summary.txt"
         [ -n "${OUT:-}" ] && tar czf "$OUT/run.tgz" results/h200 $(ls -d results/calibration 2>/dev/null) -C /tmp attnbench-logs
       done
+      ;;
+    published)
+      log published  # cudnn-frontend's published configuration, burst then sustained, and their compare
+      mkdir -p results/h200/published
+      for power in burst sustained; do
+        "$build/attnbench" run configs/cudnn-fe-published.yaml --force --power $power \
+          -o "results/h200/published/$power.csv" 2>"$out/published-$power.stderr" \
+          | tee "results/h200/published/$power.summary.txt" | tail -25
+        echo "exit code ${PIPESTATUS[0]}" | tee -a "results/h200/published/$power.summary.txt"
+        [ -n "${OUT:-}" ] && tar czf "$OUT/run.tgz" results/h200 -C /tmp attnbench-logs
+      done
+      "$build/attnbench" compare results/h200/published/burst.csv results/h200/published/sustained.csv \
+        | tee results/h200/published/compare.txt | tail -20
+      "$build/attnbench" compare --normalize-clock results/h200/published/burst.csv \
+        results/h200/published/sustained.csv | tee results/h200/published/compare-normalized.txt | tail -20
       ;;
     run:*)
       # Any config: run:NAME runs configs/NAME.yaml into results/h200/NAME.csv.

@@ -87,6 +87,34 @@ std::vector<double> group_values(const CsvTable& t, const Group& g, const std::s
   return out;
 }
 
+// The SM clock a row's samples ran at: the median of the clocks after its samples, else the mean
+// of the clocks around its timing pass (reports before schema 12).
+std::optional<double> row_clock(const CsvTable& t, size_t r) {
+  if (const auto median = t.number(r, "sm_clock_mhz_median")) return median;
+  const auto start = t.number(r, "sm_clock_mhz_start"), end = t.number(r, "sm_clock_mhz_end");
+  if (start && end) return (*start + *end) / 2;
+  return std::nullopt;
+}
+
+// Every row's clock, in group order; empty when a row has none.
+std::vector<double> group_clocks(const CsvTable& t, const Group& g) {
+  std::vector<double> out;
+  for (size_t r : g) {
+    const auto clock = row_clock(t, r);
+    if (!clock || *clock <= 0) return {};
+    out.push_back(*clock);
+  }
+  return out;
+}
+
+// Values of a time metric as they would be at `reference` MHz: a time scales with the clock's
+// inverse, so it is multiplied by clock / reference; a rate divided.
+void scale_to_clock(std::vector<double>& values, const std::vector<double>& clocks,
+                    double reference, bool higher_is_better) {
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] *= higher_is_better ? reference / clocks[i] : clocks[i] / reference;
+}
+
 double geometric_mean(const std::vector<double>& values) {
   double log_sum = 0;
   for (double v : values) log_sum += std::log(v);
@@ -155,19 +183,34 @@ ComparedRow judge(const CsvTable& bt, const Group& bg, const CsvTable& ct, const
   if (metric.name == "cpu_us_median")
     for (size_t b : bg)
       for (size_t c : cg) row.flags = merged_flags(row.flags, host_flags(bt, b, ct, c));
-  const std::vector<double> base_values = group_values(bt, bg, metric.name);
-  const std::vector<double> new_values = group_values(ct, cg, metric.name);
+  std::vector<double> base_values = group_values(bt, bg, metric.name);
+  std::vector<double> new_values = group_values(ct, cg, metric.name);
   if (row.base_status != "ok" || row.candidate_status != "ok" || base_values.empty() ||
       new_values.empty())
     return row;
+  // The clocks behind a time metric, and what normalizing by them means.
+  const std::vector<double> base_clocks =
+      metric.from_time_samples ? group_clocks(bt, bg) : std::vector<double>{};
+  const std::vector<double> new_clocks =
+      metric.from_time_samples ? group_clocks(ct, cg) : std::vector<double>{};
+  const bool clocked = !base_clocks.empty() && !new_clocks.empty();
+  const double base_clock = clocked ? summarize(base_clocks).median : 0;
+  const double new_clock = clocked ? summarize(new_clocks).median : 0;
+  const bool scaled = options.normalize_clock && clocked;
+  if (scaled) {
+    scale_to_clock(base_values, base_clocks, base_clock, metric.higher_is_better);
+    scale_to_clock(new_values, new_clocks, base_clock, metric.higher_is_better);
+  }
   row.base = summarize(base_values).median;  // the median over repetitions
   row.candidate = summarize(new_values).median;
   row.ratio = *row.base != 0 ? *row.candidate / *row.base : INFINITY;
   row.ci_low = row.ci_high = row.ratio;
   if (!metric.deterministic()) {
     row.threshold = options.threshold_pct ? *options.threshold_pct / 100 : metric.threshold;
-    const std::vector<double>* base_samples = samples_of(bs, row, bt.at(br, "backend"));
-    const std::vector<double>* new_samples = samples_of(cs, row, row.backend);
+    // The raw samples are at their own clocks: a normalized row is judged on its noise.
+    const std::vector<double>* base_samples =
+        scaled ? nullptr : samples_of(bs, row, bt.at(br, "backend"));
+    const std::vector<double>* new_samples = scaled ? nullptr : samples_of(cs, row, row.backend);
     if (const auto repeated = repetition_ratio_interval(base_values, new_values)) {
       // Repetitions: each one observation, so run-to-run drift is in the interval, which narrows
       // as repetitions are added. Values and ratio are the repetitions' geometric means.
@@ -205,6 +248,21 @@ ComparedRow judge(const CsvTable& bt, const Group& bg, const CsvTable& ct, const
   row.verdict = verdict_of(row.ci_low, row.ci_high, row.threshold, metric.higher_is_better);
   if (!metric.deterministic() && row.interval_from != IntervalBasis::repetitions)
     judge_single_runs(row, metric, bg, cg, bt, ct);
+  if (options.normalize_clock && metric.from_time_samples && !clocked &&
+      (row.verdict == Verdict::better || row.verdict == Verdict::worse)) {
+    row.verdict = Verdict::unsure;
+    row.why_unsure = "--normalize-clock: a side has no SM clock (sm_clock_mhz_median)";
+    row.repetitions_needed = 0;
+  }
+  if (clocked && !scaled && std::abs(new_clock / base_clock - 1) > kClocksApart &&
+      (row.verdict == Verdict::better || row.verdict == Verdict::worse)) {
+    row.verdict = Verdict::unsure;
+    row.why_unsure = "SM clocks " + std::to_string(std::lround(base_clock)) + " vs " +
+                     std::to_string(std::lround(new_clock)) +
+                     " MHz: the power state may make the change (--normalize-clock, or power: "
+                     "burst on both)";
+    row.repetitions_needed = 0;
+  }
   const double change = metric.higher_is_better ? 1 / row.ratio - 1 : row.ratio - 1;
   row.regression = row.verdict == Verdict::worse && options.fail_on_regression_pct &&
                    change * 100 > *options.fail_on_regression_pct;

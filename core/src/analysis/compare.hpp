@@ -50,7 +50,15 @@ struct CompareOptions {
   // repetition of the same report before comparing, so drift that hits every backend of a run alike
   // cancels. Judged on the rows' noise and the repetitions' spread (raw samples are not used).
   std::optional<std::string> normalize_by;
+  // The time metrics of each row scaled to the base's SM clock (sm_clock_mhz_median; times by
+  // clock / base clock, rates by its inverse): what the change would be at one clock. Without it a
+  // better or worse between rows whose clocks are over kClocksApart apart is `unsure`.
+  bool normalize_clock = false;
 };
+
+// Two rows' SM clocks further apart than this make a time verdict between them `unsure`: the power
+// state, not the code, may have made the change (H200: 1965 MHz rested, 1515-1635 under a sweep).
+inline constexpr double kClocksApart = 0.03;
 
 enum class IntervalBasis { exact, repetitions, samples, noise };
 std::string to_string(IntervalBasis basis);

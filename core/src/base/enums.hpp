@@ -8,7 +8,13 @@ namespace attnbench {
 enum class TimingMode { cold, batch, graph, wall };
 
 // The measurement passes a config can choose; first call and warm-up always run.
-enum class Pass { correctness, timing, cpu, memory, ops, kernels };
+enum class Pass { correctness, timing, cpu, memory, ops, kernels, energy };
+
+// The GPU's power state the timing samples are taken in. sustained: back to back, as a server runs
+// (the clock settles where the power cap holds it); burst: a sample taken below the SM clock's
+// maximum is dropped and the GPU rests before the next, as a published table of a few iterations
+// per point is taken.
+enum class PowerMode { sustained, burst };
 
 // How a (point, backend, timing mode) ended. crashed and timeout come from isolated workers: the
 // worker died (signal, abort, exit, a sticky CUDA error) or gave no answer in time.
@@ -26,6 +32,7 @@ enum class Flag {
   above_peak,
   above_bandwidth,  // more bytes per second than the device's measured bandwidth
   clock_throttled,
+  clock_not_recovered,   // burst: the cooldown ran out before the clock was back at its maximum
   untimed_gpu_work,      // CUPTI saw more GPU time per call than the timed events
   leaked_device_memory,  // memory stayed reserved after the (point, backend): a new worker next
   host_clock_differs,    // compare only

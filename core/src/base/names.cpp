@@ -60,7 +60,15 @@ template <>
 const std::vector<EnumName<Pass>>& name_table() {
   static const std::vector<EnumName<Pass>> t = {
       {Pass::correctness, "correctness"}, {Pass::timing, "timing"}, {Pass::cpu, "cpu"},
-      {Pass::memory, "memory"},           {Pass::ops, "ops"},       {Pass::kernels, "kernels"}};
+      {Pass::memory, "memory"},           {Pass::ops, "ops"},       {Pass::kernels, "kernels"},
+      {Pass::energy, "energy"}};
+  return t;
+}
+
+template <>
+const std::vector<EnumName<PowerMode>>& name_table() {
+  static const std::vector<EnumName<PowerMode>> t = {{PowerMode::sustained, "sustained"},
+                                                     {PowerMode::burst, "burst"}};
   return t;
 }
 
@@ -82,6 +90,7 @@ const std::vector<EnumName<Flag>>& name_table() {
       {Flag::above_peak, "above_peak"},
       {Flag::above_bandwidth, "above_bandwidth"},
       {Flag::clock_throttled, "clock_throttled"},
+      {Flag::clock_not_recovered, "clock_not_recovered"},
       {Flag::untimed_gpu_work, "untimed_gpu_work"},
       {Flag::leaked_device_memory, "leaked_device_memory"},
       {Flag::host_clock_differs, "host_clock_differs"},
@@ -102,6 +111,9 @@ const char* flag_doc(Flag flag) {
     case Flag::clock_throttled:
       return "the SM clock fell by more than 3% during the timing pass (power, heat): the times "
              "are of a slower GPU";
+    case Flag::clock_not_recovered:
+      return "power burst: the SM clock was not back at its maximum within cooldown_max_s of rest; "
+             "the samples after that were kept at the lower clock (sm_clock_mhz_median says which)";
     case Flag::untimed_gpu_work:
       return "the kernels pass saw more GPU time per call (gpu_us_per_call) than the timed events "
              "did, beyond their noise: work on a stream the timing did not cover. time_ms_* are "

@@ -20,6 +20,7 @@ struct CompareArgs {
   double fail_pct = -1;         // -1: not given
   double threshold_pct = -1;    // -1: each metric's own
   std::string normalize_by;     // two reports: every row over this backend's in the same report
+  bool normalize_clock = false;
 };
 
 // A report's samples file, refused when it is not that report's (a stale side file).
@@ -36,6 +37,7 @@ int cmd_compare(const CompareArgs& args) {
   if (!args.metrics.empty()) options.metrics = args.metrics;
   if (args.fail_pct >= 0) options.fail_on_regression_pct = args.fail_pct;
   if (args.threshold_pct >= 0) options.threshold_pct = args.threshold_pct;
+  options.normalize_clock = args.normalize_clock;
   if (!args.normalize_by.empty()) {
     if (args.files.size() != 2)
       throw InputError("compare: --normalize-by compares two reports, each against its own " +
@@ -100,6 +102,10 @@ Subcommand add_compare(CLI::App& app) {
                   "Two reports: divide each row's times by this backend's at the same point, "
                   "mode and repetition of its own report first, so drift that hits a whole "
                   "run cancels");
+  cmd->add_flag("--normalize-clock", a->normalize_clock,
+                "Scale each row's times to the base row's SM clock (sm_clock_mhz_median) before "
+                "judging: the change at one clock. Without it, rows whose clocks are over 3% "
+                "apart are `unsure`");
   return {cmd, [a] { return cmd_compare(*a); }};
 }
 

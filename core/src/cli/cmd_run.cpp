@@ -114,6 +114,10 @@ Subcommand add_run(CLI::App& app) {
                   "Measure every (point, backend) N times, the sweep run through once per "
                   "repetition (default: measurement.repetitions, else 1)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--power", overrides.power,
+                  "sustained (samples back to back) or burst (each sample at the rested SM "
+                  "clock), overrides measurement.power")
+      ->check(CLI::IsMember(enum_names<PowerMode>()));
   cmd->add_option("--timeout-s", overrides.timeout_s,
                   "Seconds a worker may spend on one (point, backend) before it is killed "
                   "(default: measurement.timeout_s, else 600)")

@@ -100,6 +100,14 @@ void parse_measurement(const YamlReader& r, const YAML::Node& node, MeasureSetti
         value = r.integer(item, key(name), static_cast<int64_t>(s.min));
         break;
       case FieldType::boolean: value = r.boolean(item, key(name)); break;
+      case FieldType::choice: {
+        std::string text = r.scalar(item, key(name));
+        if (std::find(s.field.choices.begin(), s.field.choices.end(), text) ==
+            s.field.choices.end())
+          r.fail(item, key(name), "'" + text + "' is not one of " + one_of(s.field.choices));
+        value = std::move(text);
+        break;
+      }
       default: continue;
     }
     try {

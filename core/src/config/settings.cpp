@@ -48,7 +48,15 @@ const std::vector<SettingField>& measure_settings_fields() {
              "a worker not done with one (point, backend) by then is killed: `timeout`"),
        0, true, true, false},
       {field("passes", &M::passes, "",
-             "which passes run: correctness, timing, cpu, memory, ops, kernels")},
+             "which passes run: correctness, timing, cpu, memory, ops, kernels, energy")},
+      {field("power", &M::power, "",
+             "`sustained`: samples back to back; `burst`: a sample taken below the SM clock's "
+             "maximum is dropped and the GPU rests before the next (power_mode)"),
+       0, false, true, true, false},
+      {field("cooldown_max_s", &M::cooldown_max_s, "s",
+             "power burst: rest at most this long per timing pass, then keep the samples at the "
+             "clock there is (flag clock_not_recovered)"),
+       0, false, true, true, false},
       {field("repetitions", &M::repetitions, "count",
              "the sweep run through this many times, so drift hits every backend alike"),
        1, false, true, false},

@@ -34,6 +34,8 @@ struct MeasureSettings {
   // that drift (clocks, a busy host) hits every backend alike; compare uses the spread between
   // them.
   int repetitions = 1;
+  PowerMode power = PowerMode::sustained;
+  double cooldown_max_s = 30;  // burst: rest at most this long per timing pass, then give up
   std::vector<Pass> passes = all_passes();
   bool trace = false;  // run --trace: a trace pass last; not in the fingerprint (changes no number)
 
@@ -53,6 +55,9 @@ struct SettingField {
   bool min_exclusive = false;
   bool config_key = true;
   bool fingerprinted = true;
+  // Keys added after reports were written: fingerprinted only when set to other than their
+  // default, so that an older report's fingerprint (its --resume, its shards' merge) still holds.
+  bool fingerprinted_at_default = true;
 };
 const std::vector<SettingField>& measure_settings_fields();
 

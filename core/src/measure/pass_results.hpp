@@ -6,6 +6,7 @@
 #include "base/enums.hpp"
 #include "base/stats.hpp"
 #include "measure/device/cupti_tracer.hpp"
+#include "measure/power_state.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -62,6 +63,14 @@ struct TimingResult {
   bool converged = false;
   std::vector<double> samples;                          // ms per call
   std::optional<DeviceState> device_start, device_end;  // around the pass; none without NVML
+  PowerMode power = PowerMode::sustained;
+  std::vector<double> sample_clock_mhz;  // each kept sample's SM clock, read right after it
+  // burst: samples dropped for a low clock, the rest taken before their successors, and whether
+  // the cooldown ran out (the samples after it kept at a lower clock).
+  int dropped_for_clock = 0;
+  double rested_s = 0;
+  bool clock_recovered = true;
+  double highest_clock_mhz = 0;  // of every sample taken, dropped or kept
   // Forward: q's values were moved before every sample (outside the timed region), and the last
   // timed output (a graph's: what its last replay wrote) is checked against float64 attention of
   // the inputs it was given: a cached output, or a graph that does not read its inputs, is off.
@@ -155,6 +164,7 @@ struct PassResults {
   std::optional<MemoryResult> memory;
   std::optional<OpCounts> ops;
   std::optional<KernelsResult> kernels;
+  std::optional<EnergyReading> energy;  // CUDA points where NVML reads the energy counter
   std::optional<TraceResult> trace;
   std::optional<PassFailure> failure;  // the pass that stopped the ones after it
 };

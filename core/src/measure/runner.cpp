@@ -132,6 +132,9 @@ std::optional<PassFailure> attempt(const std::string& name, const PassContext& c
 struct CudaInstruments {
   std::unique_ptr<CudaTimer> timer;
   std::unique_ptr<DeviceMonitor> monitor;
+  // power: burst: the SM clock a sample must reach, the GPU's maximum until a pass's cooldown ran
+  // out, then the highest clock that pass saw (a card capped below its maximum).
+  std::optional<double> burst_reference_mhz;
 };
 
 void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResults& r) {
@@ -145,7 +148,7 @@ void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResu
   };
   pass(m.wants(Pass::correctness), "correctness", [&] { r.correctness = correctness_pass(ctx); });
   pass(true, "warm-up", [&] { r.warmup = warmup_pass(ctx); });
-  if (!r.failure && m.wants(Pass::timing) && ctx.on_cuda() &&
+  if (!r.failure && (m.wants(Pass::timing) || m.wants(Pass::energy)) && ctx.on_cuda() &&
       !cuda.timer)  // once, at the first CUDA point
     r.failure = attempt("timing set-up", ctx, [&] {
       // The timer's buffers live as long as the worker: in a segment of their own, not carved
@@ -153,9 +156,11 @@ void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResu
       release_cached_memory(ctx.host);
       cuda.timer = std::make_unique<CudaTimer>(ctx.host.cuda_device, ctx.host.l2_cache_bytes);
       cuda.monitor = std::make_unique<DeviceMonitor>(ctx.host.cuda_device);
+      cuda.burst_reference_mhz = cuda.monitor->max_sm_clock_mhz();
     });
   ctx.timer = cuda.timer.get();
   ctx.monitor = cuda.monitor.get();
+  ctx.burst_reference_mhz = cuda.burst_reference_mhz;
   if (!r.failure && m.wants(Pass::timing)) {
     const std::vector<TimingMode> modes =
         ctx.on_cuda() ? m.timing_modes : std::vector<TimingMode>{TimingMode::wall};
@@ -164,6 +169,8 @@ void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResu
       TimedMode& timed = r.timing.emplace_back(TimedMode{mode, std::nullopt, std::nullopt});
       timed.failure =
           attempt(to_string(mode), ctx, [&] { timed.result = timing_pass(ctx, mode, calls); });
+      if (timed.result && !timed.result->clock_recovered)
+        ctx.burst_reference_mhz = cuda.burst_reference_mhz = timed.result->highest_clock_mhz;
     }
   }
   pass(m.wants(Pass::cpu), "cpu", [&] { r.cpu = cpu_pass(ctx); });
@@ -184,6 +191,8 @@ void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResu
   pass(m.wants(Pass::ops), "ops", untimed([&] { r.ops = ops_pass(ctx); }));
   pass(m.wants(Pass::kernels) && ctx.on_cuda() && cupti_available(), "kernels",
        untimed([&] { r.kernels = kernels_pass(ctx); }));
+  pass(m.wants(Pass::energy) && ctx.on_cuda() && ctx.monitor, "energy",
+       untimed([&] { r.energy = energy_pass(ctx, r.warmup->est_call_ms); }));
   pass(m.trace, "trace", [&] { r.trace = trace_pass(ctx); });
 }
 

@@ -100,6 +100,16 @@ void apply_timing(Row& row, const TimingResult& t, const RowSetup& setup) {
     if (t.device_end->sm_clock_mhz < t.device_start->sm_clock_mhz * (1 - kClockDropFlag))
       row.add_flag(Flag::clock_throttled);
   }
+  if (row.timing_mode != TimingMode::wall) row.power_mode = t.power;
+  if (!t.sample_clock_mhz.empty()) {
+    row.sm_clock_mhz_median = summarize(t.sample_clock_mhz).median;
+    row.sm_clock_mhz_min = *std::min_element(t.sample_clock_mhz.begin(), t.sample_clock_mhz.end());
+  }
+  if (t.power == PowerMode::burst && row.timing_mode != TimingMode::wall) {
+    row.clock_dropped_samples = t.dropped_for_clock;
+    row.cooldown_s = t.rested_s;
+    if (!t.clock_recovered) row.add_flag(Flag::clock_not_recovered);
+  }
   apply_rate(row, setup);
 }
 
@@ -178,6 +188,7 @@ BackendRecords assemble_records(const RowSetup& setup, const PassResults& r) {
     base.host_migrated_per_call = r.cpu->migrated_per_call;
   }
   if (r.memory) base.peak_mem_mib = r.memory->peak_extra_mib;
+  if (r.energy) base.energy_j_per_call = r.energy->joules_per_call;
   if (r.ops) {
     base.aten_ops_per_call = static_cast<int64_t>(r.ops->top_level.size());
     for (const auto& name : r.ops->top_level)

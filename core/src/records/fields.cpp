@@ -183,6 +183,20 @@ const std::vector<Field<Row>>& row_fields() {
             field("power_w", &Row::power_w, "W", "board power at the end of the timing pass"),
             field("temperature_c", &Row::temperature_c, "C",
                   "GPU temperature at the end of the timing pass"),
+            field("power_mode", &Row::power_mode, "",
+                  "CUDA rows: `sustained` (samples back to back) or `burst` (each sample at the "
+                  "SM clock's maximum, the GPU rested between): measurement.power"),
+            field("sm_clock_mhz_median", &Row::sm_clock_mhz_median, "MHz",
+                  "SM clock read after each kept sample, their median: the clock behind "
+                  "time_ms_median (compare weighs it)"),
+            field("sm_clock_mhz_min", &Row::sm_clock_mhz_min, "MHz", "and their lowest"),
+            field("clock_dropped_samples", &Row::clock_dropped_samples, "count",
+                  "power burst: samples dropped for a clock below the maximum, each followed by a "
+                  "rest"),
+            field("cooldown_s", &Row::cooldown_s, "s", "power burst: the rests, added up"),
+            field("energy_j_per_call", &Row::energy_j_per_call, "J",
+                  "the board's energy per call (NVML's counter between two of its ticks, calls "
+                  "back to back, idle power included; the energy pass): same in every mode's row"),
             field("flags", &Row::flags, "", "`;`-separated notes (docs/columns.md, Flags)"),
             field("expectation", &Row::expectation, "",
                   "the config's predictions: empty, `met`, or `missed: ...`"),

@@ -77,6 +77,13 @@ struct Row {
   // The GPU around the timing pass (NVML): SM clock at its start and end, power and temperature at
   // its end.
   std::optional<double> sm_clock_mhz_start, sm_clock_mhz_end, power_w, temperature_c;
+  // The power state the samples were taken in, the clock after each kept sample (median and
+  // lowest), and burst's dropped samples and rests.
+  std::optional<PowerMode> power_mode;
+  std::optional<double> sm_clock_mhz_median, sm_clock_mhz_min;
+  std::optional<int64_t> clock_dropped_samples;
+  std::optional<double> cooldown_s;
+  std::optional<double> energy_j_per_call;  // the energy pass's, in every row of the pair
   std::string flags;        // ';'-separated Flag names (base/enums.hpp)
   std::string expectation;  // the config's predictions: "", "met" or "missed: ..."
 

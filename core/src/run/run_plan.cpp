@@ -98,9 +98,13 @@ std::string config_fingerprint(const SweepConfig& config, const std::vector<Poin
   std::ostringstream text;
   text.precision(17);
   text << "v2";  // v1 listed the measurement keys by hand; v2 takes them from the table
-  for (const SettingField& s : measure_settings_fields())
-    if (s.fingerprinted)
-      text << '|' << s.field.name << ' ' << field_text(s.field.get(config.measurement));
+  const MeasureSettings defaults;
+  for (const SettingField& s : measure_settings_fields()) {
+    const std::string value = field_text(s.field.get(config.measurement));
+    if (s.fingerprinted &&
+        (s.fingerprinted_at_default || value != field_text(s.field.get(defaults))))
+      text << '|' << s.field.name << ' ' << value;
+  }
   text << "|tolerance";
   for (const auto& [dtype, limit] : config.tolerance)
     text << ' ' << to_string(dtype) << '=' << limit;
@@ -133,6 +137,13 @@ RunPlan plan_run(Sweep sweep, const RunOverrides& o, const std::vector<std::stri
 
   if (o.timeout_s > 0) config.measurement.timeout_s = o.timeout_s;
   if (o.repetitions > 0) config.measurement.repetitions = o.repetitions;
+  if (!o.power.empty()) {
+    const auto power = parse_enum<PowerMode>(o.power);
+    if (!power)
+      throw InputError("--power: '" + o.power + "' is not one of " +
+                       one_of(enum_names<PowerMode>()));
+    config.measurement.power = *power;
+  }
 
   RunPlan plan;
   plan.output = output_path(config, o);

@@ -19,6 +19,7 @@ struct RunOverrides {
   std::vector<std::string> backends, passes, timing_modes, points;
   double timeout_s = 0;  // 0: the config's measurement.timeout_s
   int repetitions = 0;   // 0: the config's measurement.repetitions
+  std::string power;     // --power sustained|burst; empty: the config's measurement.power
   std::string shard;     // --shard K/N: run part K of N; empty: all of it
 };
 

@@ -19,9 +19,10 @@ namespace attnbench {
 // (`fp8_scale_q`, `_k`, `_v`), 9 `first_call_ms` and `reserved_left_mib`, 10 the served
 // variants (`seq_lens`, `seq_lens_kv`, `kv_layout`, `page_size`, `page_order`, `window`,
 // `softcap`, `feed`, the token totals) and the bandwidth columns (`gbytes`, `tb_per_s`,
-// `pct_of_bandwidth`, `bound`), 11 `device_mem_left_mib`; readers read columns by name and accept
+// `pct_of_bandwidth`, `bound`), 11 `device_mem_left_mib`, 12 the power state (`power_mode`,
+// `sm_clock_mhz_median`, `_min`, `clock_dropped_samples`, `cooldown_s`) and `energy_j_per_call`; readers read columns by name and accept
 // every version (a missing repetition is 0, a missing variant is none).
-inline constexpr int kCsvSchemaVersion = 11;
+inline constexpr int kCsvSchemaVersion = 12;
 bool readable_schema_version(const std::string& text);
 
 // <output>.csv: one row per (point, backend, timing mode).

@@ -24,6 +24,8 @@ struct DeviceMonitor::Nvml {
   nvmlDevice_t device = nullptr;
   nvmlReturn_t (*shutdown)() = nullptr;
   nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned*) = nullptr;
+  nvmlReturn_t (*max_clock)(nvmlDevice_t, int, unsigned*) = nullptr;  // optional, as energy
+  nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long*) = nullptr;
   nvmlReturn_t (*power)(nvmlDevice_t, unsigned*) = nullptr;
   nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned*) = nullptr;
 
@@ -50,6 +52,9 @@ DeviceMonitor::DeviceMonitor(int cuda_device) {
   n->clock = reinterpret_cast<decltype(n->clock)>(symbol("nvmlDeviceGetClockInfo"));
   n->power = reinterpret_cast<decltype(n->power)>(symbol("nvmlDeviceGetPowerUsage"));
   n->temperature = reinterpret_cast<decltype(n->temperature)>(symbol("nvmlDeviceGetTemperature"));
+  n->max_clock = reinterpret_cast<decltype(n->max_clock)>(symbol("nvmlDeviceGetMaxClockInfo"));
+  n->energy =
+      reinterpret_cast<decltype(n->energy)>(symbol("nvmlDeviceGetTotalEnergyConsumption"));
   if (!init || !by_bus || !n->clock || !n->power || !n->temperature) return;
   if (init() != kNvmlSuccess) return;
   n->shutdown = reinterpret_cast<nvmlReturn_t (*)()>(symbol("nvmlShutdown"));
@@ -70,6 +75,28 @@ std::optional<DeviceState> DeviceMonitor::read() const {
       nvml_->temperature(nvml_->device, kNvmlTemperatureGpu, &celsius) != kNvmlSuccess)
     return std::nullopt;
   return DeviceState{static_cast<double>(clock), milliwatts / 1000.0, static_cast<double>(celsius)};
+}
+
+std::optional<double> DeviceMonitor::sm_clock_mhz() const {
+  unsigned clock = 0;
+  if (!nvml_ || nvml_->clock(nvml_->device, kNvmlClockSm, &clock) != kNvmlSuccess)
+    return std::nullopt;
+  return static_cast<double>(clock);
+}
+
+std::optional<double> DeviceMonitor::max_sm_clock_mhz() const {
+  unsigned clock = 0;
+  if (!nvml_ || !nvml_->max_clock ||
+      nvml_->max_clock(nvml_->device, kNvmlClockSm, &clock) != kNvmlSuccess || clock == 0)
+    return std::nullopt;
+  return static_cast<double>(clock);
+}
+
+std::optional<unsigned long long> DeviceMonitor::energy_mj() const {
+  unsigned long long mj = 0;
+  if (!nvml_ || !nvml_->energy || nvml_->energy(nvml_->device, &mj) != kNvmlSuccess)
+    return std::nullopt;
+  return mj;
 }
 
 }  // namespace attnbench

@@ -21,6 +21,12 @@ class DeviceMonitor {
   DeviceMonitor& operator=(const DeviceMonitor&) = delete;
 
   std::optional<DeviceState> read() const;
+  // The SM clock now, alone (cheaper than read(): once per timing sample).
+  std::optional<double> sm_clock_mhz() const;
+  // The highest SM clock the GPU runs at (what a rested GPU boosts to under load).
+  std::optional<double> max_sm_clock_mhz() const;
+  // The board's energy counter: millijoules since the driver loaded (Volta and newer).
+  std::optional<unsigned long long> energy_mj() const;
 
  private:
   struct Nvml;

@@ -28,6 +28,8 @@ struct PassContext {
   Backend& backend;
   CudaTimer* timer = nullptr;                       // set for CUDA points
   const DeviceMonitor* monitor = nullptr;           // set for CUDA points
+  // power: burst: the SM clock a sample must reach to be kept (the runner's, kept per worker)
+  std::optional<double> burst_reference_mhz;
   std::function<void(const std::string&)> on_pass;  // told each pass's name as it starts
   InputTensors inputs;
   std::optional<Inputs> view;
@@ -82,6 +84,9 @@ MemoryResult memory_pass(PassContext& ctx);
 OpCounts ops_pass(PassContext& ctx);
 // Kernels, copies and memsets per call through CUPTI, attached for this pass only (CUDA points).
 KernelsResult kernels_pass(PassContext& ctx);
+// The board's energy per call (NVML's counter), calls back to back for a fraction of a second;
+// nullopt where the counter cannot be read or does not tick.
+std::optional<EnergyReading> energy_pass(PassContext& ctx, double est_call_ms);
 // A timeline of a few calls (host ops; on CUDA, launches and GPU activities through CUPTI), after
 // every measurement: tracing slows the host, so it never overlaps timing.
 TraceResult trace_pass(PassContext& ctx);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <thread>
 
 namespace attnbench {
 
@@ -57,13 +58,35 @@ TimingResult timed_samples(PassContext& ctx, TimingMode mode, int calls_per_samp
   }
   // A forward call meets new values in every sample (a backward replays what its forward saved).
   const bool forward = ctx.problem.direction == Direction::fwd;
+  const DeviceMonitor* monitor = ctx.monitor;
+  result.power = ctx.settings.power;
+  std::optional<BurstGate> gate;
+  if (result.power == PowerMode::burst && monitor && ctx.burst_reference_mhz)
+    gate.emplace(*ctx.burst_reference_mhz, ctx.settings.cooldown_max_s);
   auto timed = [&, sample] {
-    if (forward) move_values(ctx.inputs.q);
-    return sample();
+    while (true) {
+      if (forward) move_values(ctx.inputs.q);
+      const double ms = sample();
+      const std::optional<double> clock = monitor ? monitor->sm_clock_mhz() : std::nullopt;
+      const double rest = gate && clock ? gate->rest_after(*clock) : 0;
+      if (rest == 0) {
+        if (clock) result.sample_clock_mhz.push_back(*clock);
+        return ms;
+      }
+      std::this_thread::sleep_for(std::chrono::duration<double>(rest));
+    }
   };
-  if (ctx.monitor) result.device_start = ctx.monitor->read();
-  SampleRun run = sample_until_stable(ctx.settings.sampling(), timed);
-  if (ctx.monitor) result.device_end = ctx.monitor->read();
+  // The sampler's time limits count sampling, not the rests between samples.
+  auto sampling_s = [&] { return steady_seconds() - (gate ? gate->rested_s() : 0); };
+  if (monitor) result.device_start = monitor->read();
+  SampleRun run = sample_until_stable(ctx.settings.sampling(), timed, sampling_s);
+  if (monitor) result.device_end = monitor->read();
+  if (gate) {
+    result.dropped_for_clock = gate->dropped();
+    result.rested_s = gate->rested_s();
+    result.clock_recovered = !gate->gave_up();
+    result.highest_clock_mhz = gate->highest_mhz();
+  }
   if (forward) {
     synchronize_device(ctx.host);
     result.followed_rel_err = forward_error(ctx.inputs, ctx.out).rel_err;

@@ -1,0 +1,111 @@
+// The power state's decisions on readings (measure/power_state.hpp): burst's gate on each sample's
+// clock, and one call's energy between two ticks of a counter, driven here by readings the test
+// makes up.
+#include "measure/power_state.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace attnbench {
+namespace {
+
+TEST(BurstGate, KeepsASampleAtTheMaximumAndDropsOneBelowIt) {
+  BurstGate gate(1980, 30);
+  EXPECT_EQ(gate.rest_after(1980), 0);
+  EXPECT_EQ(gate.rest_after(1965), 0);  // within 3% of the maximum
+  EXPECT_DOUBLE_EQ(gate.rest_after(1620), BurstGate::kFirstRestS);
+  EXPECT_EQ(gate.dropped(), 1);
+  EXPECT_EQ(gate.rest_after(1975), 0);  // rested: kept
+  EXPECT_EQ(gate.dropped(), 1);
+  EXPECT_DOUBLE_EQ(gate.rested_s(), BurstGate::kFirstRestS);
+  EXPECT_FALSE(gate.gave_up());
+}
+
+// While samples keep coming in low the rests double, up to the longest, and stop once the pass
+// has rested cooldown_max_s: the last rest is what is left of it, and samples are kept after.
+TEST(BurstGate, RestsLongerWhileTheClockStaysLowThenGivesUp) {
+  BurstGate gate(1980, 2.0);
+  std::vector<double> rests;
+  for (int i = 0; i < 20; ++i) {
+    const double rest = gate.rest_after(1500);
+    if (rest == 0) break;
+    rests.push_back(rest);
+  }
+  ASSERT_EQ(rests.size(), 6u);  // 0.05 0.1 0.2 0.4 0.8, then 0.45 of the 2 s left
+  EXPECT_DOUBLE_EQ(rests[1], 2 * rests[0]);
+  EXPECT_LE(*std::max_element(rests.begin(), rests.end()), BurstGate::kLongestRestS);
+  EXPECT_NEAR(gate.rested_s(), 2.0, 1e-12);
+  EXPECT_TRUE(gate.gave_up());
+  EXPECT_EQ(gate.dropped(), 6);
+  EXPECT_EQ(gate.rest_after(1400), 0);  // given up: kept whatever the clock
+  EXPECT_EQ(gate.highest_mhz(), 1500);
+}
+
+TEST(BurstGate, NoCooldownKeepsEverySample) {
+  BurstGate gate(1980, 0);
+  EXPECT_EQ(gate.rest_after(1000), 0);
+  EXPECT_TRUE(gate.gave_up());
+  EXPECT_EQ(gate.dropped(), 0);
+}
+
+// A counter that ticks every `period_s`, reporting the energy a board of `idle_w` idle and
+// `busy_w` while calls run used up to its last tick; calls take `call_s` each.
+struct FakeBoard {
+  double period_s = 0.1, idle_w = 100, busy_w = 600, call_s = 0.001;
+  double now = 0.0137;  // not on a tick
+  double energy_j = 0;  // exact, up to `now`
+  double ticked_j = 0;  // as of the last tick
+  double last_tick = 0;
+  bool readable = true;
+
+  void advance(double dt, double watts) {
+    while (dt > 0) {
+      const double next_tick = last_tick + period_s;
+      const double step = std::min(dt, next_tick - now);
+      now += step, dt -= step, energy_j += watts * step;
+      if (now >= next_tick - 1e-15) last_tick = next_tick, ticked_j = energy_j;
+    }
+  }
+  EnergyProbe probe() {
+    EnergyProbe p;
+    p.read_mj = [this]() -> std::optional<unsigned long long> {
+      if (!readable) return std::nullopt;
+      return static_cast<unsigned long long>(std::llround(ticked_j * 1000));
+    };
+    p.run_calls = [this](int calls) { advance(calls * call_s, busy_w); };
+    p.now_s = [this] { return now; };
+    p.sleep_s = [this](double s) { advance(s, idle_w); };
+    return p;
+  }
+};
+
+TEST(EnergyReading, IsTheBusyEnergyPerCallBetweenTwoTicks) {
+  FakeBoard board;
+  const auto r = read_energy(board.probe(), 2, 0.3);
+  ASSERT_TRUE(r);
+  // 600 W for 1 ms: 0.6 J a call; the tick inside the last batch costs at most half a batch.
+  EXPECT_NEAR(r->joules_per_call, 0.6, 0.6 * 0.01);
+  EXPECT_GE(r->window_s, 0.3);
+  EXPECT_LE(r->window_s, 0.3 + board.period_s + 0.002);
+}
+
+TEST(EnergyReading, ACoarseCounterStillReadsThePerCallEnergy) {
+  FakeBoard board;
+  board.period_s = 0.25, board.call_s = 0.004, board.busy_w = 450;
+  const auto r = read_energy(board.probe(), 1, 0.3);
+  ASSERT_TRUE(r);
+  EXPECT_NEAR(r->joules_per_call, 450 * 0.004, 450 * 0.004 * 0.02);
+}
+
+TEST(EnergyReading, NoneWithoutACounterOrATick) {
+  FakeBoard unreadable;
+  unreadable.readable = false;
+  EXPECT_FALSE(read_energy(unreadable.probe(), 1, 0.3));
+  FakeBoard frozen;
+  frozen.period_s = 1e9;  // never ticks
+  EXPECT_FALSE(read_energy(frozen.probe(), 1, 0.3));
+}
+
+}  // namespace
+}  // namespace attnbench
