@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <thread>
@@ -264,13 +265,139 @@ TEST(Runner, EveryTimedCallMeetsNewValues) {
   const BackendRecords r =
       runner.measure(point(problem(1, 2, 32, 16, DType::f32, true, Device::cpu)), loaded(backend));
   ASSERT_EQ(r.rows.size(), 1u);
-  EXPECT_EQ(r.rows[0].status, Status::ok) << r.rows[0].reason;
+  // The checked call met the same values as the first and got the cached tensor back, which the
+  // harness had poisoned: handing out one tensor twice is caught too.
+  EXPECT_EQ(r.rows[0].status, Status::wrong) << r.rows[0].reason;
   // How many samples the pass takes is the machine's speed; that each one computed is not (wall
   // mode: one call a sample).
   ASSERT_TRUE(r.rows[0].samples);
   EXPECT_EQ(backend->computed["wall"], *r.rows[0].samples);
   EXPECT_EQ(backend->cached["wall"], 0);
   EXPECT_GT(backend->cached["warm-up"], 0);  // the same inputs again: the cache does hit there
+}
+
+// Right where a fixed slice would look, wrong elsewhere: the whole output is checked (float32 on
+// every row of every head and sequence), so each of these is `wrong`.
+class PartialOutput : public Backend {
+ public:
+  enum class Leaves { middle_sequences, one_head, rows_between_the_old_check };
+  explicit PartialOutput(Leaves leaves) : leaves_(leaves) {}
+  std::string name() const override { return "partial"; }
+  std::string description() const override { return "computes part of the output"; }
+  Support supports(const Problem&) const override { return Support::yes(); }
+  at::Tensor forward(const Inputs& in) override {
+    at::Tensor out = textbook_attention(in, /*mask_in_place=*/true);
+    const int64_t batch = out.size(0), seq = out.size(2);
+    switch (leaves_) {
+      case Leaves::middle_sequences: out.narrow(0, 1, batch - 2).zero_(); break;
+      case Leaves::one_head: out.select(1, 1).zero_(); break;
+      case Leaves::rows_between_the_old_check: {  // only the 64 rows linspace(0, seq - 1) kept
+        const at::Tensor kept =
+            at::linspace(0, static_cast<double>(seq - 1), 64, at::kDouble).round().to(at::kLong);
+        at::Tensor partial = at::zeros_like(out);
+        partial.index_copy_(2, kept, out.index_select(2, kept));
+        out = partial;
+        break;
+      }
+    }
+    return out;
+  }
+
+ private:
+  Leaves leaves_;
+};
+
+TEST(Runner, APartialOutputIsWrongWhereverItsHolesAre) {
+  RunOptions options;
+  options.measurement = quick();
+  options.measurement.passes = {Pass::correctness};
+  test::MeasuringRunner runner(cpu_host(), options);
+  const Point p = point(problem(6, 4, 256, 16, DType::f32, true, Device::cpu));
+  for (auto leaves : {PartialOutput::Leaves::middle_sequences, PartialOutput::Leaves::one_head,
+                      PartialOutput::Leaves::rows_between_the_old_check}) {
+    const BackendRecords r = runner.measure(p, loaded(std::make_shared<PartialOutput>(leaves)));
+    EXPECT_EQ(r.rows.at(0).status, Status::wrong) << static_cast<int>(leaves);
+    EXPECT_GT(*r.rows.at(0).rel_err, 0.5) << static_cast<int>(leaves);
+  }
+}
+
+// Writes into a buffer of its own that it hands back each call, but only its first half of rows
+// after the first call (the rest still holds the first call's answer, right for those inputs):
+// the checked call finds that half poisoned.
+class HalfWrittenBuffer : public Backend {
+ public:
+  std::string name() const override { return "half-written"; }
+  std::string description() const override { return "writes half of a kept output buffer"; }
+  Support supports(const Problem&) const override { return Support::yes(); }
+  at::Tensor forward(const Inputs& in) override {
+    const at::Tensor full = textbook_attention(in, /*mask_in_place=*/true);
+    if (!buffer_.defined()) {
+      buffer_ = full.clone();
+    } else {
+      const int64_t half = full.size(2) / 2;
+      buffer_.narrow(2, 0, half).copy_(full.narrow(2, 0, half));
+    }
+    return buffer_;
+  }
+
+ private:
+  at::Tensor buffer_;
+};
+
+TEST(Runner, AnOutputNoCallWroteIsPoisonedAndFails) {
+  RunOptions options;
+  options.measurement = quick();
+  options.measurement.passes = {Pass::correctness};
+  test::MeasuringRunner runner(cpu_host(), options);
+  const BackendRecords r =
+      runner.measure(point(problem(2, 2, 64, 16, DType::f32, true, Device::cpu)),
+                     loaded(std::make_shared<HalfWrittenBuffer>()));
+  EXPECT_EQ(r.rows.at(0).status, Status::wrong);
+  EXPECT_TRUE(std::isnan(*r.rows.at(0).rel_err) || *r.rows.at(0).rel_err > 1) << *r.rows.at(0).rel_err;
+}
+
+// Backward: after its first call fills dq, dk and dv, it computes dq only and leaves dk and dv as
+// they were (right, for the same inputs): poisoned before the checked call, they fail.
+class StaleGradients : public Backend {
+ public:
+  std::string name() const override { return "stale-gradients"; }
+  std::string description() const override { return "leaves dk and dv after the first call"; }
+  Support supports(const Problem&) const override { return Support::yes(); }
+  at::Tensor forward(const Inputs& in) override { return test::backend("naive").forward(in); }
+  std::unique_ptr<BackwardPass> prepare_backward(const Inputs& in) override {
+    struct Pass : BackwardPass {
+      std::unique_ptr<BackwardPass> inner;
+      bool first = true;
+      void run(const at::Tensor& grad_out, at::Tensor& dq, at::Tensor& dk, at::Tensor& dv) override {
+        if (first) {
+          inner->run(grad_out, dq, dk, dv);
+          first = false;
+          return;
+        }
+        at::Tensor q_grad, k_grad, v_grad;
+        inner->run(grad_out, q_grad, k_grad, v_grad);
+        dq.copy_(q_grad);
+      }
+    };
+    auto pass = std::make_unique<Pass>();
+    pass->inner = test::backend("naive").prepare_backward(in);
+    return pass;
+  }
+};
+
+TEST(Runner, GradientsABackwardLeftUnwrittenFail) {
+  RunOptions options;
+  options.measurement = quick();
+  options.measurement.passes = {Pass::correctness};
+  test::MeasuringRunner runner(cpu_host(), options);
+  const BackendRecords r = runner.measure(
+      point(test::backward(problem(1, 2, 32, 16, DType::f32, true, Device::cpu))),
+      loaded(std::make_shared<StaleGradients>()));
+  EXPECT_EQ(r.rows.at(0).status, Status::wrong) << r.rows.at(0).reason;
+  const BackendRecords honest = runner.measure(
+      point(test::backward(problem(1, 2, 32, 16, DType::f32, true, Device::cpu))),
+      *test::plugins().find("naive"));
+  EXPECT_EQ(honest.rows.at(0).status, Status::ok) << honest.rows.at(0).reason;
 }
 
 TEST(Runner, KeepsRawSamplesOnRequest) {

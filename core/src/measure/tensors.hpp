@@ -24,6 +24,7 @@ struct InputTensors {
   at::Tensor cu_seqlens_q, cu_seqlens_kv, kv_lens, page_table;
   double scale = 1;
   double q_scale = 1, k_scale = 1, v_scale = 1;  // fp8: value = fp8 number * scale
+  uint64_t seed = 0;  // what the values were drawn from; the float64 check draws its positions too
 
   Inputs view() const {
     auto opt = [](const at::Tensor& t) { return t.defined() ? &t : nullptr; };
@@ -48,8 +49,11 @@ void move_values(const at::Tensor& t);
 // the page table when paged: what the reference attends over.
 std::pair<at::Tensor, at::Tensor> sequence_kv(const InputTensors& inputs, int64_t b);
 
-// The sequences the forward check reads: the first, the last, the longest, and two between.
-std::vector<int64_t> checked_sequences(const Problem& problem);
+// The sequences the float64 check reads: the longest, and up to four drawn from `seed`.
+std::vector<int64_t> checked_sequences(const Problem& problem, uint64_t seed);
+// The query rows of a sequence of `seq` rows it reads: the first and the last (a window's edges),
+// and up to 62 more drawn from `seed`, in order.
+std::vector<int64_t> checked_rows(int64_t seq, uint64_t seed);
 
 // How far a backend's result is from float64 attention; NaN when it has a non-finite value.
 struct ReferenceError {
@@ -60,12 +64,19 @@ struct ReferenceError {
 // q, k or v as the float64 values a backend must attend over (its fp8 numbers times the scale).
 at::Tensor dequantized(const at::Tensor& t, double scale);
 
-// Forward: the largest per-row relative error ||out - ref|| / ||ref|| on a slice: the checked
-// sequences, every head (a wrong head-to-kv-head mapping shows in any), up to 64 query rows
-// spread over each sequence (with a window: its first and last rows among them), the window and
-// the softcap applied in float64. Rows are independent, so this stays cheap at any size and makes
-// nothing of size seq_len x seq_len_kv.
-ReferenceError forward_error(const InputTensors& inputs, const at::Tensor& out);
+// Forward: the largest per-row relative error ||out - ref|| / ||ref|| of the whole output, two
+// ways. Every row of every head of every sequence against attention in float32 on the output's
+// device (its error, ~1e-6, is far below every tolerance), in blocks of query rows of about
+// `block_scores` scores so that nothing of size seq_len x seq_len_kv is made: a backend that
+// computes some sequences, heads or rows and leaves the rest is caught wherever they are. And the
+// checked sequences and rows above against float64, every head (the float32 reference's own
+// check). The window and the softcap are applied in both.
+ReferenceError forward_error(const InputTensors& inputs, const at::Tensor& out,
+                             int64_t block_scores = int64_t{1} << 26);
+
+// A result's memory filled with NaN, in place (fp8: its NaN byte): what a kernel leaves unwritten
+// of a buffer it is handed, or of memory the allocator hands out again, fails the check.
+void poison(const at::Tensor& t);
 
 // Backward: dq, dk, dv against float64 autograd of the same attention, for the first and last
 // batch entry and kv head (with every query head of its group, since dk and dv sum over them).

@@ -47,7 +47,11 @@ void apply_correctness(Row& row, const CorrectnessResult& c) {
   row.rel_err = c.rel_err;
   const bool output = c.worst == "out";
   if (std::isnan(c.rel_err)) {
-    mark_wrong(row, output ? "the output has non-finite values" : c.worst + " has non-finite values");
+    // The result's memory is poisoned (NaN) before the checked call: NaN is also what a backend
+    // left unwritten there, or what it handed back a second time without computing it.
+    mark_wrong(row, (output ? std::string("the output") : c.worst) +
+                        " has non-finite values (computed, or left unwritten: the harness fills "
+                        "the last result with NaN before the checked call)");
   } else if (row.tolerance && c.rel_err > *row.tolerance) {
     mark_wrong(row, (output ? "max row relative error " : "relative error of " + c.worst + " ") +
                         three_digits(c.rel_err) + " above the " + to_string(row.problem.dtype) +

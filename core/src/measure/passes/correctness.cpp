@@ -2,7 +2,26 @@
 
 namespace attnbench {
 
+namespace {
+
+// Before a checked call: the last result's memory poisoned (forward: then let go, so that the
+// allocator's next block of its size, the one the call most likely gets, holds NaN; backward: the
+// gradients the backend is handed to fill). Whatever the call does not write fails the check.
+void poison_result(PassContext& ctx) {
+  if (ctx.backward) {
+    for (const at::Tensor* t : {&ctx.dq, &ctx.dk, &ctx.dv}) poison(*t);
+  } else {
+    poison(ctx.out);
+    ctx.out = at::Tensor();
+  }
+}
+
+}  // namespace
+
 CorrectnessResult correctness_pass(PassContext& ctx) {
+  poison_result(ctx);
+  ctx.call();
+  synchronize_device(ctx.host);
   const ReferenceError e = ctx.backward ? backward_error(ctx.inputs, ctx.dq, ctx.dk, ctx.dv)
                                         : forward_error(ctx.inputs, ctx.out);
   return {e.rel_err, e.worst};
@@ -11,6 +30,7 @@ CorrectnessResult correctness_pass(PassContext& ctx) {
 double fresh_inputs_pass(PassContext& ctx, uint64_t seed) {
   // In place, one tensor at a time: no second set of inputs (decode caches are gigabytes), and
   // what earlier passes left cached is released first.
+  poison_result(ctx);
   ctx.release_result();
   release_cached_memory(ctx.host);
   at::manual_seed(seed);
