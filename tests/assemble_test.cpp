@@ -132,7 +132,10 @@ TEST(Assemble, PowerStateAndEnergyColumns) {
   const Row& batch = out.rows[1];
   EXPECT_EQ(batch.sm_clock_mhz_min, 1515);
   EXPECT_TRUE(batch.has_flag(Flag::clock_not_recovered)) << batch.flags;
-  for (const Row& row : out.rows) EXPECT_EQ(row.energy_j_per_call, 1.25);
+  for (const Row& row : out.rows) {
+    EXPECT_EQ(row.energy_j_per_call, 1.25);
+    EXPECT_DOUBLE_EQ(*row.energy_power_w, 1.25 * 248 / 0.31);
+  }
   // Sustained: no burst columns; without NVML no clock columns and no energy.
   PassResults plain;
   plain.timing.push_back({TimingMode::cold, timed(TimingMode::cold, 0.5), std::nullopt});

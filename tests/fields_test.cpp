@@ -196,6 +196,7 @@ TEST(Fields, TheCsvHeadersAreSchemaTen) {
                                          "clock_dropped_samples",
                                          "cooldown_s",
                                          "energy_j_per_call",
+                                         "energy_power_w",
                                          "flags",
                                          "expectation",
                                          "device_name",

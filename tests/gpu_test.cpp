@@ -282,7 +282,7 @@ class SynchronizingBackend : public Backend {
   }
   Support supports(const Problem&) const override { return Support::yes(); }
   at::Tensor forward(const Inputs& in) override {
-    at::Tensor out = in.q * 1.0;
+    at::Tensor out = at::scaled_dot_product_attention(in.q, in.k, in.v);
     if (out.sum().item<float>() == 12345.f)
       out.add_(1);  // a host read: forbidden during graph capture
     return out;

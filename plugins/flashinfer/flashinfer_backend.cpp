@@ -36,6 +36,10 @@ struct Schedule {
   std::vector<int64_t> plan;
   std::optional<fk::PagedCache> cache;
   at::Tensor cache_indices;  // device copies of cache's indptr, indices and last_page_len
+  // The page table the cache was read from, held: while it lives no other table can take its
+  // address, so the key's pointer stands for its contents (a later point's table, allocated where
+  // a freed one was, read the last point's pages: wrong on the H200).
+  at::Tensor page_table;
 };
 
 class FlashInferBackend final : public attnbench::Backend {
@@ -127,7 +131,7 @@ class FlashInferBackend final : public attnbench::Backend {
           std::to_string(gpu->major * 10 + gpu->minor));
     ensure_workspace();
     schedule_.reset();  // its plan is about to be overwritten
-    Schedule next{key, {}, std::nullopt, {}};
+    Schedule next{key, {}, std::nullopt, {}, in.page_table ? *in.page_table : at::Tensor()};
     void* stream = at::cuda::getCurrentCUDAStream().stream();
     if (s.seq_len == 1 && !s.packed()) {
       next.cache = in.page_table ? table_cache(in, next.cache_indices)

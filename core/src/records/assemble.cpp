@@ -192,7 +192,11 @@ BackendRecords assemble_records(const RowSetup& setup, const PassResults& r) {
     base.host_migrated_per_call = r.cpu->migrated_per_call;
   }
   if (r.memory) base.peak_mem_mib = r.memory->peak_extra_mib;
-  if (r.energy) base.energy_j_per_call = r.energy->joules_per_call;
+  if (r.energy) {
+    base.energy_j_per_call = r.energy->joules_per_call;
+    if (r.energy->window_s > 0)
+      base.energy_power_w = r.energy->joules_per_call * r.energy->calls / r.energy->window_s;
+  }
   if (r.ops) {
     base.aten_ops_per_call = static_cast<int64_t>(r.ops->top_level.size());
     for (const auto& name : r.ops->top_level)

@@ -197,6 +197,9 @@ const std::vector<Field<Row>>& row_fields() {
             field("energy_j_per_call", &Row::energy_j_per_call, "J",
                   "the board's energy per call (NVML's counter between two of its ticks, calls "
                   "back to back, idle power included; the energy pass): same in every mode's row"),
+            field("energy_power_w", &Row::energy_power_w, "W",
+                  "the board's mean power over the energy pass (energy_j_per_call x calls / "
+                  "window): with energy_j_per_call, how long a call took back to back there"),
             field("flags", &Row::flags, "", "`;`-separated notes (docs/columns.md, Flags)"),
             field("expectation", &Row::expectation, "",
                   "the config's predictions: empty, `met`, or `missed: ...`"),

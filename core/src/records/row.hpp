@@ -84,6 +84,7 @@ struct Row {
   std::optional<int64_t> clock_dropped_samples;
   std::optional<double> cooldown_s;
   std::optional<double> energy_j_per_call;  // the energy pass's, in every row of the pair
+  std::optional<double> energy_power_w;     // and the board's mean power over its window
   std::string flags;        // ';'-separated Flag names (base/enums.hpp)
   std::string expectation;  // the config's predictions: "", "met" or "missed: ..."
 

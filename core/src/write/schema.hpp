@@ -20,8 +20,9 @@ namespace attnbench {
 // variants (`seq_lens`, `seq_lens_kv`, `kv_layout`, `page_size`, `page_order`, `window`,
 // `softcap`, `feed`, the token totals) and the bandwidth columns (`gbytes`, `tb_per_s`,
 // `pct_of_bandwidth`, `bound`), 11 `device_mem_left_mib`, 12 the power state (`power_mode`,
-// `sm_clock_mhz_median`, `_min`, `clock_dropped_samples`, `cooldown_s`) and `energy_j_per_call`; readers read columns by name and accept
-// every version (a missing repetition is 0, a missing variant is none).
+// `sm_clock_mhz_median`, `_min`, `clock_dropped_samples`, `cooldown_s`) and the energy
+// (`energy_j_per_call`, `energy_power_w`); readers read columns by name and accept every version
+// (a missing repetition is 0, a missing variant is none).
 inline constexpr int kCsvSchemaVersion = 12;
 bool readable_schema_version(const std::string& text);
 
