@@ -300,9 +300,14 @@ TEST(Compare, ClocksApartMakeATimeVerdictUnsureOrAreNormalizedAway) {
         << find(mc, "fa3", point).why_unsure;
   }
   EXPECT_EQ(find(mc, "fa3", "s1024").verdict, Verdict::worse);  // the same clock: the code's
+  std::ostringstream text;
+  print_comparison(plain, text, CompareFormat::text);
+  EXPECT_NE(text.str().find("2 row(s) unsure because their SM clocks"), std::string::npos)
+      << text.str();
 
   options.normalize_clock = true;
-  const MetricComparison& scaled = compare_reports(base, next, options).metrics.at(0);
+  const Comparison normalized = compare_reports(base, next, options);
+  const MetricComparison& scaled = normalized.metrics.at(0);
   EXPECT_NEAR(find(scaled, "fa3", "s512").ratio, 1.25 * 1580 / 1965, 1e-9);
   EXPECT_EQ(find(scaled, "fa3", "s512").verdict, Verdict::same);
   EXPECT_EQ(find(scaled, "fa3", "s2048").verdict, Verdict::same);
@@ -311,15 +316,15 @@ TEST(Compare, ClocksApartMakeATimeVerdictUnsureOrAreNormalizedAway) {
   options.metrics = {"tflops"};
   Row fast = at_clock(timed("fa3", 512, 1.0, 0.005), 1965), slow = at_clock(fast, 1580);
   fast.tflops = 600, slow.tflops = 600 * 1580 / 1965.0;
-  const MetricComparison& rate =
-      compare_reports(table({fast}, "a.csv"), table({slow}, "b.csv"), options).metrics.at(0);
+  const Comparison rates = compare_reports(table({fast}, "a.csv"), table({slow}, "b.csv"), options);
+  const MetricComparison& rate = rates.metrics.at(0);
   EXPECT_NEAR(rate.rows.at(0).ratio, 1, 1e-9);
   // Without a clock on a side, --normalize-clock cannot judge a change.
   options.metrics = {"time_ms_median"};
-  const MetricComparison& blind =
+  const Comparison unclocked =
       compare_reports(table({timed("fa3", 512, 1.0, 0.005)}, "a.csv"),
-                      table({at_clock(timed("fa3", 512, 1.5, 0.005), 1965)}, "b.csv"), options)
-          .metrics.at(0);
+                      table({at_clock(timed("fa3", 512, 1.5, 0.005), 1965)}, "b.csv"), options);
+  const MetricComparison& blind = unclocked.metrics.at(0);
   EXPECT_EQ(blind.rows.at(0).verdict, Verdict::unsure);
   EXPECT_NE(blind.rows.at(0).why_unsure.find("no SM clock"), std::string::npos);
 }

@@ -128,9 +128,13 @@ void print_comparison(const Comparison& c, std::ostream& out, CompareFormat form
     summary.print(out, markdown);
     out << '\n';
     // When the data cannot tell: how many rows, why, and how many repetitions would.
-    int single = 0, missed = 0, needed = 0, hopeless = 0;
+    int single = 0, missed = 0, needed = 0, hopeless = 0, clocks = 0;
     for (const auto& row : mc.rows) {
       if (row.why_unsure.empty()) continue;
+      if (row.why_unsure.find("SM clock") != std::string::npos) {  // no repetitions fix that
+        ++clocks;
+        continue;
+      }
       (row.why_unsure.find("noise target") != std::string::npos ? missed : single) += 1;
       if (row.repetitions_needed == 0)
         ++hopeless;
@@ -150,6 +154,10 @@ void print_comparison(const Comparison& c, std::ostream& out, CompareFormat form
             << " moved less than the threshold: no repetitions make them better or worse";
       out << ".\n\n";
     }
+    if (clocks > 0)
+      out << clocks
+          << " row(s) unsure because their SM clocks (sm_clock_mhz_median) are over 3% apart: "
+             "the power state may make the change; --normalize-clock judges them at one clock.\n\n";
   }
   if (c.fail_on_regression_pct)
     out << c.regressions
