@@ -157,8 +157,8 @@ std::vector<int64_t> checked_sequences(const Problem& p, uint64_t seed) {
     if (p.q_len(b) * p.kv_len(b) > p.q_len(longest) * p.kv_len(longest)) longest = b;
   std::mt19937_64 rng(seed ^ 0x5eed5eedULL);
   std::uniform_int_distribution<int64_t> pick(0, p.batch - 1);
-  std::vector<int64_t> out{longest};
-  for (int i = 0; i < 4; ++i) out.push_back(pick(rng));
+  std::vector<int64_t> out{0, p.batch - 1, longest};
+  for (int i = 0; i < 3; ++i) out.push_back(pick(rng));
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;

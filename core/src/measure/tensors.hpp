@@ -49,7 +49,8 @@ void move_values(const at::Tensor& t);
 // the page table when paged: what the reference attends over.
 std::pair<at::Tensor, at::Tensor> sequence_kv(const InputTensors& inputs, int64_t b);
 
-// The sequences the float64 check reads: the longest, and up to four drawn from `seed`.
+// The sequences the float64 check reads: the first, the last, the longest, and up to three drawn
+// from `seed`.
 std::vector<int64_t> checked_sequences(const Problem& problem, uint64_t seed);
 // The query rows of a sequence of `seq` rows it reads: the first and the last (a window's edges),
 // and up to 62 more drawn from `seed`, in order.
