@@ -107,8 +107,12 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 # `run` builds only what a run needs (the executables and the plugins); `test` and `build` all.
 targets=(); [ "$action" = run ] && targets=(attnbench_runnable)
-say "building (ninja -C $build ${targets[*]})"
-ninja -C "$build" -j"$(nproc)" "${targets[@]}" >"$build.build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$build.build.log" | head -80; echo "build failed: $build.build.log" >&2; exit 1; }
+say "building (ninja -C $build ${targets[*]}; the whole log in $build.build.log)"
+# Progress as it goes: every tenth step and the last, on stderr; the full output in the log.
+ninja -C "$build" -j"$(nproc)" "${targets[@]}" 2>&1 | tee "$build.build.log" \
+  | awk '/^\[[0-9]+\/[0-9]+\]/ { split(substr($1, 2), n, "/"); if (n[1] % 10 == 0 || n[1] == n[2] + 0)
+           { printf "[setup] %s %s\n", $1, $NF; fflush() } }' >&2 \
+  || { grep -E "error|FAILED" -A5 "$build.build.log" | head -80; echo "build failed: $build.build.log" >&2; exit 1; }
 
 case $action in
   build) ;;
