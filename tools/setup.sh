@@ -109,9 +109,16 @@ fi
 targets=(); [ "$action" = run ] && targets=(attnbench_runnable)
 say "building (ninja -C $build ${targets[*]}; the whole log in $build.build.log)"
 # Progress as it goes: every tenth step and the last, on stderr; the full output in the log.
-ninja -C "$build" -j"$(nproc)" "${targets[@]}" 2>&1 | tee "$build.build.log" \
-  | awk '/^\[[0-9]+\/[0-9]+\]/ { split(substr($1, 2), n, "/"); if (n[1] % 10 == 0 || n[1] == n[2] + 0)
-           { printf "[setup] %s %s\n", $1, $NF; fflush() } }' >&2 \
+progress() {
+  local line
+  while IFS= read -r line; do
+    [[ $line =~ ^\[([0-9]+)/([0-9]+)\] ]] || continue
+    if (( BASH_REMATCH[1] % 10 == 0 || BASH_REMATCH[1] == BASH_REMATCH[2] )); then
+      say "[${BASH_REMATCH[1]}/${BASH_REMATCH[2]}] ${line##* }"
+    fi
+  done
+}
+ninja -C "$build" -j"$(nproc)" "${targets[@]}" 2>&1 | tee "$build.build.log" | progress \
   || { grep -E "error|FAILED" -A5 "$build.build.log" | head -80; echo "build failed: $build.build.log" >&2; exit 1; }
 
 case $action in
