@@ -167,7 +167,9 @@ TEST(Assemble, WrongAboveTheToleranceOrNotFiniteButStillTimed) {
   r.correctness = CorrectnessResult{std::numeric_limits<double>::quiet_NaN()};
   const BackendRecords nan = assemble_records(setup({TimingMode::cold}), r);
   EXPECT_EQ(nan.rows[0].status, Status::wrong);
-  EXPECT_EQ(nan.rows[0].reason.rfind("the output has non-finite values (computed, or left unwritten", 0), 0u)
+  EXPECT_EQ(nan.rows[0].reason.rfind(
+                "the output has non-finite values (computed, or left unwritten", 0),
+            0u)
       << nan.rows[0].reason;
   r.correctness = CorrectnessResult{0.02};  // at the tolerance: fine
   EXPECT_EQ(assemble_records(setup({TimingMode::cold}), r).rows[0].status, Status::ok);

@@ -192,8 +192,9 @@ void check_like(const at::Tensor& got, const at::Tensor& want, const char* name)
                              ", expected " + c10::toString(want.scalar_type()));
 }
 
-// Attention (in q's float type) of query rows `rows` (positions in the sequence) of q [..., rows, d] against
-// k, v [seq_len_kv, d]: scores capped by softcap, masked outside the window (bottom-right).
+// Attention, in q's float type, of query rows `rows` (positions in the sequence) of q
+// [..., rows, d] against k, v [..., seq_len_kv, d]: scores capped by softcap, masked outside the
+// window (bottom-right).
 at::Tensor reference_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                const at::Tensor& rows, int64_t offset, const Problem& p,
                                double scale) {
