@@ -1,5 +1,6 @@
 #include "analysis/compare.hpp"
 
+#include "analysis/clocks.hpp"
 #include "analysis/compare_flags.hpp"
 #include "analysis/normalize.hpp"
 #include "base/errors.hpp"
@@ -87,34 +88,6 @@ std::vector<double> group_values(const CsvTable& t, const Group& g, const std::s
   return out;
 }
 
-// The SM clock a row's samples ran at: the median of the clocks after its samples, else the mean
-// of the clocks around its timing pass (reports before schema 12).
-std::optional<double> row_clock(const CsvTable& t, size_t r) {
-  if (const auto median = t.number(r, "sm_clock_mhz_median")) return median;
-  const auto start = t.number(r, "sm_clock_mhz_start"), end = t.number(r, "sm_clock_mhz_end");
-  if (start && end) return (*start + *end) / 2;
-  return std::nullopt;
-}
-
-// Every row's clock, in group order; empty when a row has none.
-std::vector<double> group_clocks(const CsvTable& t, const Group& g) {
-  std::vector<double> out;
-  for (size_t r : g) {
-    const auto clock = row_clock(t, r);
-    if (!clock || *clock <= 0) return {};
-    out.push_back(*clock);
-  }
-  return out;
-}
-
-// Values of a time metric as they would be at `reference` MHz: a time scales with the clock's
-// inverse, so it is multiplied by clock / reference; a rate divided.
-void scale_to_clock(std::vector<double>& values, const std::vector<double>& clocks,
-                    double reference, bool higher_is_better) {
-  for (size_t i = 0; i < values.size(); ++i)
-    values[i] *= higher_is_better ? reference / clocks[i] : clocks[i] / reference;
-}
-
 double geometric_mean(const std::vector<double>& values) {
   double log_sum = 0;
   for (double v : values) log_sum += std::log(v);
@@ -188,19 +161,11 @@ ComparedRow judge(const CsvTable& bt, const Group& bg, const CsvTable& ct, const
   if (row.base_status != "ok" || row.candidate_status != "ok" || base_values.empty() ||
       new_values.empty())
     return row;
-  // The clocks behind a time metric, and what normalizing by them means.
-  const std::vector<double> base_clocks =
-      metric.from_time_samples ? group_clocks(bt, bg) : std::vector<double>{};
-  const std::vector<double> new_clocks =
-      metric.from_time_samples ? group_clocks(ct, cg) : std::vector<double>{};
-  const bool clocked = !base_clocks.empty() && !new_clocks.empty();
-  const double base_clock = clocked ? summarize(base_clocks).median : 0;
-  const double new_clock = clocked ? summarize(new_clocks).median : 0;
-  const bool scaled = options.normalize_clock && clocked;
-  if (scaled) {
-    scale_to_clock(base_values, base_clocks, base_clock, metric.higher_is_better);
-    scale_to_clock(new_values, new_clocks, base_clock, metric.higher_is_better);
-  }
+  // The clocks behind a time metric, and the values at the base's clock when asked.
+  const SideClocks clocks =
+      metric.from_time_samples ? side_clocks(bt, bg, ct, cg) : SideClocks{};
+  const bool scaled = options.normalize_clock && clocks.known();
+  if (scaled) scale_to_base_clock(clocks, metric.higher_is_better, base_values, new_values);
   row.base = summarize(base_values).median;  // the median over repetitions
   row.candidate = summarize(new_values).median;
   row.ratio = *row.base != 0 ? *row.candidate / *row.base : INFINITY;
@@ -248,21 +213,7 @@ ComparedRow judge(const CsvTable& bt, const Group& bg, const CsvTable& ct, const
   row.verdict = verdict_of(row.ci_low, row.ci_high, row.threshold, metric.higher_is_better);
   if (!metric.deterministic() && row.interval_from != IntervalBasis::repetitions)
     judge_single_runs(row, metric, bg, cg, bt, ct);
-  if (options.normalize_clock && metric.from_time_samples && !clocked &&
-      (row.verdict == Verdict::better || row.verdict == Verdict::worse)) {
-    row.verdict = Verdict::unsure;
-    row.why_unsure = "--normalize-clock: a side has no SM clock (sm_clock_mhz_median)";
-    row.repetitions_needed = 0;
-  }
-  if (clocked && !scaled && std::abs(new_clock / base_clock - 1) > kClocksApart &&
-      (row.verdict == Verdict::better || row.verdict == Verdict::worse)) {
-    row.verdict = Verdict::unsure;
-    row.why_unsure = "SM clocks " + std::to_string(std::lround(base_clock)) + " vs " +
-                     std::to_string(std::lround(new_clock)) +
-                     " MHz: the power state may make the change (--normalize-clock, or power: "
-                     "burst on both)";
-    row.repetitions_needed = 0;
-  }
+  if (metric.from_time_samples) hold_for_clocks(row, clocks, options.normalize_clock);
   const double change = metric.higher_is_better ? 1 / row.ratio - 1 : row.ratio - 1;
   row.regression = row.verdict == Verdict::worse && options.fail_on_regression_pct &&
                    change * 100 > *options.fail_on_regression_pct;

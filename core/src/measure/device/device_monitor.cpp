@@ -68,13 +68,12 @@ DeviceMonitor::DeviceMonitor(int cuda_device) {
 DeviceMonitor::~DeviceMonitor() = default;
 
 std::optional<DeviceState> DeviceMonitor::read() const {
-  if (!nvml_) return std::nullopt;
-  unsigned clock = 0, milliwatts = 0, celsius = 0;
-  if (nvml_->clock(nvml_->device, kNvmlClockSm, &clock) != kNvmlSuccess ||
-      nvml_->power(nvml_->device, &milliwatts) != kNvmlSuccess ||
+  const std::optional<double> clock = sm_clock_mhz();
+  unsigned milliwatts = 0, celsius = 0;
+  if (!clock || nvml_->power(nvml_->device, &milliwatts) != kNvmlSuccess ||
       nvml_->temperature(nvml_->device, kNvmlTemperatureGpu, &celsius) != kNvmlSuccess)
     return std::nullopt;
-  return DeviceState{static_cast<double>(clock), milliwatts / 1000.0, static_cast<double>(celsius)};
+  return DeviceState{*clock, milliwatts / 1000.0, static_cast<double>(celsius)};
 }
 
 std::optional<double> DeviceMonitor::sm_clock_mhz() const {
