@@ -435,7 +435,8 @@ TEST(Compare, MessagesNameTheFileAndTheProblem) {
     compare_reports(t, t, {});
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), "t.csv:2: column 'time_ms_median' holds 'fast', not a number");
+    EXPECT_EQ(std::string(e.what()),
+              "t.csv:2: column 'time_ms_median' holds 'fast': 'fast' is not a finite number");
   }
   CompareOptions options;
   options.baseline_backend = "cudnn";

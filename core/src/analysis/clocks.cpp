@@ -10,18 +10,18 @@ namespace attnbench {
 
 namespace {
 
-std::optional<double> row_clock(const CsvTable& t, size_t r) {
-  if (const auto median = t.number(r, "sm_clock_mhz_median")) return median;
-  const auto start = t.number(r, "sm_clock_mhz_start"), end = t.number(r, "sm_clock_mhz_end");
-  if (start && end) return (*start + *end) / 2;
+std::optional<double> row_clock(const Row& row) {
+  if (row.sm_clock_mhz_median) return row.sm_clock_mhz_median;
+  if (row.sm_clock_mhz_start && row.sm_clock_mhz_end)
+    return (*row.sm_clock_mhz_start + *row.sm_clock_mhz_end) / 2;
   return std::nullopt;
 }
 
 // Every row's clock, in order; empty when a row has none.
-std::vector<double> group_clocks(const CsvTable& t, const std::vector<size_t>& rows) {
+std::vector<double> group_clocks(const std::vector<Row>& table, const std::vector<size_t>& rows) {
   std::vector<double> out;
   for (size_t r : rows) {
-    const auto clock = row_clock(t, r);
+    const auto clock = row_clock(table[r]);
     if (!clock || *clock <= 0) return {};
     out.push_back(*clock);
   }
@@ -39,8 +39,8 @@ void scale(std::vector<double>& values, const std::vector<double>& clocks, doubl
 double SideClocks::base_mhz() const { return summarize(base).median; }
 double SideClocks::candidate_mhz() const { return summarize(candidate).median; }
 
-SideClocks side_clocks(const CsvTable& base, const std::vector<size_t>& base_rows,
-                       const CsvTable& candidate, const std::vector<size_t>& candidate_rows) {
+SideClocks side_clocks(const std::vector<Row>& base, const std::vector<size_t>& base_rows,
+                       const std::vector<Row>& candidate, const std::vector<size_t>& candidate_rows) {
   SideClocks c{group_clocks(base, base_rows), group_clocks(candidate, candidate_rows)};
   if (!c.known()) c.base.clear(), c.candidate.clear();
   return c;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "analysis/compare.hpp"
+#include "records/row.hpp"
 
 #include <cstddef>
 #include <vector>
@@ -19,8 +20,8 @@ struct SideClocks {
   double base_mhz() const;  // the sides' medians; known() only
   double candidate_mhz() const;
 };
-SideClocks side_clocks(const CsvTable& base, const std::vector<size_t>& base_rows,
-                       const CsvTable& candidate, const std::vector<size_t>& candidate_rows);
+SideClocks side_clocks(const std::vector<Row>& base, const std::vector<size_t>& base_rows,
+                       const std::vector<Row>& candidate, const std::vector<size_t>& candidate_rows);
 
 // Each side's values as at the base's clock: a time scales with the clock's inverse, so it is
 // multiplied by clock / reference; a rate divided.

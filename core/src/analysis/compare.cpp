@@ -25,7 +25,7 @@ const std::vector<Metric>& metric_table() {
       if (!f.metric) continue;
       const MetricTraits& m = *f.metric;
       out.push_back({f.name, m.higher_is_better, m.noise_column, m.p10_column, m.p90_column,
-                     m.threshold, m.from_time_samples});
+                     m.threshold, m.from_time_samples, m.host_time});
     }
     return out;
   }();
@@ -54,16 +54,24 @@ const Metric& find_metric(const std::string& name) {
 namespace {
 
 // Relative standard deviation of one measurement; 0 for deterministic metrics (counts, errors).
-double noise(const CsvTable& t, size_t row, const Metric& metric) {
-  if (!metric.noise_column.empty()) return t.number(row, metric.noise_column).value_or(0);
-  const auto median = t.number(row, metric.name), p10 = t.number(row, metric.p10_column),
-             p90 = t.number(row, metric.p90_column);
+double noise(const Row& row, const Metric& metric) {
+  if (!metric.noise_column.empty()) return row_number(row, metric.noise_column).value_or(0);
+  if (metric.p10_column.empty()) return 0;
+  const auto median = row_number(row, metric.name), p10 = row_number(row, metric.p10_column),
+             p90 = row_number(row, metric.p90_column);
   // For a normal distribution p90 - p10 spans 2.563 standard deviations.
   if (median && p10 && p90 && *median != 0) return (*p90 - *p10) / (2.563 * std::abs(*median));
   return 0;
 }
 
-// The rows of one (point, backend, timing mode): one per repetition.
+// A report's rows, typed, and the file they came from.
+struct Rows {
+  std::string path;
+  std::vector<Row> rows;
+  const Row& operator[](size_t r) const { return rows[r]; }
+};
+
+// The rows of one (point, backend, timing mode): one per repetition, by index into its Rows.
 using Group = std::vector<size_t>;
 
 struct Pairing {
@@ -71,17 +79,17 @@ struct Pairing {
 };
 
 // The first status of a group that is not ok, else ok.
-std::string group_status(const CsvTable& t, const Group& g) {
+std::string group_status(const Rows& t, const Group& g) {
   for (size_t r : g)
-    if (t.at(r, "status") != "ok") return t.at(r, "status");
-  return "ok";
+    if (t[r].status != Status::ok) return to_string(t[r].status);
+  return to_string(Status::ok);
 }
 
 // The metric in every row of a group; empty when a row lacks it.
-std::vector<double> group_values(const CsvTable& t, const Group& g, const std::string& metric) {
+std::vector<double> group_values(const Rows& t, const Group& g, const std::string& metric) {
   std::vector<double> out;
   for (size_t r : g) {
-    const auto v = t.number(r, metric);
+    const auto v = row_number(t[r], metric);
     if (!v) return {};
     out.push_back(*v);
   }
@@ -118,7 +126,7 @@ Verdict verdict_of(double low, double high, double threshold, bool higher_is_bet
 // threshold (the drift it allows), and a row whose measurement missed its noise target cannot be
 // called at all. Else it is `unsure`, saying why and how many repetitions per side would tell.
 void judge_single_runs(ComparedRow& row, const Metric& metric, const Group& bg, const Group& cg,
-                       const CsvTable& bt, const CsvTable& ct) {
+                       const Rows& bt, const Rows& ct) {
   if (row.verdict != Verdict::better && row.verdict != Verdict::worse) return;
   const bool missed = row.flags.find("noise_target_missed") != std::string::npos;
   const Verdict widened =
@@ -131,31 +139,31 @@ void judge_single_runs(ComparedRow& row, const Metric& metric, const Group& bg, 
   // clear the threshold, the runs' spread taken as at least each row's noise and 1%.
   const double margin = std::abs(std::log(row.ratio)) - std::log(1 + row.threshold);
   double spread = 0.01;
-  for (size_t r : bg) spread = std::max(spread, noise(bt, r, metric));
-  for (size_t r : cg) spread = std::max(spread, noise(ct, r, metric));
+  for (size_t r : bg) spread = std::max(spread, noise(bt[r], metric));
+  for (size_t r : cg) spread = std::max(spread, noise(ct[r], metric));
   row.repetitions_needed =
       margin <= 0
           ? 0
           : std::max(3, static_cast<int>(std::ceil(2 * std::pow(2.5 * spread / margin, 2))));
 }
 
-ComparedRow judge(const CsvTable& bt, const Group& bg, const CsvTable& ct, const Group& cg,
+ComparedRow judge(const Rows& bt, const Group& bg, const Rows& ct, const Group& cg,
                   const Metric& metric, const CompareOptions& options, const SampleSets& bs,
                   const SampleSets& cs, std::optional<RatioInterval>& time_interval) {
   ComparedRow row;
   const size_t br = bg.front(), cr = cg.front();
-  row.point_id = ct.at(cr, "point_id");
-  row.backend = ct.at(cr, "backend");
-  row.timing_mode = ct.at(cr, "timing_mode");
+  row.point_id = ct[cr].point_id;
+  row.backend = ct[cr].backend;
+  row.timing_mode = to_string(ct[cr].timing_mode);
   row.base_repetitions = static_cast<int>(bg.size());
   row.candidate_repetitions = static_cast<int>(cg.size());
   row.base_status = group_status(bt, bg);
   row.candidate_status = group_status(ct, cg);
-  for (size_t r : bg) row.flags = merged_flags(row.flags, flags_of(bt, r));
-  for (size_t r : cg) row.flags = merged_flags(row.flags, flags_of(ct, r));
-  if (metric.name == "cpu_us_median")
+  for (size_t r : bg) row.flags = merged_flags(row.flags, bt[r].flags);
+  for (size_t r : cg) row.flags = merged_flags(row.flags, ct[r].flags);
+  if (metric.host_time)
     for (size_t b : bg)
-      for (size_t c : cg) row.flags = merged_flags(row.flags, host_flags(bt, b, ct, c));
+      for (size_t c : cg) row.flags = merged_flags(row.flags, host_flags(bt[b], ct[c]));
   std::vector<double> base_values = group_values(bt, bg, metric.name);
   std::vector<double> new_values = group_values(ct, cg, metric.name);
   if (row.base_status != "ok" || row.candidate_status != "ok" || base_values.empty() ||
@@ -163,7 +171,7 @@ ComparedRow judge(const CsvTable& bt, const Group& bg, const CsvTable& ct, const
     return row;
   // The clocks behind a time metric, and the values at the base's clock when asked.
   const SideClocks clocks =
-      metric.from_time_samples ? side_clocks(bt, bg, ct, cg) : SideClocks{};
+      metric.from_time_samples ? side_clocks(bt.rows, bg, ct.rows, cg) : SideClocks{};
   const bool scaled = options.normalize_clock && clocks.known();
   if (scaled) scale_to_base_clock(clocks, metric.higher_is_better, base_values, new_values);
   row.base = summarize(base_values).median;  // the median over repetitions
@@ -174,7 +182,7 @@ ComparedRow judge(const CsvTable& bt, const Group& bg, const CsvTable& ct, const
     row.threshold = options.threshold_pct ? *options.threshold_pct / 100 : metric.threshold;
     // The raw samples are at their own clocks: a normalized row is judged on its noise.
     const std::vector<double>* base_samples =
-        scaled ? nullptr : samples_of(bs, row, bt.at(br, "backend"));
+        scaled ? nullptr : samples_of(bs, row, bt[br].backend);
     const std::vector<double>* new_samples = scaled ? nullptr : samples_of(cs, row, row.backend);
     if (const auto repeated = repetition_ratio_interval(base_values, new_values)) {
       // Repetitions: each one observation, so run-to-run drift is in the interval, which narrows
@@ -198,8 +206,8 @@ ComparedRow judge(const CsvTable& bt, const Group& bg, const CsvTable& ct, const
       row.interval_from = IntervalBasis::samples;
     } else {
       double base_noise = 0, new_noise = 0;
-      for (size_t r : bg) base_noise = std::max(base_noise, noise(bt, r, metric));
-      for (size_t r : cg) new_noise = std::max(new_noise, noise(ct, r, metric));
+      for (size_t r : bg) base_noise = std::max(base_noise, noise(bt[r], metric));
+      for (size_t r : cg) new_noise = std::max(new_noise, noise(ct[r], metric));
       row.band = std::max(options.min_band, base_noise + new_noise);
       row.ci_low = row.ratio / (1 + row.band);
       row.ci_high = row.ratio * (1 + row.band);
@@ -242,7 +250,7 @@ struct GeomeanSum {
   static constexpr double kZ95 = 1.959964;
 };
 
-Comparison compare_pairs(const std::vector<Pairing>& pairs, const CsvTable& bt, const CsvTable& ct,
+Comparison compare_pairs(const std::vector<Pairing>& pairs, const Rows& bt, const Rows& ct,
                          const CompareOptions& options, const SampleSets& bs, const SampleSets& cs,
                          Comparison c) {
   c.fail_on_regression_pct = options.fail_on_regression_pct;
@@ -268,9 +276,23 @@ Comparison compare_pairs(const std::vector<Pairing>& pairs, const CsvTable& bt, 
   return c;
 }
 
-std::string key(const CsvTable& t, size_t r, bool with_backend) {
-  return t.at(r, "point_id") + "|" + (with_backend ? t.at(r, "backend") + "|" : "") +
-         t.at(r, "timing_mode");
+std::string key(const Row& row, bool with_backend) {
+  return row.point_id + "|" + (with_backend ? row.backend + "|" : "") + to_string(row.timing_mode);
+}
+
+// Rows grouped by key, the groups in the order their first row appears.
+std::vector<std::pair<std::string, Group>> groups(const Rows& t, bool with_backend,
+                                                  const std::function<bool(const Row&)>& wanted) {
+  std::vector<std::pair<std::string, Group>> out;
+  std::map<std::string, size_t> index;
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    if (!wanted(t[r])) continue;
+    const std::string k = key(t[r], with_backend);
+    auto [it, fresh] = index.emplace(k, out.size());
+    if (fresh) out.push_back({k, {}});
+    out[it->second].second.push_back(r);
+  }
+  return out;
 }
 
 }  // namespace
@@ -286,6 +308,7 @@ void check_report(const CsvTable& table, const std::vector<std::string>& metrics
   for (const char* needed : {"point_id", "backend", "timing_mode", "status"})
     if (table.column(needed) < 0)
       throw InputError(table.path + ": no column '" + std::string(needed) + "'");
+  const std::vector<Row> rows = typed_rows(table);
   for (const auto& m : metrics) {
     const Metric& metric = find_metric(m);
     for (const std::string& column :
@@ -294,9 +317,9 @@ void check_report(const CsvTable& table, const std::vector<std::string>& metrics
         throw InputError(table.path + ": no column '" + column + "' to compare " + metric.name);
     // What compare judges must be a measurement: a time of 0, below 0 or NaN (a hand-edited or
     // broken report) would be judged as a huge improvement.
-    for (size_t r = 0; r < table.rows.size(); ++r) {
-      if (table.at(r, "status") != "ok") continue;
-      const auto v = table.number(r, metric.name);
+    for (size_t r = 0; r < rows.size(); ++r) {
+      if (rows[r].status != Status::ok) continue;
+      const auto v = row_number(rows[r], metric.name);
       if (v && (!std::isfinite(*v) || (metric.deterministic() ? *v < 0 : *v <= 0)))
         throw InputError(
             table.where(r) + ": " + metric.name + " is " + table.at(r, metric.name) +
@@ -306,20 +329,14 @@ void check_report(const CsvTable& table, const std::vector<std::string>& metrics
   }
 }
 
-// Rows grouped by key, the groups in the order their first row appears.
-std::vector<std::pair<std::string, Group>> groups(const CsvTable& t, bool with_backend,
-                                                  const std::function<bool(size_t)>& wanted) {
-  std::vector<std::pair<std::string, Group>> out;
-  std::map<std::string, size_t> index;
-  for (size_t r = 0; r < t.rows.size(); ++r) {
-    if (!wanted(r)) continue;
-    const std::string k = key(t, r, with_backend);
-    auto [it, fresh] = index.emplace(k, out.size());
-    if (fresh) out.push_back({k, {}});
-    out[it->second].second.push_back(r);
-  }
+namespace {
+Rows typed(const CsvTable& table, const CompareOptions& options) {
+  Rows out{table.path, typed_rows(table)};
+  if (options.normalize_by)
+    out.rows = normalized_by(out.rows, table.path, *options.normalize_by, options.metrics);
   return out;
 }
+}  // namespace
 
 Comparison compare_reports(const CsvTable& base_report, const CsvTable& candidate_report,
                            const CompareOptions& options, const SampleSets& base_report_samples,
@@ -327,15 +344,11 @@ Comparison compare_reports(const CsvTable& base_report, const CsvTable& candidat
   check_report(base_report, options.metrics);
   check_report(candidate_report, options.metrics);
   const bool normalize = options.normalize_by.has_value();
-  const CsvTable base =
-      normalize ? normalized_by(base_report, *options.normalize_by, options.metrics) : base_report;
-  const CsvTable candidate =
-      normalize ? normalized_by(candidate_report, *options.normalize_by, options.metrics)
-                : candidate_report;
+  const Rows base = typed(base_report, options), candidate = typed(candidate_report, options);
   const SampleSets none;
   const SampleSets& base_samples = normalize ? none : base_report_samples;
   const SampleSets& candidate_samples = normalize ? none : candidate_report_samples;
-  auto all = [](size_t) { return true; };
+  auto all = [](const Row&) { return true; };
   std::map<std::string, Group> base_groups;
   for (auto& [k, g] : groups(base, true, all)) base_groups[k] = g;
   std::vector<Pairing> pairs;
@@ -360,20 +373,19 @@ Comparison compare_reports(const CsvTable& base_report, const CsvTable& candidat
                        std::move(c));
 }
 
-Comparison compare_backends(const CsvTable& table, const CompareOptions& options,
+Comparison compare_backends(const CsvTable& report, const CompareOptions& options,
                             const SampleSets& samples) {
-  check_report(table, options.metrics);
+  check_report(report, options.metrics);
   const std::string& baseline = options.baseline_backend.value();
+  const Rows table = typed(report, {});
   std::map<std::string, Group> base_groups;
-  for (auto& [k, g] :
-       groups(table, false, [&](size_t r) { return table.at(r, "backend") == baseline; }))
+  for (auto& [k, g] : groups(table, false, [&](const Row& r) { return r.backend == baseline; }))
     base_groups[k] = g;
   if (base_groups.empty())
     throw InputError(table.path + ": no rows for the baseline backend '" + baseline + "'");
   std::vector<Pairing> pairs;
-  for (auto& [k, g] :
-       groups(table, true, [&](size_t r) { return table.at(r, "backend") != baseline; })) {
-    auto it = base_groups.find(key(table, g.front(), false));
+  for (auto& [k, g] : groups(table, true, [&](const Row& r) { return r.backend != baseline; })) {
+    auto it = base_groups.find(key(table[g.front()], false));
     if (it != base_groups.end()) pairs.push_back({it->second, g});
   }
   Comparison c;

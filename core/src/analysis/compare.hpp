@@ -24,6 +24,7 @@ struct Metric {
   // other between identical runs, host time per call 15-32%). 0 for counts: any change counts.
   double threshold = 0;
   bool from_time_samples = false;  // a function of the median time: judged on the raw samples
+  bool host_time = false;          // the host's time: the two sides' hosts are compared too
   bool deterministic() const { return noise_column.empty() && p10_column.empty(); }
 };
 

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <utility>
 #include <vector>
 
 namespace attnbench {
@@ -20,10 +19,6 @@ std::string merged_flags(const std::string& a, const std::string& b) {
   return out;
 }
 
-std::string flags_of(const CsvTable& table, size_t row) {
-  return table.column("flags") < 0 ? std::string() : table.at(row, "flags");
-}
-
 namespace {
 // Host time is the host's as much as the backend's: when the two sides ran on cores at clearly
 // different clocks, or were preempted inside calls, their host-time rows say so.
@@ -31,16 +26,13 @@ constexpr double kHostClockDiffers = 0.05;
 constexpr double kPreemptedOften = 0.1;  // involuntary switches per call
 }  // namespace
 
-std::string host_flags(const CsvTable& base, size_t base_row, const CsvTable& candidate,
-                       size_t candidate_row) {
+std::string host_flags(const Row& base, const Row& candidate) {
   std::string out;
-  const auto base_mhz = base.number(base_row, "host_mhz"),
-             new_mhz = candidate.number(candidate_row, "host_mhz");
-  if (base_mhz && new_mhz && *base_mhz > 0 &&
-      std::abs(*new_mhz / *base_mhz - 1) > kHostClockDiffers)
+  if (base.host_mhz && candidate.host_mhz && *base.host_mhz > 0 &&
+      std::abs(*candidate.host_mhz / *base.host_mhz - 1) > kHostClockDiffers)
     out = to_string(Flag::host_clock_differs);
-  for (const auto& [t, r] : {std::pair{&base, base_row}, std::pair{&candidate, candidate_row}})
-    if (t->number(r, "host_preempted_per_call").value_or(0) > kPreemptedOften)
+  for (const Row* row : {&base, &candidate})
+    if (row->host_preempted_per_call.value_or(0) > kPreemptedOften)
       return merged_flags(out, to_string(Flag::host_preempted));
   return out;
 }

@@ -2,7 +2,7 @@
 // and, for host time, whether the two sides' hosts differed.
 #pragma once
 
-#include "write/csv.hpp"
+#include "records/row.hpp"
 
 #include <string>
 
@@ -11,12 +11,9 @@ namespace attnbench {
 // Each flag of either ';'-separated text once, in the order met.
 std::string merged_flags(const std::string& a, const std::string& b);
 
-// A row's `flags` cell; empty for reports from before the column.
-std::string flags_of(const CsvTable& table, size_t row);
 
 // `host_clock_differs` when the two rows' worker cores ran at clocks more than 5% apart,
 // `host_preempted` when either was preempted more than 0.1 times per call.
-std::string host_flags(const CsvTable& base, size_t base_row, const CsvTable& candidate,
-                       size_t candidate_row);
+std::string host_flags(const Row& base, const Row& candidate);
 
 }  // namespace attnbench

@@ -2,6 +2,7 @@
 
 #include "analysis/compare.hpp"
 #include "base/errors.hpp"
+#include "records/fields.hpp"
 
 #include <cmath>
 #include <map>
@@ -9,42 +10,41 @@
 
 namespace attnbench {
 
-CsvTable normalized_by(const CsvTable& t, const std::string& reference,
-                       const std::vector<std::string>& metrics) {
-  auto key = [&](size_t r) {
-    return t.at(r, "point_id") + "|" + t.at(r, "timing_mode") + "|" +
-           (t.column("repetition") < 0 ? "0" : t.at(r, "repetition"));
+std::vector<Row> normalized_by(const std::vector<Row>& rows, const std::string& path,
+                               const std::string& reference,
+                               const std::vector<std::string>& metrics) {
+  auto key = [](const Row& row) {
+    return row.point_id + "|" + to_string(row.timing_mode) + "|" + std::to_string(row.repetition);
   };
-  std::map<std::string, size_t> ref;
-  for (size_t r = 0; r < t.rows.size(); ++r)
-    if (t.at(r, "backend") == reference) ref[key(r)] = r;
+  std::map<std::string, const Row*> ref;
+  for (const Row& row : rows)
+    if (row.backend == reference) ref[key(row)] = &row;
   if (ref.empty())
-    throw InputError(t.path + ": no rows for --normalize-by backend '" + reference + "'");
-  CsvTable out{t.path, t.header, {}};
-  for (size_t r = 0; r < t.rows.size(); ++r) {
-    if (t.at(r, "backend") == reference) continue;
-    std::vector<std::string> row = t.rows[r];
-    auto it = ref.find(key(r));
+    throw InputError(path + ": no rows for --normalize-by backend '" + reference + "'");
+  std::vector<Row> out;
+  for (const Row& row : rows) {
+    if (row.backend == reference) continue;
+    Row normalized = row;
+    auto it = ref.find(key(row));
+    const Row* base = it == ref.end() || it->second->status != Status::ok ? nullptr : it->second;
     std::set<std::string> noise_done;
     for (const auto& name : metrics) {
       const Metric& m = find_metric(name);
       if (m.deterministic()) continue;
-      const std::optional<double> divisor = it == ref.end() || t.at(it->second, "status") != "ok"
-                                                ? std::nullopt
-                                                : t.number(it->second, m.name);
+      const std::optional<double> divisor = base ? row_number(*base, m.name) : std::nullopt;
       for (const std::string& column : {m.name, m.p10_column, m.p90_column}) {
         if (column.empty()) continue;
-        const auto v = t.number(r, column);
-        row[static_cast<size_t>(t.column(column))] =
-            v && divisor && *divisor != 0 ? format_number(*v / *divisor) : "";
+        const auto v = row_number(row, column);
+        set_row_number(normalized, column,
+                       v && divisor && *divisor != 0 ? std::optional(*v / *divisor) : std::nullopt);
       }
       if (!m.noise_column.empty() && noise_done.insert(m.noise_column).second && divisor) {
-        const double a = t.number(r, m.noise_column).value_or(0);
-        const double b = t.number(it->second, m.noise_column).value_or(0);
-        row[static_cast<size_t>(t.column(m.noise_column))] = format_number(std::hypot(a, b));
+        const double a = row_number(row, m.noise_column).value_or(0);
+        const double b = row_number(*base, m.noise_column).value_or(0);
+        set_row_number(normalized, m.noise_column, std::hypot(a, b));
       }
     }
-    out.rows.push_back(std::move(row));
+    out.push_back(std::move(normalized));
   }
   return out;
 }

@@ -2,17 +2,18 @@
 // whole run cancels before two runs are compared.
 #pragma once
 
-#include "write/csv.hpp"
+#include "records/row.hpp"
 
 #include <string>
 #include <vector>
 
 namespace attnbench {
 
-// `t` with every row's noisy metrics over the reference backend's at the same point, timing mode
-// and repetition (relative noise adds in quadrature); the reference's rows left out, and a row
-// whose reference has no value left without one.
-CsvTable normalized_by(const CsvTable& t, const std::string& reference,
-                       const std::vector<std::string>& metrics);
+// The rows of the report at `path` with every row's noisy metrics over the reference backend's at
+// the same point, timing mode and repetition (relative noise adds in quadrature); the reference's
+// rows left out, and a row whose reference has no value left without one.
+std::vector<Row> normalized_by(const std::vector<Row>& rows, const std::string& path,
+                               const std::string& reference,
+                               const std::vector<std::string>& metrics);
 
 }  // namespace attnbench

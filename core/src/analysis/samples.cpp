@@ -6,6 +6,7 @@
 #include "base/field.hpp"
 #include "base/stats.hpp"
 #include "write/report_writer.hpp"
+#include "write/schema.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -44,14 +45,12 @@ void check_samples(const CsvTable& report, const SampleSets& samples) {
   // between the smallest and largest of those rows' medians. A file left from another run (or
   // another fingerprint, or rows since rerun) fails that.
   std::map<std::string, std::pair<double, double>> medians;
-  for (size_t r = 0; r < report.rows.size(); ++r) {
-    if (report.at(r, "status") != "ok") continue;
-    const auto m = report.number(r, "time_ms_median");
-    if (!m) continue;
-    const std::string k =
-        sample_key(report.at(r, "point_id"), report.at(r, "backend"), report.at(r, "timing_mode"));
-    auto [it, fresh] = medians.emplace(k, std::pair{*m, *m});
-    it->second = {std::min(it->second.first, *m), std::max(it->second.second, *m)};
+  for (const Row& row : typed_rows(report)) {
+    if (row.status != Status::ok || !row.time_ms_median) continue;
+    const double m = *row.time_ms_median;
+    const std::string k = sample_key(row.point_id, row.backend, to_string(row.timing_mode));
+    auto [it, fresh] = medians.emplace(k, std::pair{m, m});
+    it->second = {std::min(it->second.first, m), std::max(it->second.second, m)};
   }
   for (const auto& [k, series] : samples) {
     auto it = medians.find(k);

@@ -33,6 +33,7 @@ struct MetricTraits {
   const char* p90_column = "";
   double threshold = 0;            // changes smaller than this are `same`; 0: any change counts
   bool from_time_samples = false;  // a function of the median time: judged on the raw samples
+  bool host_time = false;          // the host's time: the two sides' hosts are compared too
 };
 
 template <class R>

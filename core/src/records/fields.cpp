@@ -1,5 +1,8 @@
 #include "records/fields.hpp"
 
+#include <cmath>
+#include <map>
+#include <stdexcept>
 
 namespace attnbench {
 
@@ -13,7 +16,9 @@ constexpr double kHostTimeThreshold = 0.35;
 MetricTraits gpu_time(bool higher_is_better, bool from_samples) {
   return {higher_is_better, "time_rel_noise", "", "", kTimeThreshold, from_samples};
 }
-MetricTraits host_time() { return {false, "", "cpu_us_p10", "cpu_us_p90", kHostTimeThreshold}; }
+MetricTraits host_time() {
+  return {false, "", "cpu_us_p10", "cpu_us_p90", kHostTimeThreshold, false, true};
+}
 MetricTraits count() { return {}; }
 
 template <class R>
@@ -229,6 +234,37 @@ const std::vector<Field<KernelStat>>& kernel_stat_fields() {
       field("bytes", &K::bytes, "bytes", "memcpy/memset size"),
   };
   return fields;
+}
+
+namespace {
+const Field<Row>& numeric_row_field(const std::string& name) {
+  static const std::map<std::string, const Field<Row>*> numeric = [] {
+    std::map<std::string, const Field<Row>*> out;
+    for (const auto& f : row_fields())
+      if (f.numeric()) out[f.name] = &f;
+    return out;
+  }();
+  auto it = numeric.find(name);
+  if (it == numeric.end()) throw std::out_of_range("'" + name + "' is not a numeric column");
+  return *it->second;
+}
+}  // namespace
+
+std::optional<double> row_number(const Row& row, const std::string& name) {
+  const FieldValue v = numeric_row_field(name).get(row);
+  if (const double* d = std::get_if<double>(&v)) return *d;
+  if (const int64_t* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+  return std::nullopt;
+}
+
+void set_row_number(Row& row, const std::string& name, std::optional<double> value) {
+  const Field<Row>& f = numeric_row_field(name);
+  if (!value)
+    f.set(row, FieldValue{});
+  else if (f.type == FieldType::integer)
+    f.set(row, static_cast<int64_t>(std::llround(*value)));
+  else
+    f.set(row, *value);
 }
 
 const std::vector<Field<KernelRow>>& kernel_row_fields() {
