@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds attnbench on the GPU machine and runs the named steps, copying results to $OUT.
 # Usage (from the repository root there): tools/device_run.sh STEP... with steps among
-#   deps build tests variants source models published seed study hosttime seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults probes isolation hopper hopper-check hopper-prefill hopper-decode memory-check seed-aa run:NAME
+#   deps build tests variants source models models-prefill published seed study hosttime seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults probes isolation hopper hopper-check hopper-prefill hopper-decode memory-check seed-aa run:NAME
 # tests writes results/h200/tests.txt (ctest) and results/h200/gpu-tests.txt (the GPU tests' own output).
 # The device machine has no .git: pass the commit as ATTNBENCH_GIT_SHA.
 set -uo pipefail
@@ -200,6 +200,17 @@ for step in "$@"; do
         | tee results/h200/published/compare.txt | tail -20
       "$build/attnbench" compare --normalize-clock results/h200/published/burst.csv \
         results/h200/published/sustained.csv | tee results/h200/published/compare-normalized.txt | tail -20
+      ;;
+    models-prefill)
+      log models-prefill  # the presets' ragged prefill points alone (-s1- is decode), forced, into <name>.prefill.csv
+      mkdir -p results/h200/models
+      for config in ${ATTNBENCH_MODELS:-configs/models/*.yaml}; do
+        name=$(basename "$config" .yaml)
+        points=$("$build/attnbench" run "$config" --dry-run 2>/dev/null | grep -E '^  b.*-qlens-' | grep -v -- '-s1-')
+        "$build/attnbench" run "$config" --force --points $points -o "results/h200/models/$name.prefill.csv" \
+          2>"$out/$name.prefill.stderr" | tee "results/h200/models/$name.prefill.summary.txt" | tail -8
+        echo "exit code ${PIPESTATUS[0]}" | tee -a "results/h200/models/$name.prefill.summary.txt"
+      done
       ;;
     run:*)
       # Any config: run:NAME runs configs/NAME.yaml into results/h200/NAME.csv.
