@@ -23,6 +23,8 @@ function(attnbench_add_plugin name)
   add_library(attnbench_plugin_${name} MODULE ${sources})
   target_link_libraries(attnbench_plugin_${name} PRIVATE attnbench::plugin_api attnbench::sdpa
                                                          ${TORCH_LIBRARIES})
+  # LibTorch's classes have another layout without NDEBUG (its wheel is built with it).
+  target_compile_definitions(attnbench_plugin_${name} PRIVATE $<$<CONFIG:Debug>:NDEBUG>)
   set_target_properties(attnbench_plugin_${name} PROPERTIES
     PREFIX "" OUTPUT_NAME attnbench_${name}
     LIBRARY_OUTPUT_DIRECTORY ${out}

@@ -2,7 +2,7 @@
 # a user's .cpp or .cu into a plugin on first use, against this attnbench's headers and LibTorch,
 # with the compilers CMake found. One beside the binary (absolute paths), one installed into
 # lib/attnbench/ (the attnbench paths relative to it).
-set(_recipe_defines "")
+set(_recipe_defines "\"-DNDEBUG\"")  # as LibTorch was built (see CMakeLists.txt)
 foreach(flag ${TORCH_CXX_FLAGS})
   if(flag MATCHES "^-D")
     list(APPEND _recipe_defines "\"${flag}\"")

@@ -105,6 +105,25 @@ TEST(Fields, RowSurvivesTheCsvFieldByField) {
     EXPECT_NE(std::string(e.what()).find("x.csv:2: column 'batch' holds 'many'"), std::string::npos)
         << e.what();
   }
+  // An empty cell is not given: a field that cannot be empty keeps its default, one that can is
+  // empty; a row number reads through the table by name.
+  CsvTable sparse = t;
+  sparse.rows[0][static_cast<size_t>(sparse.column("batch"))] = "";
+  sparse.rows[0][static_cast<size_t>(sparse.column("time_ms_median"))] = "";
+  const Row read = row_from_cells(sparse, 0);
+  EXPECT_EQ(read.problem.batch, Problem{}.batch);
+  EXPECT_FALSE(read.time_ms_median.has_value());
+  EXPECT_EQ(row_number(read, "heads"), static_cast<double>(row.problem.heads));
+  EXPECT_EQ(row_number(read, "time_ms_median"), std::nullopt);
+  EXPECT_EQ(row_number(row, "time_ms_median"), row.time_ms_median);
+  EXPECT_THROW(row_number(row, "backend"), std::out_of_range);  // not a numeric column
+  Row written = row;
+  set_row_number(written, "time_ms_p90", 2.5);
+  set_row_number(written, "samples", 7.0);
+  set_row_number(written, "time_ms_p10", std::nullopt);
+  EXPECT_EQ(written.time_ms_p90, 2.5);
+  EXPECT_EQ(written.samples, 7);
+  EXPECT_FALSE(written.time_ms_p10.has_value());
 }
 
 TEST(Fields, KernelRowSurvivesTheCsvFieldByField) {

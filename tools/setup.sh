@@ -100,9 +100,17 @@ if [ "$action" = device-deps ]; then
   exit 0
 fi
 
+# `run` builds cudnn-fe and flashinfer where they can run (AUTO); `test` and `build` wherever their
+# headers and nvcc are (ON), so that the tests of their host code (what each supports, its
+# head_dim limits) run on a machine without a GPU too.
+hopper=ON; [ "$action" = run ] && hopper=AUTO
 if [ ! -f "$build/build.ninja" ]; then
   say "configuring $build/"
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$torch_prefix" >"$build.configure.log" 2>&1 \
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$torch_prefix" \
+    -DATTNBENCH_HOPPER_PLUGINS=$hopper >"$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
+elif [ "$hopper" = ON ] && ! grep -qx 'ATTNBENCH_HOPPER_PLUGINS:STRING=ON' "$build/CMakeCache.txt"; then
+  say "configuring $build/ again with the Hopper plugins"
+  cmake -S . -B "$build" -DATTNBENCH_HOPPER_PLUGINS=ON >"$build.configure.log" 2>&1 \
     || { cat "$build.configure.log"; exit 1; }
 fi
 # `run` builds only what a run needs (the executables and the plugins); `test` and `build` all.

@@ -308,7 +308,6 @@ void check_report(const CsvTable& table, const std::vector<std::string>& metrics
   for (const char* needed : {"point_id", "backend", "timing_mode", "status"})
     if (table.column(needed) < 0)
       throw InputError(table.path + ": no column '" + std::string(needed) + "'");
-  const std::vector<Row> rows = typed_rows(table);
   for (const auto& m : metrics) {
     const Metric& metric = find_metric(m);
     for (const std::string& column :
@@ -317,9 +316,11 @@ void check_report(const CsvTable& table, const std::vector<std::string>& metrics
         throw InputError(table.path + ": no column '" + column + "' to compare " + metric.name);
     // What compare judges must be a measurement: a time of 0, below 0 or NaN (a hand-edited or
     // broken report) would be judged as a huge improvement.
-    for (size_t r = 0; r < rows.size(); ++r) {
-      if (rows[r].status != Status::ok) continue;
-      const auto v = row_number(rows[r], metric.name);
+    // Read off the cells before the rows are typed, so that a NaN is refused with what compare
+    // judges.
+    for (size_t r = 0; r < table.rows.size(); ++r) {
+      if (table.at(r, "status") != to_string(Status::ok)) continue;
+      const auto v = table.number(r, metric.name);
       if (v && (!std::isfinite(*v) || (metric.deterministic() ? *v < 0 : *v <= 0)))
         throw InputError(
             table.where(r) + ": " + metric.name + " is " + table.at(r, metric.name) +

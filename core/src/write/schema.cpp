@@ -42,6 +42,9 @@ Row row_from_cells(const CsvTable& table, size_t r) {
     try {
       f.set(row, parse_field_text(f.type, text));
     } catch (const std::invalid_argument& e) {
+      // An empty cell is "not given": a field that cannot be empty keeps its default, as when its
+      // column is missing (a report written by hand or by another tool).
+      if (text.empty()) continue;
       throw InputError(table.where(r) + ": column '" + f.name + "' holds '" + text +
                        "': " + e.what());
     }

@@ -29,7 +29,8 @@ bool readable_schema_version(const std::string& text);
 // <output>.csv: one row per (point, backend, timing mode).
 std::vector<std::string> row_header();
 std::vector<std::string> row_cells(const Row& row);
-// Row r of a report read back through the same table (columns it lacks keep their defaults);
+// Row r of a report read back through the same table (columns it lacks, and empty cells of fields
+// that cannot be empty, keep their defaults);
 // throws InputError, located, on a cell that is not of its column's type.
 Row row_from_cells(const CsvTable& table, size_t r);
 // Every row of a report, typed: what readers read instead of cells by column name.
