@@ -215,6 +215,13 @@ TEST(Compare, DeterministicCountsHaveNoNoiseBand) {
   EXPECT_EQ(c.metrics[1].rows[0].verdict, Verdict::better);
   EXPECT_EQ(compare_reports(ta, ta, with({"kernels_per_call"})).metrics[0].rows[0].verdict,
             Verdict::same);
+  // A count's interval is the ratio itself, and the JSON says so.
+  EXPECT_EQ(c.metrics[0].rows[0].interval_from, IntervalBasis::exact);
+  std::ostringstream out;
+  print_comparison(c, out, CompareFormat::json);
+  EXPECT_EQ(nlohmann::json::parse(out.str()).at("metrics").at(0).at("rows").at(0).at(
+                "interval_from"),
+            "exact");
 }
 
 TEST(Compare, HostTimeNoiseComesFromItsQuantiles) {
@@ -425,6 +432,24 @@ TEST(Compare, AnyStatusButOkIsNotComparable) {
         compare_reports(table({a}, "a.csv"), table({b}, "b.csv"), with({"time_ms_median"}));
     EXPECT_EQ(c.metrics[0].rows[0].verdict, Verdict::not_comparable) << to_string(status);
     EXPECT_EQ(c.metrics[0].rows[0].candidate_status, to_string(status));
+  }
+}
+
+// Every ok row's value is checked, the first as much as the others, and the message says what
+// compare judges.
+TEST(Compare, AValueThatIsNotAMeasurementIsRefusedInAnyRow) {
+  for (size_t bad_row : {0u, 1u}) {
+    CsvTable t = table({timed("flash", 512, 1, 0.01), timed("flash", 1024, 2, 0.01)}, "t.csv");
+    t.rows[bad_row][static_cast<size_t>(t.column("time_ms_median"))] = "0";
+    try {
+      check_report(t, {"time_ms_median"});
+      FAIL() << bad_row;
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "t.csv:" + std::to_string(bad_row + 2) +
+                    ": time_ms_median is 0 in an ok row; compare judges only positive finite "
+                    "values");
+    }
   }
 }
 

@@ -123,5 +123,13 @@ TEST(Merge, ATornShardsLastLineIsAGapNotARow) {
             3u);
 }
 
+// A side file's bad row is named where it stands: in that side file, beside its report.
+TEST(Merge, ASideFilesBadRowIsNamedInItsOwnFile) {
+  const std::string message =
+      message_of({input("runs/a.csv", row("p1", "naive", ""), "6,p1,naive,-1,kernel,k1\n")});
+  EXPECT_NE(message.find("runs/a.kernels.csv:2: column 'repetition' holds -1"), std::string::npos)
+      << message;
+}
+
 }  // namespace
 }  // namespace attnbench

@@ -2,6 +2,7 @@
 
 #include "base/stats.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -30,8 +31,10 @@ std::vector<double> group_clocks(const std::vector<Row>& table, const std::vecto
 
 void scale(std::vector<double>& values, const std::vector<double>& clocks, double reference,
            bool higher_is_better) {
-  for (size_t i = 0; i < values.size(); ++i)
-    values[i] *= higher_is_better ? reference / clocks[i] : clocks[i] / reference;
+  std::transform(values.begin(), values.end(), clocks.begin(), values.begin(),
+                 [&](double value, double clock) {
+                   return value * (higher_is_better ? reference / clock : clock / reference);
+                 });
 }
 
 }  // namespace
