@@ -79,7 +79,8 @@ TEST_F(Cli, EveryFaultIsContainedToItsOwnRows) {
   expect("throws", "error", "first call: the backend threw");
   expect("nan", "wrong", "the output has non-finite values");
   expect("shape", "error", "correctness: output has shape");
-  expect("garble", "crashed", "the worker's answer was garbled (not a worker message");
+  // fd 3, where the worker once answered, is not its channel any more: nothing to garble.
+  EXPECT_EQ(row("fault_garble", 48).at("status"), "ok") << row("fault_garble", 48).at("reason");
   if (cuda) {
     expect("cuda_illegal_address", "crashed", "sticky CUDA error (cudaErrorIllegalAddress");
     expect("cuda_assert", "crashed", "sticky CUDA error (cudaErrorAssert");

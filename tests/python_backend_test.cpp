@@ -154,6 +154,27 @@ TEST_F(PythonBackends, PythonErrorsAreRowsThatNameTheUsersLine) {
       << row(48, "checked").at("reason");
 }
 
+// Text with a lone surrogate (an exception's message, what supports() says, a docstring) reaches
+// the rows escaped (\udcff) and the CSV as valid UTF-8; it had segfaulted the bridge.
+TEST_F(PythonBackends, TextWithALoneSurrogateReachesTheRowsEscaped) {
+  const std::string faulty = kFaulty + "/faulty.py";
+  const std::string backends = "naive, " + python(faulty, "surrogate", "surrogate") + ", " +
+                               python(faulty, "says_no", "says-no");
+  const Result r =
+      run("run " + write("c.yaml", small_sweep(backends)) + " -o " + path("out.csv"), kAtRoot);
+  EXPECT_EQ(r.code, 1) << r.output;
+  const auto rows = rows_of(path("out.csv"));
+  ASSERT_EQ(rows.size(), 6u) << r.output;
+  const auto& raised = rows.at("b1-h2-s32-d16-fp32-causal-cpu surrogate wall");
+  EXPECT_EQ(raised.at("status"), "error");
+  EXPECT_NE(raised.at("reason").find("gave as bytes: \\udcff.bin"), std::string::npos)
+      << raised.at("reason");
+  const auto& refused = rows.at("b1-h2-s48-d16-fp32-causal-cpu says-no wall");
+  EXPECT_EQ(refused.at("status"), "unsupported");
+  EXPECT_EQ(refused.at("reason"), "not on \\udcfe");
+  EXPECT_EQ(rows.at("b1-h2-s48-d16-fp32-causal-cpu naive wall").at("status"), "ok");
+}
+
 // What the bridge hands a Python backend: supports_<function> wins over the module's supports(),
 // and the `problem` both supports() and the function see is the row's own, every field of the
 // report's problem (records' problem table), however the points before it differed: one point per
@@ -233,7 +254,7 @@ TEST_F(PythonBackends, AMissingFunctionOrFileIsALocatedConfigError) {
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("f.yaml:1:19: key 'backends': tests/python_backends/faulty.py defines no "
                           "function 'nope' (it defines: checked, not_a_tensor, raises, refuses, "
-                          "supports_checked)"),
+                          "says_no, supports_checked, supports_says_no, surrogate)"),
             std::string::npos)
       << r.output;
   EXPECT_FALSE(std::filesystem::exists(path("out.csv")));

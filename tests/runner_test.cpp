@@ -5,6 +5,7 @@
 #include <attnbench/sdpa/textbook_attention.hpp>
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -229,7 +230,95 @@ TEST(Runner, ToldEachPassAsItStarts) {
   runner.measure(point(problem(1, 1, 32, 16, DType::f32, true, Device::cpu)),
                  *test::plugins().find("naive"));
   EXPECT_EQ(passes, (std::vector<std::string>{"supports", "first call", "correctness", "warm-up",
-                                              "wall", "cpu", "fresh inputs", "ops"}));
+                                              "input check", "wall", "cpu", "fresh inputs",
+                                              "ops"}));
+}
+
+// Writes into its inputs: zeroes v and returns zeros (right for what it left), scales q before
+// computing (right for the scaled q), or grows k in place from its fifth call on.
+class InputWriter : public Backend {
+ public:
+  enum class Kind { zeroes_v, scales_q, grows_k_later };
+  explicit InputWriter(Kind kind) : kind_(kind) {}
+  std::string name() const override { return "input-writer"; }
+  std::string description() const override { return "writes into its inputs"; }
+  Support supports(const Problem&) const override { return Support::yes(); }
+  at::Tensor forward(const Inputs& in) override {
+    ++calls_;
+    if (kind_ == Kind::zeroes_v) {
+      in.v.zero_();
+      return at::zeros_like(in.q);
+    }
+    if (kind_ == Kind::scales_q) in.q.mul_(0.5);
+    if (kind_ == Kind::grows_k_later && calls_ == 5) in.k.add_(1);
+    return textbook_attention(in, false);
+  }
+
+ private:
+  Kind kind_;
+  int calls_ = 0;
+};
+
+// Changes torch's process-wide settings in its call, as a Python backend may
+// (torch.set_num_threads(1), use_deterministic_algorithms, enable_flash_sdp(False)); or records
+// what it finds.
+class SettingsChanger : public Backend {
+ public:
+  explicit SettingsChanger(bool changes) : changes_(changes) {}
+  std::string name() const override { return changes_ ? "changer" : "reader"; }
+  std::string description() const override { return "torch's settings"; }
+  Support supports(const Problem&) const override { return Support::yes(); }
+  at::Tensor forward(const Inputs& in) override {
+    if (changes_) {
+      at::set_num_threads(1);
+      at::globalContext().setDeterministicAlgorithms(true, true);
+      at::globalContext().setSDPUseFlash(false);
+    }
+    threads_seen = at::get_num_threads();
+    return textbook_attention(in, false);
+  }
+  int threads_seen = 0;
+
+ private:
+  bool changes_;
+};
+
+TEST(Runner, WhatABackendChangesOfTorchsSettingsTheNextOneNeverSees) {
+  if (at::get_num_threads() < 2) GTEST_SKIP() << "skipped: one thread here, nothing to change";
+  RunOptions options;
+  options.measurement = quick();
+  test::MeasuringRunner runner(cpu_host(), options);
+  const int threads = at::get_num_threads();
+  const bool flash = at::globalContext().userEnabledFlashSDP();
+  const Point p = point(problem(1, 2, 32, 16, DType::f32, true, Device::cpu));
+  auto changer = std::make_shared<SettingsChanger>(true);
+  auto reader = std::make_shared<SettingsChanger>(false);
+  runner.measure(p, loaded(changer));
+  EXPECT_EQ(changer->threads_seen, 1);
+  runner.measure(p, loaded(reader));
+  EXPECT_EQ(reader->threads_seen, threads);
+  EXPECT_FALSE(at::globalContext().deterministicAlgorithms());
+  EXPECT_EQ(at::globalContext().userEnabledFlashSDP(), flash);
+}
+
+TEST(Runner, ABackendThatWritesIntoItsInputsIsWrongNamingTheInput) {
+  RunOptions options;
+  options.measurement = quick();
+  test::MeasuringRunner runner(cpu_host(), options);
+  const Point p = point(problem(1, 2, 32, 16, DType::f32, true, Device::cpu));
+  for (const auto& [kind, input] : {std::pair{InputWriter::Kind::zeroes_v, "v"},
+                                    {InputWriter::Kind::scales_q, "q"},
+                                    {InputWriter::Kind::grows_k_later, "k"}}) {
+    const BackendRecords r = runner.measure(p, loaded(std::make_shared<InputWriter>(kind)));
+    ASSERT_EQ(r.rows.size(), 1u);
+    EXPECT_EQ(r.rows[0].status, Status::wrong) << input;
+    EXPECT_NE(r.rows[0].reason.find(std::string("wrote into its input ") + input + " "),
+              std::string::npos)
+        << r.rows[0].reason;
+  }
+  // The same calls without the writes: ok.
+  const BackendRecords clean = runner.measure(p, *test::plugins().find("naive"));
+  EXPECT_EQ(clean.rows.at(0).status, Status::ok) << clean.rows.at(0).reason;
 }
 
 // Keyed on its inputs' values: computes when q's bytes are new, else returns what it computed

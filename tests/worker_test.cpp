@@ -68,6 +68,21 @@ TEST_F(Worker, AStickyErrorOrAnExceptionIsACrashedRowNamingThePass) {
 
 // The worker's own half of the leak rule: after answering for a leaky backend it ends by itself,
 // its stdin still open, so that what it kept is freed even by a parent that would not kill it.
+// Backend code cannot reach the protocol: fd 3 and stdin are not the channel (the same worker
+// answers after a backend closed fd 3 and read stdin). A worker whose channel was closed anyway
+// and that keeps running is killed: a crashed row, not a run that waits for ever.
+TEST_F(Worker, BackendCodeCannotReachTheChannelAndAHangUpIsNotAHang) {
+  const std::string first = answered_by("plain");
+  EXPECT_EQ(answered_by("closes_fd3"), first);
+  EXPECT_EQ(answered_by("plain"), first);
+  EXPECT_EQ(answered_by("hangs_up"),
+            "crashed: the worker closed its protocol channel and kept running (killed) in pass "
+            "'first call'; the next (point, backend) gets a new worker");
+  const std::string next = answered_by("plain");
+  EXPECT_NE(next, first);
+  EXPECT_EQ(next.find(':'), std::string::npos) << next;
+}
+
 TEST(WorkerServer, EndsByItselfAfterALeak) {
   int in[2], out[2];
   ASSERT_EQ(::pipe2(in, O_CLOEXEC), 0);

@@ -28,3 +28,16 @@ def supports_checked(problem):
     if problem.seq_len == 48:
         raise KeyError("planted in supports")
     return f"only seq_len 48, not {problem.seq_len}"
+
+
+def surrogate(q, k, v):
+    """a docstring with a lone surrogate: \udcff"""
+    raise ValueError("a file name the file system gave as bytes: \udcff.bin")
+
+
+def says_no(q, k, v):
+    return q
+
+
+def supports_says_no(problem):
+    return "not on \udcfe"

@@ -1,7 +1,9 @@
 // A worker that measures nothing: the protocol's worker side (isolate/worker_server) with canned
 // answers, so that the rules of retiring a worker and of fatal errors are tested without LibTorch.
 // Backends: plain (an ok row), leaky (2 GiB left reserved), sticky (a sticky CUDA error), throws
-// (an exception out of the runner). Each row's device_index is the worker's pid.
+// (an exception out of the runner), closes_fd3 (closes fd 3 and reads stdin, as a Python backend
+// might, then an ok row), hangs_up (closes every descriptor from 3 up, the channel's too, and
+// waits for ever). Each row's device_index is the worker's pid.
 #include "isolate/worker_server.hpp"
 #include "records/assemble.hpp"
 
@@ -16,7 +18,8 @@
 namespace attnbench {
 namespace {
 
-const std::vector<std::string> kBackends = {"plain", "leaky", "sticky", "throws"};
+const std::vector<std::string> kBackends = {"plain",  "leaky",      "sticky",
+                                            "throws", "closes_fd3", "hangs_up"};
 
 class StubSide final : public WorkerSide {
  public:
@@ -34,6 +37,15 @@ class StubSide final : public WorkerSide {
     options_.on_pass("first call");
     if (backend == "throws") throw std::runtime_error("planted in the runner");
     if (backend == "sticky") broken_ = "cudaErrorIllegalAddress: planted";
+    if (backend == "closes_fd3") {
+      ::close(3);
+      char c;
+      if (::read(STDIN_FILENO, &c, 1) != 0) throw std::runtime_error("stdin was not empty");
+    }
+    if (backend == "hangs_up") {
+      for (int fd = 3; fd < 1024; ++fd) ::close(fd);
+      ::pause();
+    }
     PassResults results;
     results.reserved_left_mib = backend == "leaky" ? 2048 : 16;
     BackendRecords out =

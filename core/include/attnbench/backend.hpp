@@ -161,7 +161,8 @@ class Backend {
   // and fp32; for fp8_e4m3 in bf16, or fp8_e4m3 holding out / v_scale. The contract, checked by
   // the harness: launch on PyTorch's current stream (at::cuda::getCurrentCUDAStream()), never a
   // stream of your own; compute every call (no memoized or cached output: the harness changes the
-  // inputs and checks again); leave the inputs unchanged; no printing or synchronization.
+  // inputs and checks again); leave the inputs unchanged (each is fingerprinted before and after:
+  // a backend that writes into one is `wrong`); no printing or synchronization.
   virtual at::Tensor forward(const Inputs& inputs) = 0;
   // For direction bwd: runs the forward of `inputs` and returns its backward. A backend without
   // one keeps this default; its bwd points say unsupported.

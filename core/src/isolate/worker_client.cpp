@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 namespace attnbench {
 
@@ -133,8 +134,9 @@ bool WorkerClient::try_start() {
   for (const auto& spec : sources_.specs)
     args.insert(args.end(), {"--backend", backend_spec_arg(spec)});
   for (const auto& lost : lost_plugins_) args.insert(args.end(), {"--skip-plugin", lost.file});
-  // The worker reads requests on stdin and answers on fd 3; its stdout and stderr stay the
-  // parent's, so whatever a plugin prints cannot corrupt the protocol.
+  // The worker reads requests on stdin and answers on fd 3, and moves both out of backend code's
+  // reach before it loads any (worker_server.cpp); its stdout and stderr stay the parent's, so
+  // whatever a plugin prints cannot corrupt the protocol.
   bp::environment env = boost::this_process::environment();
   if (visible_device_) env["CUDA_VISIBLE_DEVICES"] = *visible_device_;
   env["ATTNBENCH_WORKER_PARENT"] = std::to_string(::getpid());  // it dies with this process
@@ -202,7 +204,18 @@ void WorkerClient::setup(const RunOptions& options) {
 }
 
 std::string WorkerClient::ended() {
+  // A worker whose channel closed has ended, or is about to; one that is still running after a
+  // grace period closed it itself (or a backend did) and waits on its requests: it is killed,
+  // never waited on without end.
   std::error_code ec;
+  const auto grace = after(kChannelClosedGraceS);
+  while (process_->child.running(ec) && std::chrono::steady_clock::now() < grace)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (process_->child.running(ec)) {
+    process_->child.terminate(ec);
+    process_->child.wait(ec);
+    return "closed its protocol channel and kept running (killed)";
+  }
   process_->child.wait(ec);
   const int status = process_->child.native_exit_code();
   std::string how;

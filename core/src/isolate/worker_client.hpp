@@ -17,6 +17,8 @@ inline constexpr double kWorkerStartTimeoutS = 300;
 // A plugin that has not finished loading (its static initialisers and factory) by then hangs: the
 // worker is killed and the next one starts without that file.
 inline constexpr double kPluginLoadTimeoutS = 60;
+// How long a worker whose channel closed may take to end before it is killed.
+inline constexpr double kChannelClosedGraceS = 5;
 
 // What a worker answered for one (point, backend): its records, or why there are none.
 struct WorkerAnswer {
@@ -52,7 +54,8 @@ class WorkerClient {
   struct Process;
   void start();
   bool try_start();  // false: a plugin took the worker down while loading (now in lost_plugins_)
-  // Reaps the worker and says how it ended: "was killed by signal 11 (SIGSEGV: ...)".
+  // Reaps the worker and says how it ended: "was killed by signal 11 (SIGSEGV: ...)"; one still
+  // running kChannelClosedGraceS after its channel closed is killed.
   std::string ended();
   // Gives the worker up (killing it if it still runs) and says why there are no records.
   WorkerAnswer lost(Status status, const std::string& reason);

@@ -2,6 +2,7 @@
 
 #include "base/errors.hpp"
 
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -9,15 +10,55 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
+#include <string>
 
 namespace attnbench {
 
+namespace {
+
+// The requests (stdin) and the answers (protocol_fd) moved to descriptors that backend code does
+// not know, before any backend is loaded: a Python backend's os.close(3), or a thread of its that
+// reads stdin, meets nothing of the protocol (stdin reads as empty). Close-on-exec: a backend's
+// subprocesses (Inductor's compile workers) inherit neither.
+struct Channels {
+  std::FILE* requests = nullptr;
+  std::FILE* answers = nullptr;
+};
+
+std::optional<Channels> private_channels(int protocol_fd) {
+  constexpr int kAbove = 100;  // past the descriptors a process opens in its first moments
+  const int requests = ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, kAbove);
+  const int answers = ::fcntl(protocol_fd, F_DUPFD_CLOEXEC, kAbove);
+  const int empty = ::open("/dev/null", O_RDONLY);
+  if (requests < 0 || answers < 0 || empty < 0 || ::dup2(empty, STDIN_FILENO) < 0) return {};
+  ::close(empty);
+  ::close(protocol_fd);
+  Channels c{::fdopen(requests, "r"), ::fdopen(answers, "w")};
+  if (!c.requests || !c.answers) return {};
+  return c;
+}
+
+// The next request line without its newline; nullopt when the parent closed its end.
+std::optional<std::string> next_line(std::FILE* requests) {
+  char* data = nullptr;
+  size_t capacity = 0;
+  const ssize_t n = ::getline(&data, &capacity, requests);
+  std::optional<std::string> line;
+  if (n >= 0) line = std::string(data, static_cast<size_t>(n) - (n > 0 && data[n - 1] == '\n'));
+  std::free(data);
+  return line;
+}
+
+}  // namespace
+
 int serve_worker(WorkerSide& side, int protocol_fd) {
-  std::FILE* channel = fdopen(protocol_fd, "w");
-  if (!channel) {
+  const std::optional<Channels> channels = private_channels(protocol_fd);
+  if (!channels) {
     std::cerr << "attnbench worker: no protocol channel on fd " << protocol_fd << '\n';
     return 2;
   }
+  std::FILE* channel = channels->answers;
   auto send = [&](const std::string& line) {
     std::fputs(line.c_str(), channel);
     std::fputc('\n', channel);
@@ -37,8 +78,8 @@ int serve_worker(WorkerSide& side, int protocol_fd) {
 
   bool set_up = false;
   std::string pass = "setup";
-  for (std::string line; std::getline(std::cin, line);) {
-    const Message m = parse_message(line);
+  while (const std::optional<std::string> line = next_line(channels->requests)) {
+    const Message m = parse_message(*line);
     if (m.type == "quit") break;
     if (m.type == "setup") {
       RunOptions options = m.options;

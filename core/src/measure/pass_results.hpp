@@ -35,6 +35,9 @@ struct CorrectnessResult {
   // fresh values, against the reference of those: a backend returning a cached or stale output
   // passes the first check and fails this one.
   std::optional<double> fresh_rel_err;
+  // The first input (q, k, v, ...) the backend wrote into between their drawing and the end of the
+  // warm-up; empty when none: its rows are judged on what it destroyed otherwise.
+  std::string changed_input;
 };
 
 struct WarmupResult {

@@ -1,4 +1,5 @@
 #include "measure/runner.hpp"
+#include "measure/torch_settings.hpp"
 
 #include "base/errors.hpp"
 #include "base/hash.hpp"
@@ -148,6 +149,9 @@ void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResu
   };
   pass(m.wants(Pass::correctness), "correctness", [&] { r.correctness = correctness_pass(ctx); });
   pass(true, "warm-up", [&] { r.warmup = warmup_pass(ctx); });
+  // A backend that writes into its inputs on a later call: before the harness moves them itself.
+  pass(r.correctness && r.correctness->changed_input.empty(), "input check",
+       [&] { r.correctness->changed_input = changed_input_since_drawn(ctx); });
   if (!r.failure && (m.wants(Pass::timing) || m.wants(Pass::energy)) && ctx.on_cuda() &&
       !cuda.timer)  // once, at the first CUDA point
     r.failure = attempt("timing set-up", ctx, [&] {
@@ -212,6 +216,7 @@ PassResults Runner::measure(const Point& point, const LoadedBackend& loaded) {
   const MeasureSettings& m = options_.measurement;
 
   PassResults results;
+  const TorchSettingsGuard settings;  // what this backend changes of torch's, the next one never sees
   const bool cuda = problem.device == Device::cuda;
   std::optional<double> free_before;
   if (cuda) {  // measured as after: the cache emptied, so only what is held counts

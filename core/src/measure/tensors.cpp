@@ -127,13 +127,53 @@ InputTensors make_inputs(const Problem& p, uint64_t seed) {
   return in;
 }
 
-void move_values(const at::Tensor& t) {
+namespace {
+// `t`'s elements as integers of their size, flat: what moves and prints read.
+at::Tensor flat_bits(const at::Tensor& t) {
   const auto bits = t.element_size() == 1   ? at::kByte
                     : t.element_size() == 2 ? at::kShort
                     : t.element_size() == 4 ? at::kInt
                                             : at::kLong;
-  at::Tensor flat = t.view(bits).view({-1});
+  return t.view(bits).view({-1});
+}
+}  // namespace
+
+void move_values(const at::Tensor& t) {
+  at::Tensor flat = flat_bits(t);
   flat.copy_(flat.roll(1));
+}
+
+std::vector<InputPrint> input_prints(const InputTensors& in) {
+  std::vector<InputPrint> out;
+  const std::pair<const char*, const at::Tensor*> named[] = {
+      {"q", &in.q},         {"k", &in.k},
+      {"v", &in.v},         {"mask", &in.mask},
+      {"grad_out", &in.grad_out}, {"cu_seqlens_q", &in.cu_seqlens_q},
+      {"cu_seqlens_kv", &in.cu_seqlens_kv}, {"kv_lens", &in.kv_lens},
+      {"page_table", &in.page_table}};
+  constexpr int64_t kChunk = int64_t{1} << 24;  // int64 copies of 128 MiB at most
+  for (const auto& [name, tensor] : named) {
+    if (!tensor->defined()) continue;
+    InputPrint print{name, tensor->sizes().vec()};
+    const at::Tensor flat = flat_bits(tensor->contiguous());
+    at::Tensor sum = at::zeros({}, flat.options().dtype(at::kLong)), squares = sum.clone();
+    for (int64_t start = 0; start < flat.numel(); start += kChunk) {
+      const at::Tensor x = flat.narrow(0, start, std::min(kChunk, flat.numel() - start)).to(at::kLong);
+      sum += x.sum();
+      squares += (x * x).sum();
+    }
+    print.sum = sum.item<int64_t>();
+    print.sum_of_squares = squares.item<int64_t>();
+    out.push_back(std::move(print));
+  }
+  return out;
+}
+
+std::string changed_input(const std::vector<InputPrint>& before,
+                          const std::vector<InputPrint>& after) {
+  for (size_t i = 0; i < before.size(); ++i)
+    if (i >= after.size() || !before[i].same_as(after[i])) return before[i].name;
+  return "";
 }
 
 std::pair<at::Tensor, at::Tensor> sequence_kv(const InputTensors& in, int64_t b) {

@@ -45,6 +45,21 @@ InputTensors make_inputs(const Problem& problem, uint64_t seed);
 // scale) while no position keeps its value. A backend keyed on its inputs' values sees new ones.
 void move_values(const at::Tensor& t);
 
+// Each input as a call found it: its shape and two sums over its bits (int64, wrapping), so that a
+// backend that writes into its inputs (zeroes v, scales q, grows k) is not judged on what it left.
+struct InputPrint {
+  std::string name;
+  std::vector<int64_t> sizes;
+  int64_t sum = 0, sum_of_squares = 0;
+  bool same_as(const InputPrint& o) const {
+    return name == o.name && sizes == o.sizes && sum == o.sum && sum_of_squares == o.sum_of_squares;
+  }
+};
+std::vector<InputPrint> input_prints(const InputTensors& in);
+// The name of the first input whose print differs from `before`'s; empty when none does.
+std::string changed_input(const std::vector<InputPrint>& before,
+                          const std::vector<InputPrint>& after);
+
 // Sequence b's keys and values as [kv_heads, kv_len(b), head_dim] views or gathers, read through
 // the page table when paged: what the reference attends over.
 std::pair<at::Tensor, at::Tensor> sequence_kv(const InputTensors& inputs, int64_t b);

@@ -47,6 +47,17 @@ struct Ref {
   explicit operator bool() const { return p != nullptr; }
 };
 
+// A Python str as UTF-8, whatever it holds: a lone surrogate (from a file name, an exception's
+// text) becomes its \udcff escape instead of an encoding error (PyUnicode_AsUTF8's null).
+std::string utf8(PyObject* text) {
+  Ref bytes(PyUnicode_AsEncodedString(text, "utf-8", "backslashreplace"));
+  if (!bytes) {
+    PyErr_Clear();
+    return "(text that cannot be encoded)";
+  }
+  return std::string(PyBytes_AsString(bytes.p), static_cast<size_t>(PyBytes_Size(bytes.p)));
+}
+
 // Holds the GIL for a scope; released between calls so that autograd's threads (which run a
 // compiled function's backward in Python) can take it.
 struct Gil {
@@ -73,11 +84,11 @@ PythonError take_error(PyObject* harness, const std::string& file) {
   Ref described(harness ? PyObject_CallMethod(harness, "describe", "Os", v.p, file.c_str())
                         : nullptr);
   if (described && PyUnicode_Check(described.p)) {
-    out.text = PyUnicode_AsUTF8(described.p);
+    out.text = utf8(described.p);
   } else {
     PyErr_Clear();
     Ref s(PyObject_Str(v.p));
-    out.text = s ? PyUnicode_AsUTF8(s.p) : "an exception that cannot be printed";
+    out.text = s ? utf8(s.p) : "an exception that cannot be printed";
   }
   return out;
 }
@@ -152,10 +163,10 @@ class PythonBackend final : public Backend {
     fn_ = Ref(Py_NewRef(PyTuple_GetItem(loaded, 0)));
     PyObject* supports = PyTuple_GetItem(loaded, 1);
     if (supports != Py_None) supports_ = Ref(Py_NewRef(supports));
-    description_ = PyUnicode_AsUTF8(PyTuple_GetItem(loaded, 2));
+    description_ = utf8(PyTuple_GetItem(loaded, 2));
     PyObject* keywords = PyTuple_GetItem(loaded, 3);
     for (Py_ssize_t i = 0; i < PyList_Size(keywords); ++i)
-      keywords_.emplace_back(PyUnicode_AsUTF8(PyList_GetItem(keywords, i)));
+      keywords_.emplace_back(utf8(PyList_GetItem(keywords, i)));
   }
   ~PythonBackend() override {
     Gil gil;
@@ -188,11 +199,11 @@ class PythonBackend final : public Backend {
     }
     // True or None: yes. False: no. A string: no, and that is the reason. (False, "why") too.
     if (answer.p == Py_None || answer.p == Py_True) return Support::yes();
-    if (PyUnicode_Check(answer.p)) return Support::no(PyUnicode_AsUTF8(answer.p));
+    if (PyUnicode_Check(answer.p)) return Support::no(utf8(answer.p));
     if (PyTuple_Check(answer.p) && PyTuple_Size(answer.p) == 2 &&
         !PyObject_IsTrue(PyTuple_GetItem(answer.p, 0))) {
       Ref why(PyObject_Str(PyTuple_GetItem(answer.p, 1)));
-      return Support::no(why ? PyUnicode_AsUTF8(why.p) : "supports() said no");
+      return Support::no(why ? utf8(why.p) : "supports() said no");
     }
     if (PyObject_IsTrue(answer.p)) return Support::yes();
     return Support::no("supports() returned False");
@@ -316,7 +327,7 @@ PythonBackendMade make_python_backend(const PythonFunctionRef& ref) {
     made.error = "raised while importing: " + take_error(harness, ref.file).text;
   } else if (PyUnicode_Check(loaded.p)) {
     made.no_such_function = true;
-    made.error = PyUnicode_AsUTF8(loaded.p);
+    made.error = utf8(loaded.p);
   } else {
     made.backend = std::make_unique<PythonBackend>(ref, harness, loaded.p);
   }

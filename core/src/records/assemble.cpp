@@ -44,6 +44,12 @@ void mark_wrong(Row& row, std::string why) {
 }
 
 void apply_correctness(Row& row, const CorrectnessResult& c) {
+  if (!c.changed_input.empty()) {
+    mark_wrong(row, "the backend wrote into its input " + c.changed_input +
+                        " (a backend must leave its inputs as it found them; its output cannot "
+                        "be checked against inputs it changed)");
+    return;
+  }
   row.rel_err = c.rel_err;
   const bool output = c.worst == "out";
   if (std::isnan(c.rel_err)) {

@@ -22,9 +22,18 @@ CorrectnessResult correctness_pass(PassContext& ctx) {
   poison_result(ctx);
   ctx.call();
   synchronize_device(ctx.host);
+  CorrectnessResult result;
+  result.changed_input = changed_input_since_drawn(ctx);
+  if (!result.changed_input.empty()) return result;  // a reference of destroyed inputs means nothing
   const ReferenceError e = ctx.backward ? backward_error(ctx.inputs, ctx.dq, ctx.dk, ctx.dv)
                                         : forward_error(ctx.inputs, ctx.out);
-  return {e.rel_err, e.worst};
+  result.rel_err = e.rel_err;
+  result.worst = e.worst;
+  return result;
+}
+
+std::string changed_input_since_drawn(const PassContext& ctx) {
+  return changed_input(ctx.input_prints, input_prints(ctx.inputs));
 }
 
 double fresh_inputs_pass(PassContext& ctx, uint64_t seed) {

@@ -6,6 +6,7 @@ namespace attnbench {
 
 double first_call_pass(PassContext& ctx, uint64_t seed) {
   ctx.inputs = make_inputs(ctx.problem, seed);
+  ctx.input_prints = input_prints(ctx.inputs);
   ctx.view.emplace(ctx.inputs.view());
   synchronize_device(ctx.host);  // the inputs' kernels are not the call's
   const auto start = std::chrono::steady_clock::now();

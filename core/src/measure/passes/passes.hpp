@@ -32,6 +32,7 @@ struct PassContext {
   std::optional<double> burst_reference_mhz;
   std::function<void(const std::string&)> on_pass;  // told each pass's name as it starts
   InputTensors inputs;
+  std::vector<InputPrint> input_prints;  // the inputs as drawn, before the first call
   std::optional<Inputs> view;
   std::unique_ptr<BackwardPass> backward;  // bwd points: made by the first call
   // The last result stays alive (graph capture and the memory pass need it): the output forward,
@@ -61,8 +62,11 @@ struct PassContext {
 // call (bwd: prepare_backward) to the device's end of it: what a JIT compiles, a library plans or
 // loads lazily the first time this worker meets the shape.
 double first_call_pass(PassContext& ctx, uint64_t seed);
-// The result of the first call against float64 attention (or its gradients) on a slice.
+// The result of the first call against float64 attention (or its gradients) on a slice, and
+// whether the calls so far left the inputs as drawn.
 CorrectnessResult correctness_pass(PassContext& ctx);
+// The first input the calls since the drawing wrote into (changed_input in tensors.hpp), or "".
+std::string changed_input_since_drawn(const PassContext& ctx);
 // Empties PyTorch's CUDA caching allocator (what earlier points or passes left cached); never
 // throws.
 void release_cached_memory(const HostInfo& host) noexcept;
