@@ -72,5 +72,38 @@ TEST(OutputLock, MakesItsFolderAndAReadableFile) {
   EXPECT_EQ(st.st_mode & 0777, 0644u);
 }
 
+// The folders it made go again when the run left nothing in them (a run refused before its first
+// row); a folder with the report in it, or one that was there before, stays.
+TEST(OutputLock, FoldersItMadeForNothingGoAgain) {
+  namespace fs = std::filesystem;
+  const fs::path base = fs::path(temp_report("kept")).parent_path();
+  const fs::path unused = base / "unused", used = base / "used";
+  fs::remove_all(unused);
+  fs::remove_all(used);
+  { OutputLock lock((unused / "a" / "b" / "r.csv").string()); }
+  EXPECT_FALSE(fs::exists(unused));
+  EXPECT_TRUE(fs::exists(base));
+  {
+    OutputLock lock((used / "a" / "r.csv").string());
+    std::ofstream(used / "a" / "r.csv") << "rows\n";
+  }
+  EXPECT_TRUE(fs::exists(used / "a" / "r.csv"));
+  EXPECT_FALSE(fs::exists(used / "a" / "r.lock"));
+}
+
+// A folder that cannot be made is an InputError naming the report and why, not a filesystem
+// exception's raw text.
+TEST(OutputLock, AFolderThatCannotBeMadeIsALocatedError) {
+  const std::string file = temp_report("a-file");
+  std::ofstream(file) << "not a folder\n";
+  try {
+    OutputLock lock(file + "/sub/r.csv");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              file + "/sub/r.csv: cannot make its folder " + file + "/sub: Not a directory");
+  }
+}
+
 }  // namespace
 }  // namespace attnbench

@@ -159,6 +159,46 @@ TEST(Resume, RefusesAnotherSweepAnotherMachineAndOldReports) {
             std::string::npos);
 }
 
+// Rows appended to a report must line up with its columns: a header that is not this
+// attnbench's (a column moved, dropped or added by hand, in the report or a side file) is refused
+// before anything is measured, naming where it first differs.
+TEST(Resume, AReportWhoseColumnsAreNotThisAttnbenchsIsRefused) {
+  const ReportTexts full = full_report();
+  auto message = [](const ReportTexts& t) -> std::string {
+    try {
+      resume_report(t, "r.csv", "fp1", "NVIDIA H200", "2.11.0", 2);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  EXPECT_EQ(message(full), "accepted");
+  auto swapped = [](std::string text, const std::string& a, const std::string& b) {
+    const size_t i = text.find("," + a + ","), j = text.find("," + b + ",");
+    text.replace(j + 1, b.size(), a);
+    text.replace(i + 1, a.size(), b);
+    return text;
+  };
+  ReportTexts moved = full;
+  moved.rows = swapped(full.rows, "backend", "batch");
+  EXPECT_EQ(message(moved),
+            "r.csv: cannot resume: its columns are not the ones this attnbench writes (column 3 "
+            "is 'batch' where this attnbench writes 'backend'), so appended rows would not line "
+            "up; --force starts it over, or give another -o");
+  ReportTexts side = full;
+  side.samples = swapped(full.samples, "backend", "timing_mode");
+  EXPECT_NE(message(side).find("r.samples.csv: cannot resume: its columns are not"),
+            std::string::npos)
+      << message(side);
+  ReportTexts dropped = full;
+  dropped.kernels = full.kernels.substr(0, full.kernels.find('\n'));
+  dropped.kernels = dropped.kernels.substr(0, dropped.kernels.rfind(',')) + "\n";
+  EXPECT_NE(message(dropped).find("r.kernels.csv: cannot resume: its columns are not the ones "
+                                  "this attnbench writes (column "),
+            std::string::npos)
+      << message(dropped);
+}
+
 TEST(Resume, NothingLeftStartsOver) {
   ReportTexts empty;
   EXPECT_TRUE(resume_report(empty, "r.csv", "fp1", "x", "y", 2).done.empty());

@@ -15,11 +15,33 @@ namespace attnbench {
 
 namespace {
 
+void refuse(const std::string& path, const std::string& why) {
+  throw InputError(path + ": cannot resume: " + why +
+                   "; --force starts it over, or give another -o");
+}
+
+// The rows this run appends must line up with the file's: its header must be the one this
+// attnbench writes, column for column (another schema version, a column added, dropped or moved
+// by hand is refused before anything is measured).
+void check_header(const CsvTable& t, const std::vector<std::string>& mine) {
+  if (t.header == mine) return;
+  size_t i = 0;
+  while (i < t.header.size() && i < mine.size() && t.header[i] == mine[i]) ++i;
+  const std::string where = "column " + std::to_string(i + 1) + " is " +
+                            (i < t.header.size() ? "'" + t.header[i] + "'" : "missing") +
+                            " where this attnbench writes " +
+                            (i < mine.size() ? "'" + mine[i] + "'" : "none");
+  refuse(t.path, "its columns are not the ones this attnbench writes (" + where +
+                     "), so appended rows would not line up");
+}
+
 // The records of a table whose key is in `done`, with its header; "" for no file.
 std::string keep(const std::string& text, const std::string& path,
-                 const std::set<RecordKey>& done) {
-  if (text.empty()) return "";
-  const CsvTable t = parse_csv(complete_records(text), path);
+                 const std::vector<std::string>& header, const std::set<RecordKey>& done) {
+  const std::string complete = complete_records(text);
+  if (complete.empty()) return "";  // no file, or killed inside its header: written anew
+  const CsvTable t = parse_csv(complete, path);
+  check_header(t, header);
   std::string out = csv_line(t.header);
   for (size_t r = 0; r < t.rows.size(); ++r)
     if (done.count(record_key(t, r))) out += csv_line(t.rows[r]);
@@ -27,11 +49,6 @@ std::string keep(const std::string& text, const std::string& path,
 }
 
 RecordKey key_of(const Row& row) { return {row.point_id, row.backend, row.repetition}; }
-
-void refuse(const std::string& path, const std::string& why) {
-  throw InputError(path + ": cannot resume: " + why +
-                   "; --force starts it over, or give another -o");
-}
 
 }  // namespace
 
@@ -52,6 +69,7 @@ Resumed resume_report(const ReportTexts& files, const std::string& path,
   const CsvTable t = parse_csv(rows_text, path);
   if (t.column("config_fingerprint") < 0)
     refuse(path, "it has no config_fingerprint column (an older report)");
+  check_header(t, row_header());
   const std::vector<Row> rows = typed_rows(t);
   std::map<RecordKey, size_t> found;
   for (const Row& row : rows) {
@@ -68,9 +86,10 @@ Resumed resume_report(const ReportTexts& files, const std::string& path,
     const size_t expected = row.problem.device == Device::cuda ? modes_per_cuda_point : 1;
     if (found[key_of(row)] == expected) out.done.insert(key_of(row));
   }
-  out.kept.rows = keep(files.rows, path, out.done);
-  out.kept.kernels = keep(files.kernels, sibling(path, side::kernels), out.done);
-  out.kept.samples = keep(files.samples, sibling(path, side::samples), out.done);
+  out.kept.rows = keep(files.rows, path, row_header(), out.done);
+  out.kept.kernels =
+      keep(files.kernels, sibling(path, side::kernels), kernel_row_header(), out.done);
+  out.kept.samples = keep(files.samples, sibling(path, side::samples), sample_header(), out.done);
   return out;
 }
 
