@@ -201,6 +201,30 @@ TEST(Expectations, RelationsCompareTheSameRowOfAnotherBackend) {
             "missed: time_ms_median predicted < math's, but math has no value (oom)");
 }
 
+// Under --shard a relation to a backend another shard measures is not a miss: it is unjudged
+// (merge judges it); a miss of its own still counts, and a peer absent from the whole sweep is
+// still a miss.
+TEST(Expectations, ARelationToAnotherShardsRowIsUnjudged) {
+  const Expectations e = parse(R"(expect:
+  cudnn:
+    cpu_us_median: {more_than: flash}
+    faster_than: [math]
+)");
+  Row r = row("cudnn");
+  r.cpu_us_median = 25, r.time_ms_median = 0.5;
+  std::map<std::string, Row> others;
+  EXPECT_EQ(judge_row(r, e, peers(others), {"flash", "math"}),
+            "unjudged: flash math measured by another shard here (attnbench merge judges it)");
+  EXPECT_FALSE(is_missed(judge_row(r, e, peers(others), {"flash", "math"})));
+  others["flash"] = row("flash");
+  others["flash"].cpu_us_median = 30;
+  EXPECT_EQ(judge_row(r, e, peers(others), {"math"}),
+            "missed: cpu_us_median predicted > flash's 30, seen 25");
+  others["flash"].cpu_us_median = 20;
+  EXPECT_EQ(judge_row(r, e, peers(others), {"flash"}),
+            "missed: time_ms_median predicted < math's, but math has no row here");
+}
+
 TEST(Expectations, EveryNumericColumnIsInTheCsv) {
   const auto header = row_header();
   for (const auto& c : numeric_row_columns())

@@ -42,7 +42,8 @@ std::string why_no_value(const Row& row) {
 
 // The misses of one numeric prediction, appended to `misses`.
 void check_numeric(const Prediction& p, const Row& row, const PeerRow& peer,
-                   std::vector<std::string>& misses) {
+                   const std::set<std::string>& elsewhere, std::vector<std::string>& misses,
+                   std::set<std::string>& unjudged) {
   const std::optional<double> seen = numeric_row_value(row, p.column);
   if (p.min || p.max) {
     std::string predicted =
@@ -59,6 +60,10 @@ void check_numeric(const Prediction& p, const Row& row, const PeerRow& peer,
     for (const auto& other : others) {
       const std::string predicted = p.column + " predicted " + (below ? "< " : "> ") + other + "'s";
       const Row* o = peer(other);
+      if (!o && elsewhere.count(other)) {
+        unjudged.insert(other);
+        continue;
+      }
       const std::optional<double> theirs =
           o ? numeric_row_value(*o, p.column) : std::optional<double>();
       if (!seen) {
@@ -93,9 +98,11 @@ bool applies(const Expectation& e, const Row& row) {
   });
 }
 
-std::string judge_row(const Row& row, const Expectations& expectations, const PeerRow& peer) {
+std::string judge_row(const Row& row, const Expectations& expectations, const PeerRow& peer,
+                      const std::set<std::string>& elsewhere) {
   bool predicted = false;
   std::vector<std::string> misses;
+  std::set<std::string> unjudged;
   for (const Expectation& e : expectations.items) {
     if (!applies(e, row)) continue;
     predicted = true;
@@ -103,10 +110,13 @@ std::string judge_row(const Row& row, const Expectations& expectations, const Pe
       if (p.ops)
         check_ops(p, row, misses);
       else
-        check_numeric(p, row, peer, misses);
+        check_numeric(p, row, peer, elsewhere, misses, unjudged);
     }
   }
   if (!predicted) return "";
+  if (misses.empty() && !unjudged.empty())
+    return "unjudged: " + joined(std::vector<std::string>(unjudged.begin(), unjudged.end())) +
+           " measured by another shard here (attnbench merge judges it)";
   if (misses.empty()) return "met";
   std::string out = "missed: ";
   for (size_t i = 0; i < misses.size(); ++i) out += (i ? "; " : "") + misses[i];

@@ -207,7 +207,8 @@ const std::vector<Field<Row>>& row_fields() {
                   "window): with energy_j_per_call, how long a call took back to back there"),
             field("flags", &Row::flags, "", "`;`-separated notes (docs/columns.md, Flags)"),
             field("expectation", &Row::expectation, "",
-                  "the config's predictions: empty, `met`, or `missed: ...`"),
+                  "the config's predictions: empty, `met`, `missed: ...`, or `unjudged: ...` (a "
+                  "relation to a row another shard measures)"),
         });
     append(f, nested(&Row::run, run_info_fields()));
     return f;

@@ -20,8 +20,11 @@ namespace attnbench {
 class JudgingWriter {
  public:
   // `expected`: for each (repetition, point_id), the backends this run measures there.
+  // `sharded_sweep`: under --shard, every backend of the whole sweep (each point has each), so
+  // that a relation to one another shard measures is left to merge; empty: no shard.
   JudgingWriter(ReportWriter& writer, const Expectations& expect,
-                std::map<std::pair<int, std::string>, std::set<std::string>> expected);
+                std::map<std::pair<int, std::string>, std::set<std::string>> expected,
+                std::set<std::string> sharded_sweep = {});
 
   void add(BackendRecords records);
 
@@ -32,11 +35,12 @@ class JudgingWriter {
   };
   bool ready(const Point& point, const std::set<std::string>& in_run,
              const std::string& backend) const;
-  void write(Point& point, size_t i);
+  void write(Point& point, size_t i, const std::set<std::string>& in_run);
 
   ReportWriter& writer_;
   const Expectations& expect_;
   std::map<std::pair<int, std::string>, std::set<std::string>> expected_;
+  std::set<std::string> sharded_sweep_;
   std::map<std::pair<int, std::string>, Point> open_;
   mutable std::mutex mutex_;
 };

@@ -169,7 +169,9 @@ RunOutcome run_sweep(const RunRequest& request) {
                     stderr_is_terminal());
   for (size_t i = jobs.size(); i < plan.tasks.size() * static_cast<size_t>(repetitions); ++i)
     progress.end();  // resumed
-  JudgingWriter judged(writer, plan.expect, std::move(expected));
+  JudgingWriter judged(writer, plan.expect, std::move(expected),
+                       plan.shard ? std::set<std::string>(plan.backends.begin(), plan.backends.end())
+                                  : std::set<std::string>{});
 
   run_jobs(jobs, plan, measurers, devices, progress, judged);
   progress.finish();
