@@ -67,6 +67,21 @@ TEST_F(Cli, APluginThatDiesWhileLoadingCostsOnlyItsOwnBackend) {
   }
 }
 
+// A plugin that crashes while loading, in a folder whose name is not UTF-8: its name travels the
+// protocol with the bad bytes replaced, and the next worker still knows to skip it (it restarted
+// workers without end).
+TEST_F(Cli, ACrashAtLoadInAFolderWhoseNameIsNotUtf8IsLeftOutOnce) {
+  const std::string dir = path("plugins-\xff\xfe");
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(std::string(ATTNBENCH_LOAD_FAULT_PLUGIN_DIR) + "/attnbench_load_segv.so",
+                             dir + "/attnbench_load_segv.so");
+  const Result list = run("list --plugin-dir '" + dir + "'", "timeout 120");
+  EXPECT_EQ(list.code, 0) << list.output;
+  EXPECT_NE(list.output.find("attnbench_load_segv.so: the worker was killed by signal 11 (SIGSEGV"),
+            std::string::npos)
+      << list.output;
+}
+
 // The README's own ATTNBENCH_PLUGIN_PATH=$PWD/build/plugins with build/attnbench: one folder
 // reached twice is one folder, not "two plugins named naive".
 TEST_F(Cli, AFolderReachedTwiceIsLoadedOnce) {
