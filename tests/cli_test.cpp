@@ -246,6 +246,41 @@ TEST_F(Cli, ShardsMergeIntoTheWholeSweep) {
   EXPECT_NE(r.output.find("is of another sweep"), std::string::npos) << r.output;
 }
 
+// Shards run in a repository (the config named relative to it), one torn by a kill, merged from
+// another folder: the sweep is found above the reports, and the lost measurement is named; with
+// the config gone, the gap is still named among the points and backends the reports have.
+TEST_F(Cli, ATornShardMergedFromAnotherFolderNamesItsGap) {
+  fs::create_directories(path("repo/configs"));
+  std::string sweep = "backends: [naive, inplace]\n" + std::string(kTiny);
+  sweep.replace(sweep.find("seq_len: 64"), 11, "seq_len: [64, 128]");  // each shard: both backends
+  write("repo/configs/t.yaml", sweep);
+  const std::string in_repo = "cd '" + path("repo") + "' &&";
+  for (const char* k : {"1", "2"})
+    ASSERT_EQ(run(std::string("run configs/t.yaml --no-summary --shard ") + k +
+                      "/2 -o results/t.shard-" + k + ".csv",
+                  in_repo)
+                  .code,
+              0);
+  std::string torn;
+  {
+    std::ifstream in(path("repo/results/t.shard-2.csv"));
+    torn.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  torn.resize(torn.size() - 30);  // the last row cut short
+  write("repo/results/t.shard-2.csv", torn);
+  const std::string shards =
+      " " + path("repo/results/t.shard-1.csv") + " " + path("repo/results/t.shard-2.csv");
+  Result r = run("merge" + shards + " -o " + path("m.csv"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find(": not measured"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("config was not found"), std::string::npos) << r.output;
+  fs::remove(path("repo/configs/t.yaml"));
+  r = run("merge" + shards + " --force -o " + path("m.csv"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("the sweep's config was not found"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(": not measured"), std::string::npos) << r.output;
+}
+
 TEST_F(Cli, DevicesRunOneWorkerEachFromOneQueueIntoOneReport) {
   // No GPU is needed to check the queue: CPU points run on workers that were each given a GPU.
   std::string tiny = kTiny;

@@ -77,6 +77,40 @@ std::optional<SweepOfReports> sweep_of_reports(const std::string& config_path, b
   return std::nullopt;
 }
 
+// The sweep's config as the rows name it (relative to where the run was started): from here, else
+// from a folder above the first report (a repository's results/ beside its configs/), so that a
+// merge run from elsewhere still finds it.
+std::string found_config(const std::string& named, const std::string& report) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::path(named).is_absolute() || fs::exists(named, ec)) return named;
+  for (fs::path dir = fs::absolute(report, ec).parent_path(); !dir.empty(); dir = dir.parent_path()) {
+    if (fs::exists(dir / named, ec)) return (dir / named).string();
+    if (dir == dir.root_path()) break;
+  }
+  return named;
+}
+
+// Without the sweep: every point any report has with every backend any report has, at every
+// repetition (a sweep measures each point with each backend), so a torn shard's lost row is still
+// named unless it took a point's or a backend's last row with it.
+std::vector<RecordKey> seen_measurements(const std::vector<CsvTable>& reports) {
+  std::set<std::string> points, backends;
+  int repetitions = 1;
+  for (const CsvTable& t : reports)
+    for (size_t r = 0; r < t.rows.size(); ++r) {
+      const auto [point, backend, repetition] = record_key(t, r);
+      points.insert(point);
+      backends.insert(backend);
+      repetitions = std::max(repetitions, repetition + 1);
+    }
+  std::vector<RecordKey> out;
+  for (int rep = 0; rep < repetitions; ++rep)
+    for (const auto& p : points)
+      for (const auto& b : backends) out.emplace_back(p, b, rep);
+  return out;
+}
+
 // 0 when the merged report is complete; 1 when it has gaps (still written); 2 bad input.
 int cmd_merge(const MergeArgs& args) {
   const OutputLock lock(args.output);
@@ -99,10 +133,13 @@ int cmd_merge(const MergeArgs& args) {
   if (!args.config.empty() && has_rows)
     sweep = sweep_of_reports(args.config, true, reports);
   else if (has_rows && first.column("config") >= 0)
-    sweep = sweep_of_reports(first.at(0, "config"), false, reports);
+    sweep = sweep_of_reports(found_config(first.at(0, "config"), first.path), false, reports);
 
   std::optional<std::vector<RecordKey>> expected;
-  if (sweep) expected = sweep->measurements;
+  if (sweep)
+    expected = sweep->measurements;
+  else if (has_rows)
+    expected = seen_measurements(reports);
   Merged merged = merge_reports(inputs, expected);
   // A shard judged a relation without the rows other shards measured: judged again, whole.
   if (sweep) merged.texts.rows = rejudged_report(merged.texts.rows, args.output, sweep->expect);
@@ -125,9 +162,9 @@ int cmd_merge(const MergeArgs& args) {
               << '\n';
   std::cerr << "attnbench: merged " << inputs.size() << " report(s), " << merged.measurements
             << " measurement(s), into " << args.output << '\n';
-  if (!expected)
-    std::cerr << "attnbench: without the sweep's config (--config) only whole missing shards are "
-                 "found\n";
+  if (!sweep)
+    std::cerr << "attnbench: the sweep's config was not found (--config names it): gaps are "
+                 "looked for among the points and backends the reports have\n";
   if (merged.gaps.empty()) return 0;
   std::cerr << "attnbench: " << merged.gaps.size() << " gap(s):\n";
   for (const auto& gap : merged.gaps) std::cerr << "  " << gap << '\n';
