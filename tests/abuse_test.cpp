@@ -73,8 +73,8 @@ TEST_F(Cli, APluginThatDiesWhileLoadingCostsOnlyItsOwnBackend) {
 TEST_F(Cli, ACrashAtLoadInAFolderWhoseNameIsNotUtf8IsLeftOutOnce) {
   const std::string dir = path("plugins-\xff\xfe");
   std::filesystem::create_directories(dir);
-  std::filesystem::copy_file(std::string(ATTNBENCH_LOAD_FAULT_PLUGIN_DIR) + "/attnbench_load_segv.so",
-                             dir + "/attnbench_load_segv.so");
+  const std::string plugin = "/attnbench_load_segv.so";
+  std::filesystem::copy_file(ATTNBENCH_LOAD_FAULT_PLUGIN_DIR + plugin, dir + plugin);
   const Result list = run("list --plugin-dir '" + dir + "'", "timeout 120");
   EXPECT_EQ(list.code, 0) << list.output;
   EXPECT_NE(list.output.find("attnbench_load_segv.so: the worker was killed by signal 11 (SIGSEGV"),

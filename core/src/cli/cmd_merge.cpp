@@ -84,7 +84,8 @@ std::string found_config(const std::string& named, const std::string& report) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::path(named).is_absolute() || fs::exists(named, ec)) return named;
-  for (fs::path dir = fs::absolute(report, ec).parent_path(); !dir.empty(); dir = dir.parent_path()) {
+  for (fs::path dir = fs::absolute(report, ec).parent_path(); !dir.empty();
+       dir = dir.parent_path()) {
     if (fs::exists(dir / named, ec)) return (dir / named).string();
     if (dir == dir.root_path()) break;
   }

@@ -216,7 +216,7 @@ PassResults Runner::measure(const Point& point, const LoadedBackend& loaded) {
   const MeasureSettings& m = options_.measurement;
 
   PassResults results;
-  const TorchSettingsGuard settings;  // what this backend changes of torch's, the next one never sees
+  const TorchSettingsGuard settings;  // what this backend changes of torch's, the next never sees
   const bool cuda = problem.device == Device::cuda;
   std::optional<double> free_before;
   if (cuda) {  // measured as after: the cache emptied, so only what is held counts

@@ -145,12 +145,15 @@ void move_values(const at::Tensor& t) {
 
 std::vector<InputPrint> input_prints(const InputTensors& in) {
   std::vector<InputPrint> out;
-  const std::pair<const char*, const at::Tensor*> named[] = {
-      {"q", &in.q},         {"k", &in.k},
-      {"v", &in.v},         {"mask", &in.mask},
-      {"grad_out", &in.grad_out}, {"cu_seqlens_q", &in.cu_seqlens_q},
-      {"cu_seqlens_kv", &in.cu_seqlens_kv}, {"kv_lens", &in.kv_lens},
-      {"page_table", &in.page_table}};
+  const std::pair<const char*, const at::Tensor*> named[] = {{"q", &in.q},
+                                                             {"k", &in.k},
+                                                             {"v", &in.v},
+                                                             {"mask", &in.mask},
+                                                             {"grad_out", &in.grad_out},
+                                                             {"cu_seqlens_q", &in.cu_seqlens_q},
+                                                             {"cu_seqlens_kv", &in.cu_seqlens_kv},
+                                                             {"kv_lens", &in.kv_lens},
+                                                             {"page_table", &in.page_table}};
   constexpr int64_t kChunk = int64_t{1} << 24;  // int64 copies of 128 MiB at most
   for (const auto& [name, tensor] : named) {
     if (!tensor->defined()) continue;
@@ -158,7 +161,8 @@ std::vector<InputPrint> input_prints(const InputTensors& in) {
     const at::Tensor flat = flat_bits(tensor->contiguous());
     at::Tensor sum = at::zeros({}, flat.options().dtype(at::kLong)), squares = sum.clone();
     for (int64_t start = 0; start < flat.numel(); start += kChunk) {
-      const at::Tensor x = flat.narrow(0, start, std::min(kChunk, flat.numel() - start)).to(at::kLong);
+      const at::Tensor x =
+          flat.narrow(0, start, std::min(kChunk, flat.numel() - start)).to(at::kLong);
       sum += x.sum();
       squares += (x * x).sum();
     }

@@ -24,7 +24,7 @@ CorrectnessResult correctness_pass(PassContext& ctx) {
   synchronize_device(ctx.host);
   CorrectnessResult result;
   result.changed_input = changed_input_since_drawn(ctx);
-  if (!result.changed_input.empty()) return result;  // a reference of destroyed inputs means nothing
+  if (!result.changed_input.empty()) return result;  // destroyed inputs have no reference
   const ReferenceError e = ctx.backward ? backward_error(ctx.inputs, ctx.dq, ctx.dk, ctx.dv)
                                         : forward_error(ctx.inputs, ctx.out);
   result.rel_err = e.rel_err;
