@@ -271,9 +271,17 @@ class SettingsChanger : public Backend {
   Support supports(const Problem&) const override { return Support::yes(); }
   at::Tensor forward(const Inputs& in) override {
     if (changes_) {
+      at::Context& ctx = at::globalContext();
       at::set_num_threads(1);
-      at::globalContext().setDeterministicAlgorithms(true, true);
-      at::globalContext().setSDPUseFlash(false);
+      ctx.setDeterministicAlgorithms(true, true);
+      ctx.setBenchmarkCuDNN(!ctx.benchmarkCuDNN());
+      ctx.setSDPUseMath(!ctx.userEnabledMathSDP());
+      ctx.setSDPUseMemEfficient(!ctx.userEnabledMemEfficientSDP());
+      ctx.setSDPUseFlash(!ctx.userEnabledFlashSDP());
+      ctx.setSDPUseCuDNN(!ctx.userEnabledCuDNNSDP());
+      ctx.setSDPUseOverrideable(!ctx.userEnabledOverrideableSDP());
+      ctx.setSDPUseFA3(!ctx.userEnabledFA3SDP());
+      ctx.setAllowFP16BF16ReductionMathSDP(!ctx.allowFP16BF16ReductionMathSDP());
     }
     threads_seen = at::get_num_threads();
     return textbook_attention(in, false);
@@ -290,7 +298,15 @@ TEST(Runner, WhatABackendChangesOfTorchsSettingsTheNextOneNeverSees) {
   options.measurement = quick();
   test::MeasuringRunner runner(cpu_host(), options);
   const int threads = at::get_num_threads();
-  const bool flash = at::globalContext().userEnabledFlashSDP();
+  const at::Context& ctx = at::globalContext();
+  auto switches = [&] {
+    return std::vector<bool>{ctx.deterministicAlgorithms(),     ctx.benchmarkCuDNN(),
+                             ctx.userEnabledMathSDP(),          ctx.userEnabledMemEfficientSDP(),
+                             ctx.userEnabledFlashSDP(),         ctx.userEnabledCuDNNSDP(),
+                             ctx.userEnabledOverrideableSDP(),  ctx.userEnabledFA3SDP(),
+                             ctx.allowFP16BF16ReductionMathSDP()};
+  };
+  const std::vector<bool> before = switches();
   const Point p = point(problem(1, 2, 32, 16, DType::f32, true, Device::cpu));
   auto changer = std::make_shared<SettingsChanger>(true);
   auto reader = std::make_shared<SettingsChanger>(false);
@@ -298,8 +314,44 @@ TEST(Runner, WhatABackendChangesOfTorchsSettingsTheNextOneNeverSees) {
   EXPECT_EQ(changer->threads_seen, 1);
   runner.measure(p, loaded(reader));
   EXPECT_EQ(reader->threads_seen, threads);
-  EXPECT_FALSE(at::globalContext().deterministicAlgorithms());
-  EXPECT_EQ(at::globalContext().userEnabledFlashSDP(), flash);
+  EXPECT_EQ(switches(), before);
+}
+
+// Out of memory however a library words it: PyTorch's allocator, the driver's error, the
+// runtime's; any other exception is an error. A pass that fails ends the passes after it.
+TEST(Runner, OutOfMemoryIsReadFromEachWordingAndAFailureEndsThePasses) {
+  class Throws : public Backend {
+   public:
+    explicit Throws(std::string what) : what_(std::move(what)) {}
+    std::string name() const override { return "throws"; }
+    std::string description() const override { return "throws on its second call"; }
+    Support supports(const Problem&) const override { return Support::yes(); }
+    at::Tensor forward(const Inputs& in) override {
+      if (++calls_ == 2) throw std::runtime_error(what_);
+      return textbook_attention(in, false);
+    }
+
+   private:
+    std::string what_;
+    int calls_ = 0;
+  };
+  RunOptions options;
+  options.measurement = quick();
+  std::vector<std::string> passes;
+  options.on_pass = [&](const std::string& name) { passes.push_back(name); };
+  test::MeasuringRunner runner(cpu_host(), options);
+  const Point p = point(problem(1, 2, 32, 16, DType::f32, true, Device::cpu));
+  for (const auto& [what, status] :
+       {std::pair{"CUDA out of memory. Tried to allocate 2.00 GiB", Status::oom},
+        {"cuModuleLoad: CUDA_ERROR_OUT_OF_MEMORY", Status::oom},
+        {"cudaErrorMemoryAllocation in a graph capture", Status::oom},
+        {"a kernel failed", Status::error}}) {
+    passes.clear();
+    const BackendRecords r = runner.measure(p, loaded(std::make_shared<Throws>(what)));
+    EXPECT_EQ(r.rows.at(0).status, status) << what << ": " << r.rows.at(0).reason;
+    EXPECT_EQ(r.rows.at(0).reason, std::string("correctness: ") + what);
+    EXPECT_EQ(passes, (std::vector<std::string>{"supports", "first call", "correctness"})) << what;
+  }
 }
 
 TEST(Runner, ABackendThatWritesIntoItsInputsIsWrongNamingTheInput) {
