@@ -35,11 +35,40 @@ struct SweepOfReports {
   Expectations expect;
 };
 
-// The sweep whose fingerprint the reports carry; nullopt when `config_path` is not that sweep (or
-// cannot be read, and was not asked for by name). Repetitions: as many as any report has (run
+// What the reports hold: their points and backends, and as many repetitions as any has (run
 // --repetitions is not in the fingerprint).
+struct Seen {
+  std::set<std::string> points, backends;
+  int repetitions = 1;
+};
+
+Seen seen_in(const std::vector<CsvTable>& reports) {
+  Seen seen;
+  for (const CsvTable& t : reports)
+    for (size_t r = 0; r < t.rows.size(); ++r) {
+      const auto [point, backend, repetition] = record_key(t, r);
+      seen.points.insert(point);
+      seen.backends.insert(backend);
+      seen.repetitions = std::max(seen.repetitions, repetition + 1);
+    }
+  return seen;
+}
+
+// Every (point, backend, repetition) of `points` x `backends` x the repetitions seen.
+std::vector<RecordKey> measurements(const std::vector<std::string>& points,
+                                    const std::vector<std::string>& backends, int repetitions) {
+  std::vector<RecordKey> out;
+  for (int rep = 0; rep < repetitions; ++rep)
+    for (const auto& p : points)
+      for (const auto& b : backends) out.emplace_back(p, b, rep);
+  return out;
+}
+
+// The sweep whose fingerprint the reports carry; nullopt when `config_path` is not that sweep (or
+// cannot be read, and was not asked for by name).
 std::optional<SweepOfReports> sweep_of_reports(const std::string& config_path, bool named,
-                                               const std::vector<CsvTable>& reports) {
+                                               const std::vector<CsvTable>& reports,
+                                               const Seen& seen) {
   const std::string fingerprint = reports.front().at(0, "config_fingerprint");
   Sweep sweep;
   try {
@@ -49,25 +78,15 @@ std::optional<SweepOfReports> sweep_of_reports(const std::string& config_path, b
     return std::nullopt;
   }
   const SweepConfig& config = sweep.config;
-  std::set<std::string> seen;
-  int repetitions = 1;
-  for (const CsvTable& t : reports)
-    for (size_t r = 0; r < t.rows.size(); ++r) {
-      const auto [point, backend, repetition] = record_key(t, r);
-      seen.insert(backend);
-      repetitions = std::max(repetitions, repetition + 1);
-    }
   // The config's backends; a config that names none ran every plugin found: those any report has.
   std::vector<std::string> backends = config.backend_names();
-  if (backends.empty()) backends.assign(seen.begin(), seen.end());
+  if (backends.empty()) backends.assign(seen.backends.begin(), seen.backends.end());
   for (bool cuda : {true, false}) {  // device "auto" depends on the machine that ran it
     const std::vector<Point> points = expand_sweep(config, cuda);
     if (config_fingerprint(config, points) != fingerprint) continue;
-    std::vector<RecordKey> out;
-    for (int rep = 0; rep < repetitions; ++rep)
-      for (const Point& p : points)
-        for (const auto& b : backends) out.emplace_back(p.id, b, rep);
-    return SweepOfReports{out, sweep.expect};
+    std::vector<std::string> ids;
+    for (const Point& p : points) ids.push_back(p.id);
+    return SweepOfReports{measurements(ids, backends, seen.repetitions), sweep.expect};
   }
   if (named)
     throw InputError("merge: " + config_path +
@@ -92,26 +111,6 @@ std::string found_config(const std::string& named, const std::string& report) {
   return named;
 }
 
-// Without the sweep: every point any report has with every backend any report has, at every
-// repetition (a sweep measures each point with each backend), so a torn shard's lost row is still
-// named unless it took a point's or a backend's last row with it.
-std::vector<RecordKey> seen_measurements(const std::vector<CsvTable>& reports) {
-  std::set<std::string> points, backends;
-  int repetitions = 1;
-  for (const CsvTable& t : reports)
-    for (size_t r = 0; r < t.rows.size(); ++r) {
-      const auto [point, backend, repetition] = record_key(t, r);
-      points.insert(point);
-      backends.insert(backend);
-      repetitions = std::max(repetitions, repetition + 1);
-    }
-  std::vector<RecordKey> out;
-  for (int rep = 0; rep < repetitions; ++rep)
-    for (const auto& p : points)
-      for (const auto& b : backends) out.emplace_back(p, b, rep);
-  return out;
-}
-
 // 0 when the merged report is complete; 1 when it has gaps (still written); 2 bad input.
 int cmd_merge(const MergeArgs& args) {
   const OutputLock lock(args.output);
@@ -131,16 +130,21 @@ int cmd_merge(const MergeArgs& args) {
   std::optional<SweepOfReports> sweep;
   const CsvTable& first = reports.front();
   const bool has_rows = !first.rows.empty() && first.column("config_fingerprint") >= 0;
+  const Seen seen = has_rows ? seen_in(reports) : Seen{};
   if (!args.config.empty() && has_rows)
-    sweep = sweep_of_reports(args.config, true, reports);
+    sweep = sweep_of_reports(args.config, true, reports, seen);
   else if (has_rows && first.column("config") >= 0)
-    sweep = sweep_of_reports(found_config(first.at(0, "config"), first.path), false, reports);
+    sweep = sweep_of_reports(found_config(first.at(0, "config"), first.path), false, reports, seen);
 
+  // Without the sweep: every point any report has with every backend any report has (a sweep
+  // measures each point with each backend), so a torn shard's lost row is still named unless it
+  // took a point's or a backend's last row with it.
   std::optional<std::vector<RecordKey>> expected;
   if (sweep)
     expected = sweep->measurements;
   else if (has_rows)
-    expected = seen_measurements(reports);
+    expected = measurements({seen.points.begin(), seen.points.end()},
+                            {seen.backends.begin(), seen.backends.end()}, seen.repetitions);
   Merged merged = merge_reports(inputs, expected);
   // A shard judged a relation without the rows other shards measured: judged again, whole.
   if (sweep) merged.texts.rows = rejudged_report(merged.texts.rows, args.output, sweep->expect);
