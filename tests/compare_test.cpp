@@ -302,6 +302,7 @@ TEST(Compare, ClocksApartMakeATimeVerdictUnsureOrAreNormalizedAway) {
   const MetricComparison& mc = plain.metrics.at(0);
   for (const char* point : {"s512", "s2048"}) {
     EXPECT_EQ(find(mc, "fa3", point).verdict, Verdict::unsure) << point;
+    EXPECT_EQ(find(mc, "fa3", point).unsure, Unsure::clocks_apart) << point;
     EXPECT_NE(find(mc, "fa3", point).why_unsure.find("SM clocks 1965 vs 1580 MHz"),
               std::string::npos)
         << find(mc, "fa3", point).why_unsure;
@@ -309,7 +310,9 @@ TEST(Compare, ClocksApartMakeATimeVerdictUnsureOrAreNormalizedAway) {
   EXPECT_EQ(find(mc, "fa3", "s1024").verdict, Verdict::worse);  // the same clock: the code's
   std::ostringstream text;
   print_comparison(plain, text, CompareFormat::text);
-  EXPECT_NE(text.str().find("2 row(s) unsure because their SM clocks"), std::string::npos)
+  EXPECT_NE(text.str().find("2 row(s) unsure because their SM clocks (sm_clock_mhz_median) are "
+                            "over 3% apart"),
+            std::string::npos)
       << text.str();
 
   options.normalize_clock = true;
@@ -333,7 +336,17 @@ TEST(Compare, ClocksApartMakeATimeVerdictUnsureOrAreNormalizedAway) {
                       table({at_clock(timed("fa3", 512, 1.5, 0.005), 1965)}, "b.csv"), options);
   const MetricComparison& blind = unclocked.metrics.at(0);
   EXPECT_EQ(blind.rows.at(0).verdict, Verdict::unsure);
+  EXPECT_EQ(blind.rows.at(0).unsure, Unsure::no_clock);
   EXPECT_NE(blind.rows.at(0).why_unsure.find("no SM clock"), std::string::npos);
+  // The summary counts it as what it is, not as clocks too far apart.
+  std::ostringstream blind_text;
+  print_comparison(unclocked, blind_text, CompareFormat::text);
+  EXPECT_NE(blind_text.str().find("1 row(s) unsure because --normalize-clock needs an SM clock on "
+                                  "both sides and a side has none"),
+            std::string::npos)
+      << blind_text.str();
+  EXPECT_EQ(blind_text.str().find("clocks (sm_clock_mhz_median) are over"), std::string::npos)
+      << blind_text.str();
 }
 
 // The JSON form carries every row with its numbers and verdict, the geomeans, and the flags of a

@@ -59,9 +59,11 @@ void scale_to_base_clock(const SideClocks& clocks, bool higher_is_better,
 void hold_for_clocks(ComparedRow& row, const SideClocks& clocks, bool normalize_clock) {
   if (row.verdict != Verdict::better && row.verdict != Verdict::worse) return;
   if (normalize_clock && !clocks.known()) {
+    row.unsure = Unsure::no_clock;
     row.why_unsure = "--normalize-clock: a side has no SM clock (sm_clock_mhz_median)";
   } else if (!normalize_clock && clocks.known() &&
              std::abs(clocks.candidate_mhz() / clocks.base_mhz() - 1) > kClocksApart) {
+    row.unsure = Unsure::clocks_apart;
     row.why_unsure = "SM clocks " + std::to_string(std::lround(clocks.base_mhz())) + " vs " +
                      std::to_string(std::lround(clocks.candidate_mhz())) +
                      " MHz: the power state may make the change (--normalize-clock, or power: "

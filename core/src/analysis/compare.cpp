@@ -134,6 +134,7 @@ void judge_single_runs(ComparedRow& row, const Metric& metric, const Group& bg, 
                  metric.higher_is_better);
   if (!missed && widened == row.verdict) return;
   row.verdict = Verdict::unsure;
+  row.unsure = missed ? Unsure::noise_target : Unsure::single_runs;
   row.why_unsure = missed ? "a measurement missed its noise target" : "single runs: drift unknown";
   // Repetitions per side for a t-interval (t ~ 2.5 at few repetitions) of the observed change to
   // clear the threshold, the runs' spread taken as at least each row's noise and 1%.
@@ -295,48 +296,13 @@ std::vector<std::pair<std::string, Group>> groups(const Rows& t, bool with_backe
   return out;
 }
 
-}  // namespace
-
-void check_report(const CsvTable& table, const std::vector<std::string>& metrics) {
-  const int c = table.column("schema_version");
-  if (c < 0) throw InputError(table.path + ": not an attnbench report (no schema_version column)");
-  for (size_t r = 0; r < table.rows.size(); ++r)
-    if (!readable_schema_version(table.rows[r][static_cast<size_t>(c)]))
-      throw InputError(table.path + ": schema version '" + table.rows[r][static_cast<size_t>(c)] +
-                       "', this attnbench reads versions 1 to " +
-                       std::to_string(kCsvSchemaVersion));
-  for (const char* needed : {"point_id", "backend", "timing_mode", "status"})
-    if (table.column(needed) < 0)
-      throw InputError(table.path + ": no column '" + std::string(needed) + "'");
-  for (const auto& m : metrics) {
-    const Metric& metric = find_metric(m);
-    for (const std::string& column :
-         {metric.name, metric.noise_column, metric.p10_column, metric.p90_column})
-      if (!column.empty() && table.column(column) < 0)
-        throw InputError(table.path + ": no column '" + column + "' to compare " + metric.name);
-    // What compare judges must be a measurement: a time of 0, below 0 or NaN (a hand-edited or
-    // broken report) would be judged as a huge improvement.
-    // Read off the cells before the rows are typed, so that a NaN is refused with what compare
-    // judges.
-    for (size_t r = 0; r < table.rows.size(); ++r) {
-      if (table.at(r, "status") != to_string(Status::ok)) continue;
-      const auto v = table.number(r, metric.name);
-      if (v && (!std::isfinite(*v) || (metric.deterministic() ? *v < 0 : *v <= 0)))
-        throw InputError(
-            table.where(r) + ": " + metric.name + " is " + table.at(r, metric.name) +
-            " in an ok row; compare judges only " +
-            (metric.deterministic() ? "finite values of at least 0" : "positive finite values"));
-    }
-  }
-}
-
-namespace {
 Rows typed(const CsvTable& table, const CompareOptions& options) {
   Rows out{table.path, typed_rows(table)};
   if (options.normalize_by)
     out.rows = normalized_by(out.rows, table.path, *options.normalize_by, options.metrics);
   return out;
 }
+
 }  // namespace
 
 Comparison compare_reports(const CsvTable& base_report, const CsvTable& candidate_report,

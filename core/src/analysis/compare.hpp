@@ -62,6 +62,10 @@ struct CompareOptions {
 inline constexpr double kClocksApart = 0.03;
 
 enum class IntervalBasis { exact, repetitions, samples, noise };
+
+// Why an `unsure` row could not be called, for the summary that counts them: single runs (drift
+// unknown), a missed noise target, SM clocks too far apart, or --normalize-clock without a clock.
+enum class Unsure { no, single_runs, noise_target, clocks_apart, no_clock };
 std::string to_string(IntervalBasis basis);
 
 struct ComparedRow {
@@ -86,7 +90,8 @@ struct ComparedRow {
   std::string flags;        // the two rows' flags, each once (clock_throttled, noise_target_missed)
   // `unsure` without repetitions: why the data cannot tell, and the repetitions per side that
   // would (0: none would, the change is inside the threshold).
-  std::string why_unsure;
+  Unsure unsure = Unsure::no;
+  std::string why_unsure;  // `unsure` in words, with the numbers
   int repetitions_needed = 0;
 };
 

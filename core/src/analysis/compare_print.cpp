@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace attnbench {
@@ -128,14 +129,14 @@ void print_comparison(const Comparison& c, std::ostream& out, CompareFormat form
     summary.print(out, markdown);
     out << '\n';
     // When the data cannot tell: how many rows, why, and how many repetitions would.
-    int single = 0, missed = 0, needed = 0, hopeless = 0, clocks = 0;
+    int single = 0, missed = 0, needed = 0, hopeless = 0, clocks = 0, unclocked = 0;
     for (const auto& row : mc.rows) {
-      if (row.why_unsure.empty()) continue;
-      if (row.why_unsure.find("SM clock") != std::string::npos) {  // no repetitions fix that
-        ++clocks;
+      if (row.unsure == Unsure::no) continue;
+      if (row.unsure == Unsure::clocks_apart || row.unsure == Unsure::no_clock) {
+        ++(row.unsure == Unsure::clocks_apart ? clocks : unclocked);  // no repetitions fix that
         continue;
       }
-      (row.why_unsure.find("noise target") != std::string::npos ? missed : single) += 1;
+      (row.unsure == Unsure::noise_target ? missed : single) += 1;
       if (row.repetitions_needed == 0)
         ++hopeless;
       else
@@ -155,9 +156,14 @@ void print_comparison(const Comparison& c, std::ostream& out, CompareFormat form
       out << ".\n\n";
     }
     if (clocks > 0)
-      out << clocks
-          << " row(s) unsure because their SM clocks (sm_clock_mhz_median) are over 3% apart: "
-             "the power state may make the change; --normalize-clock judges them at one clock.\n\n";
+      out << clocks << " row(s) unsure because their SM clocks (sm_clock_mhz_median) are over "
+          << std::lround(kClocksApart * 100)
+          << "% apart: the power state may make the change; --normalize-clock judges them at one "
+             "clock.\n\n";
+    if (unclocked > 0)
+      out << unclocked
+          << " row(s) unsure because --normalize-clock needs an SM clock on both sides and a side "
+             "has none (a CPU row, or a report from before schema 4).\n\n";
   }
   if (c.fail_on_regression_pct)
     out << c.regressions

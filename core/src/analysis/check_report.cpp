@@ -1,0 +1,44 @@
+// What every reader of a report checks first (compare, summary, export, merge, plot): this
+// attnbench's schema, the key columns, and for compare the metric's columns and values.
+#include "analysis/compare.hpp"
+
+#include "base/errors.hpp"
+#include "write/schema.hpp"
+
+#include <cmath>
+
+namespace attnbench {
+
+void check_report(const CsvTable& table, const std::vector<std::string>& metrics) {
+  const int c = table.column("schema_version");
+  if (c < 0) throw InputError(table.path + ": not an attnbench report (no schema_version column)");
+  for (size_t r = 0; r < table.rows.size(); ++r)
+    if (!readable_schema_version(table.rows[r][static_cast<size_t>(c)]))
+      throw InputError(table.path + ": schema version '" + table.rows[r][static_cast<size_t>(c)] +
+                       "', this attnbench reads versions 1 to " +
+                       std::to_string(kCsvSchemaVersion));
+  for (const char* needed : {"point_id", "backend", "timing_mode", "status"})
+    if (table.column(needed) < 0)
+      throw InputError(table.path + ": no column '" + std::string(needed) + "'");
+  for (const auto& m : metrics) {
+    const Metric& metric = find_metric(m);
+    for (const std::string& column :
+         {metric.name, metric.noise_column, metric.p10_column, metric.p90_column})
+      if (!column.empty() && table.column(column) < 0)
+        throw InputError(table.path + ": no column '" + column + "' to compare " + metric.name);
+    // What compare judges must be a measurement: a time of 0, below 0 or NaN (a hand-edited or
+    // broken report) would be judged as a huge improvement. Read off the cells, before the rows
+    // are typed, so that a NaN is refused with what compare judges.
+    for (size_t r = 0; r < table.rows.size(); ++r) {
+      if (table.at(r, "status") != to_string(Status::ok)) continue;
+      const auto v = table.number(r, metric.name);
+      if (v && (!std::isfinite(*v) || (metric.deterministic() ? *v < 0 : *v <= 0)))
+        throw InputError(
+            table.where(r) + ": " + metric.name + " is " + table.at(r, metric.name) +
+            " in an ok row; compare judges only " +
+            (metric.deterministic() ? "finite values of at least 0" : "positive finite values"));
+    }
+  }
+}
+
+}  // namespace attnbench
