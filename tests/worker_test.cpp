@@ -75,12 +75,59 @@ TEST_F(Worker, BackendCodeCannotReachTheChannelAndAHangUpIsNotAHang) {
   const std::string first = answered_by("plain");
   EXPECT_EQ(answered_by("closes_fd3"), first);
   EXPECT_EQ(answered_by("plain"), first);
-  EXPECT_EQ(answered_by("hangs_up"),
+  EXPECT_EQ(answered_by("hangs_up"),  // measured again alone, in case the others ended it
             "crashed: the worker closed its protocol channel and kept running (killed) in pass "
-            "'first call'; the next (point, backend) gets a new worker");
+            "'first call' (as did the worker before, in which plain and closes_fd3 had run); the "
+            "next (point, backend) gets a new worker");
   const std::string next = answered_by("plain");
   EXPECT_NE(next, first);
   EXPECT_EQ(next.find(':'), std::string::npos) << next;
+}
+
+// A backend whose thread ends the worker during the next backend's measurement: that backend is
+// measured again in a fresh worker and its row is its own; the ending is charged to the one that
+// ran before (its rows say so from then on, and its worker retires after each). A backend that
+// ends its worker by itself is measured twice once (the fresh worker ends too), then not again.
+TEST_F(Worker, AWorkerEndedByAnotherBackendsThreadIsChargedToIt) {
+  const std::string first = answered_by("plain");
+  EXPECT_EQ(answered_by("leaves_thread"), first);
+  const WorkerAnswer victim = client.measure(cpu_point(), "plain", 30);
+  ASSERT_TRUE(victim.records) << victim.reason;
+  const Row& row = victim.records->rows.at(0);
+  EXPECT_EQ(row.status, Status::ok);
+  EXPECT_NE(row.device_index, first);
+  EXPECT_FALSE(row.has_flag(Flag::ended_a_worker)) << row.flags;
+  EXPECT_EQ(victim.records->notes,
+            "the first worker to measure it ended (the worker exited with code 9 in pass 'first "
+            "call') after leaves_thread had run in it; measured again in a fresh worker, and the "
+            "ending is charged to leaves_thread (flag ended_a_worker from here on)");
+  EXPECT_EQ(client.starts(), 2);
+
+  const WorkerAnswer charged = client.measure(cpu_point(), "leaves_thread", 30);
+  ASSERT_TRUE(charged.records) << charged.reason;
+  EXPECT_TRUE(charged.records->rows.at(0).has_flag(Flag::ended_a_worker));
+  EXPECT_EQ(charged.records->rows.at(0).device_index, row.device_index);
+  const std::string after = answered_by("plain");  // a worker of its own: no ending, no retry
+  EXPECT_NE(after, row.device_index);
+  EXPECT_EQ(after.find(':'), std::string::npos) << after;
+  EXPECT_EQ(client.starts(), 3);
+  EXPECT_FALSE(client.measure(cpu_point(), "plain", 30).records->rows.at(0).has_flag(
+      Flag::ended_a_worker));
+}
+
+TEST_F(Worker, ABackendThatEndsItsOwnWorkerIsMeasuredTwiceOnceThenNotAgain) {
+  answered_by("plain");
+  EXPECT_EQ(answered_by("crashes"),
+            "crashed: the worker exited with code 11 in pass 'first call' (as did the worker "
+            "before, in which plain had run); the next (point, backend) gets a new worker");
+  EXPECT_EQ(client.starts(), 2);  // the second, fresh, ended too
+  answered_by("plain");
+  EXPECT_EQ(answered_by("crashes"),
+            "crashed: the worker exited with code 11 in pass 'first call'; the next (point, "
+            "backend) gets a new worker");
+  EXPECT_EQ(client.starts(), 3);
+  EXPECT_EQ(answered_by("plain").find(':'), std::string::npos);
+  EXPECT_EQ(client.starts(), 4);
 }
 
 TEST(WorkerServer, EndsByItselfAfterALeak) {

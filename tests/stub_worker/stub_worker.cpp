@@ -3,23 +3,29 @@
 // Backends: plain (an ok row), leaky (2 GiB left reserved), sticky (a sticky CUDA error), throws
 // (an exception out of the runner), closes_fd3 (closes fd 3 and reads stdin, as a Python backend
 // might, then an ok row), hangs_up (closes every descriptor from 3 up, the channel's too, and
-// waits for ever). Each row's device_index is the worker's pid.
+// waits for ever), leaves_thread (an ok row, and a thread left running that ends the process
+// during the next backend's measurement, as a Python backend's timer might), crashes (ends its
+// process every time). Each row's device_index is the worker's pid.
 #include "isolate/worker_server.hpp"
 #include "records/assemble.hpp"
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace attnbench {
 namespace {
 
-const std::vector<std::string> kBackends = {"plain",  "leaky",      "sticky",
-                                            "throws", "closes_fd3", "hangs_up"};
+const std::vector<std::string> kBackends = {"plain",      "leaky",    "sticky",        "throws",
+                                            "closes_fd3", "hangs_up", "leaves_thread", "crashes"};
+
+std::atomic<bool> another_measures{false};  // leaves_thread's thread waits for it
 
 class StubSide final : public WorkerSide {
  public:
@@ -35,6 +41,17 @@ class StubSide final : public WorkerSide {
   }
   BackendRecords measure(const Point& point, const std::string& backend) override {
     options_.on_pass("first call");
+    if (backend == "crashes") std::_Exit(11);
+    if (backend == "leaves_thread") {
+      std::thread([] {
+        while (!another_measures) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        std::_Exit(9);
+      }).detach();
+      left_thread_ = true;
+    } else if (left_thread_) {
+      another_measures = true;
+      ::pause();  // the thread ends this process
+    }
     if (backend == "throws") throw std::runtime_error("planted in the runner");
     if (backend == "sticky") broken_ = "cudaErrorIllegalAddress: planted";
     if (backend == "closes_fd3") {
@@ -58,6 +75,7 @@ class StubSide final : public WorkerSide {
  private:
   RunOptions options_;
   std::optional<std::string> broken_;
+  bool left_thread_ = false;
 };
 
 }  // namespace

@@ -35,6 +35,7 @@ enum class Flag {
   clock_not_recovered,   // burst: the cooldown ran out before the clock was back at its maximum
   untimed_gpu_work,      // CUPTI saw more GPU time per call than the timed events
   leaked_device_memory,  // memory stayed reserved after the (point, backend): a new worker next
+  ended_a_worker,        // charged with a worker that ended during another backend's measurement
   host_clock_differs,    // compare only
   host_preempted,        // compare only
 };

@@ -95,6 +95,7 @@ const std::vector<EnumName<Flag>>& name_table() {
       {Flag::clock_not_recovered, "clock_not_recovered"},
       {Flag::untimed_gpu_work, "untimed_gpu_work"},
       {Flag::leaked_device_memory, "leaked_device_memory"},
+      {Flag::ended_a_worker, "ended_a_worker"},
       {Flag::host_clock_differs, "host_clock_differs"},
       {Flag::host_preempted, "host_preempted"}};
   return t;
@@ -126,6 +127,12 @@ const char* flag_doc(Flag flag) {
              "or gone from the device's free memory (device_mem_left_mib): memory the backend, a "
              "graph it made or a library's own allocation kept. It would make later rows oom, so "
              "the next (point, backend) ran in a new worker";
+    case Flag::ended_a_worker:
+      return "a worker that had measured this backend ended later, during another backend's "
+             "measurement, which was fine measured again in a fresh worker: the ending is charged "
+             "to this backend (a thread or a timer its code left running, say; the log names the "
+             "measurement). From then on each of its (point, backend)s ran in a worker that "
+             "retired after it, so that nothing it leaves running reaches another backend";
     case Flag::host_clock_differs:
       return "compare, host time: the two rows' worker cores ran at clocks (host_mhz) more than "
              "5% apart";

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -99,6 +100,25 @@ void pipe_pair(int fds[2]) {
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
 }
 
+// Ends the reason of every answer without records.
+constexpr const char* kNewWorkerNext = "; the next (point, backend) gets a new worker";
+
+// Without kNewWorkerNext.
+std::string plain_reason(const std::string& reason) {
+  return reason.substr(0, reason.rfind(kNewWorkerNext));
+}
+
+bool among(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+std::string listed(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return out;
+}
+
 }  // namespace
 
 WorkerClient::WorkerClient(std::string exe, BackendSources sources, double start_timeout_s,
@@ -124,6 +144,7 @@ void WorkerClient::start() {
 
 bool WorkerClient::try_start() {
   process_.reset();
+  measured_here_.clear();
   const auto t0 = std::chrono::steady_clock::now();
   int in[2], out[2];
   pipe_pair(in);
@@ -234,12 +255,55 @@ std::string WorkerClient::ended() {
 
 WorkerAnswer WorkerClient::lost(Status status, const std::string& reason) {
   process_.reset();  // kills it if it still runs, and reaps it
-  return {std::nullopt, status, reason + "; the next (point, backend) gets a new worker"};
+  return {std::nullopt, status, reason + kNewWorkerNext};
 }
 
 WorkerAnswer WorkerClient::measure(const Point& point, const std::string& backend,
                                    double timeout_s) {
+  std::vector<std::string> before;  // who else ran in the worker this request goes to
+  if (process_)
+    for (const auto& b : measured_here_)
+      if (b != backend && !among(before, b)) before.push_back(b);
+  bool ended = false;
+  WorkerAnswer answer = measure_once(point, backend, timeout_s, ended);
+  if (ended && (before.empty() || among(crashed_alone_, backend))) {
+    if (before.empty() && !among(crashed_alone_, backend)) crashed_alone_.push_back(backend);
+    return answer;
+  }
+  if (!ended) {
+    if (answer.records && among(charged_, backend)) {
+      for (Row& row : answer.records->rows) row.add_flag(Flag::ended_a_worker);
+      process_.reset();  // its threads end with it: the next (point, backend) gets a new worker
+    }
+    return answer;
+  }
+  // Ended after others ran there: once more, alone in a fresh worker.
+  const std::string first = plain_reason(answer.reason);
+  WorkerAnswer again = measure_once(point, backend, timeout_s, ended);
+  if (ended) {
+    crashed_alone_.push_back(backend);
+    again.reason = plain_reason(again.reason) + " (as did the worker before, in which " +
+                   listed(before) + " had run)" + kNewWorkerNext;
+    return again;
+  }
+  for (const auto& b : before)
+    if (!among(charged_, b)) charged_.push_back(b);
+  const std::string why = "the first worker to measure it ended (" + first + ") after " +
+                          listed(before) + " had run in it; measured again in a fresh worker, " +
+                          "and the ending is charged to " + listed(before) +
+                          " (flag ended_a_worker from here on)";
+  if (again.records)
+    again.records->notes += (again.records->notes.empty() ? "" : "; ") + why;
+  else
+    again.reason += "; " + why;
+  return again;
+}
+
+WorkerAnswer WorkerClient::measure_once(const Point& point, const std::string& backend,
+                                        double timeout_s, bool& worker_ended) {
+  worker_ended = false;
   if (!process_) start();
+  measured_here_.push_back(backend);
   std::string pass = "request";
   if (process_->send(measure_message(point, backend))) {
     const auto deadline = after(timeout_s);
@@ -267,6 +331,7 @@ WorkerAnswer WorkerClient::measure(const Point& point, const std::string& backen
                                        "'; the worker was killed");
     }
   }
+  worker_ended = true;
   return lost(Status::crashed, "the worker " + ended() + " in pass '" + pass + "'");
 }
 

@@ -48,6 +48,11 @@ class WorkerClient {
 
   // Measures one (point, backend); a worker that dies, or has not answered within `timeout_s`, is
   // replaced (killed first), and the answer says what happened and in which pass.
+  // A worker that ends during a backend's measurement after other backends ran in it may have been
+  // ended by them (a thread or a timer their code left running): the backend is measured once more
+  // in a fresh worker. Fine there, the ending is charged to those others: their rows from then on
+  // say so (Flag::ended_a_worker) and each of their measurements gets a worker that retires after
+  // it. Ended there too, the backend's own crash is its row, and it is not measured twice again.
   WorkerAnswer measure(const Point& point, const std::string& backend, double timeout_s);
 
  private:
@@ -59,6 +64,10 @@ class WorkerClient {
   std::string ended();
   // Gives the worker up (killing it if it still runs) and says why there are no records.
   WorkerAnswer lost(Status status, const std::string& reason);
+  // One request to the current worker (started if there is none); `worker_ended` is set when
+  // the worker's process ended during it (not a timeout, a garbled answer or a sticky error).
+  WorkerAnswer measure_once(const Point& point, const std::string& backend, double timeout_s,
+                            bool& worker_ended);
 
   std::string exe_;
   BackendSources sources_;
@@ -67,6 +76,9 @@ class WorkerClient {
   std::vector<LoadFailure> lost_plugins_;  // files that took a worker down while loading
   std::optional<std::string> setup_line_;
   std::unique_ptr<Process> process_;
+  std::vector<std::string> measured_here_;  // backends the current worker measured, in order
+  std::vector<std::string> charged_;        // backends charged with ending a worker
+  std::vector<std::string> crashed_alone_;  // backends whose worker ended with nothing else run
   Hello hello_;
   double start_seconds_ = 0;
   int starts_ = 0;
