@@ -261,8 +261,8 @@ class InputWriter : public Backend {
 };
 
 // Changes torch's process-wide settings in its call, as a Python backend may
-// (torch.set_num_threads(1), use_deterministic_algorithms, enable_flash_sdp(False)); or records
-// what it finds.
+// (torch.set_num_threads(1), use_deterministic_algorithms, enable_flash_sdp(False), allow_tf32,
+// cudnn.enabled, cuBLAS's reduced precision); or records what it finds.
 class SettingsChanger : public Backend {
  public:
   explicit SettingsChanger(bool changes) : changes_(changes) {}
@@ -282,6 +282,13 @@ class SettingsChanger : public Backend {
       ctx.setSDPUseOverrideable(!ctx.userEnabledOverrideableSDP());
       ctx.setSDPUseFA3(!ctx.userEnabledFA3SDP());
       ctx.setAllowFP16BF16ReductionMathSDP(!ctx.allowFP16BF16ReductionMathSDP());
+      ctx.setFloat32Precision(at::Float32Backend::CUDA, at::Float32Op::MATMUL,
+                              at::Float32Precision::TF32);
+      ctx.setUserEnabledCuDNN(!ctx.userEnabledCuDNN());
+      ctx.setDeterministicCuDNN(!ctx.deterministicCuDNN());
+      ctx.setBenchmarkLimitCuDNN(ctx.benchmarkLimitCuDNN() + 3);
+      ctx.setAllowBF16ReductionCuBLAS(false, false);
+      ctx.setAllowFP16AccumulationCuBLAS(!ctx.allowFP16AccumulationCuBLAS());
     }
     threads_seen = at::get_num_threads();
     return textbook_attention(in, false);
@@ -300,13 +307,24 @@ TEST(Runner, WhatABackendChangesOfTorchsSettingsTheNextOneNeverSees) {
   const int threads = at::get_num_threads();
   const at::Context& ctx = at::globalContext();
   auto switches = [&] {
-    return std::vector<bool>{ctx.deterministicAlgorithms(),     ctx.benchmarkCuDNN(),
-                             ctx.userEnabledMathSDP(),          ctx.userEnabledMemEfficientSDP(),
-                             ctx.userEnabledFlashSDP(),         ctx.userEnabledCuDNNSDP(),
-                             ctx.userEnabledOverrideableSDP(),  ctx.userEnabledFA3SDP(),
-                             ctx.allowFP16BF16ReductionMathSDP()};
+    return std::vector<int>{
+        ctx.deterministicAlgorithms(),
+        ctx.benchmarkCuDNN(),
+        ctx.userEnabledMathSDP(),
+        ctx.userEnabledMemEfficientSDP(),
+        ctx.userEnabledFlashSDP(),
+        ctx.userEnabledCuDNNSDP(),
+        ctx.userEnabledOverrideableSDP(),
+        ctx.userEnabledFA3SDP(),
+        ctx.allowFP16BF16ReductionMathSDP(),
+        static_cast<int>(ctx.float32Precision(at::Float32Backend::CUDA, at::Float32Op::MATMUL)),
+        ctx.userEnabledCuDNN(),
+        ctx.deterministicCuDNN(),
+        ctx.benchmarkLimitCuDNN(),
+        static_cast<int>(ctx.allowBF16ReductionCuBLAS()),
+        ctx.allowFP16AccumulationCuBLAS()};
   };
-  const std::vector<bool> before = switches();
+  const std::vector<int> before = switches();
   const Point p = point(problem(1, 2, 32, 16, DType::f32, true, Device::cpu));
   auto changer = std::make_shared<SettingsChanger>(true);
   auto reader = std::make_shared<SettingsChanger>(false);
