@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <thread>
 
 namespace attnbench {
 namespace {
@@ -93,6 +94,39 @@ TEST_F(PythonBackends, WhatAForwardPointKeepsServesTheBackwardPoint) {
   }
   EXPECT_EQ(bwd, rows.size() / 2);
   EXPECT_GT(bwd, 0u);
+}
+
+// Backend code that reaches past its own calls costs only itself: a module whose import sets
+// torch's threads to 1 leaves the other backends their threads, and a thread that a backend left
+// behind, which ends the worker during the next backend's call, is charged to the backend that left
+// it (flag ended_a_worker) while the next one is measured again, in a fresh worker, and is ok.
+TEST_F(PythonBackends, WhatABackendLeavesBehindIsChargedToIt) {
+  const std::string module = kFaulty + "/fights_worker.py";
+  const std::string backends = python(module, "leaves_thread", "leaves") + ", " +
+                               python(module, "victim", "victim") + ", " +
+                               python(module, "threads_seen", "threads");
+  const Result r =
+      run("run " + write("c.yaml", small_sweep(backends)) + " -o " + path("out.csv"), kAtRoot);
+  EXPECT_EQ(r.code, 0) << r.output;
+  const auto rows = rows_of(path("out.csv"));
+  ASSERT_EQ(rows.size(), 6u) << r.output;
+  int charged = 0;
+  for (const auto& [key, row] : rows) {
+    if (row.at("backend") == "threads") {
+      EXPECT_EQ(row.at("status"), "unsupported") << key;
+      if (std::thread::hardware_concurrency() > 1)
+        EXPECT_EQ(row.at("reason").find("torch.get_num_threads() is 1"), std::string::npos)
+            << row.at("reason");
+      continue;
+    }
+    EXPECT_EQ(row.at("status"), "ok") << key << ": " << row.at("reason");
+    EXPECT_EQ(row.at("flags").find("ended_a_worker") != std::string::npos,
+              row.at("backend") == "leaves" && row.at("seq_len") == "48")
+        << key << ": " << row.at("flags");
+    charged += row.at("flags").find("ended_a_worker") != std::string::npos;
+  }
+  EXPECT_EQ(charged, 1);
+  EXPECT_NE(r.output.find("the ending is charged to leaves"), std::string::npos) << r.output;
 }
 
 // Every way a Python function fails is a row that says how and where, and the others are measured:

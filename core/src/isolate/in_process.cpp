@@ -1,14 +1,21 @@
 #include "isolate/measurer.hpp"
 #include "isolate/measure_records.hpp"
+#include "measure/torch_settings.hpp"
 
 namespace attnbench {
 
 namespace {
 
+// What a plugin's or a module's loading changes of torch's settings is undone (worker_loop.cpp).
+PluginSet loaded_as_found(const BackendSources& sources) {
+  const TorchSettingsGuard settings;
+  return load_backends(sources);
+}
+
 class InProcessMeasurer final : public Measurer {
  public:
   explicit InProcessMeasurer(const BackendSources& sources)
-      : host_(query_host()), plugins_(load_backends(sources)) {
+      : host_(query_host()), plugins_(loaded_as_found(sources)) {
     // What failed before any worker could start (a source that did not compile) is this run's.
     plugins_.failures.insert(plugins_.failures.end(), sources.failures.begin(),
                              sources.failures.end());

@@ -2,6 +2,7 @@
 
 #include "isolate/worker_server.hpp"
 #include "isolate/measure_records.hpp"
+#include "measure/torch_settings.hpp"
 
 #include <memory>
 
@@ -18,7 +19,9 @@ class MeasuringSide final : public WorkerSide {
   Hello start(const std::function<void(const std::string&)>& send) override {
     host_ = query_host();
     // Each backend announced before it loads: if loading it takes this worker down, the parent
-    // knows which one did, and starts the next worker without it.
+    // knows which one did, and starts the next worker without it. What a module's import changes
+    // of torch's settings is undone, as what its calls change is (runner.cpp).
+    const TorchSettingsGuard settings;
     plugins_ = load_backends(
         sources_, skip_,
         [&](const std::string& kind, const std::string& id, const std::string& backend) {
