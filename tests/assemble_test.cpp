@@ -85,8 +85,8 @@ TEST(Assemble, ClockColumnsAndTheThrottleFlag) {
   TimingResult steady = timed(TimingMode::cold, 0.5), falling = timed(TimingMode::batch, 0.5);
   steady.device_start = DeviceState{1980, 300, 40};
   steady.device_end = DeviceState{1925, 420, 45};  // -2.8%: not throttled
-  falling.device_start = DeviceState{1980, 420, 45};
-  falling.device_end = DeviceState{1710, 600, 52};  // -13.6%
+  falling.device_start = DeviceState{1980, 420, 45, 1200.5};
+  falling.device_end = DeviceState{1710, 600, 52, 1350.5};  // -13.6%, limited for 150 ms
   r.timing.push_back({TimingMode::cold, steady, std::nullopt});
   r.timing.push_back({TimingMode::batch, falling, std::nullopt});
   const BackendRecords out = assemble_records(setup(), r);
@@ -99,12 +99,14 @@ TEST(Assemble, ClockColumnsAndTheThrottleFlag) {
   EXPECT_EQ(out.rows[1].sm_clock_mhz_end, 1710);
   EXPECT_EQ(out.rows[1].power_w, 600);
   EXPECT_NE(out.rows[1].flags.find("clock_throttled"), std::string::npos) << out.rows[1].flags;
+  EXPECT_EQ(out.rows[1].clock_limited_ms, 150);
+  EXPECT_FALSE(out.rows[0].clock_limited_ms);  // NVML without violation counters: unknown
   // Without NVML the columns stay empty, never zero.
   PassResults none;
   none.timing.push_back({TimingMode::cold, timed(TimingMode::cold, 0.5), std::nullopt});
   const Row plain = assemble_records(setup({TimingMode::cold}), none).rows.at(0);
   EXPECT_FALSE(plain.sm_clock_mhz_start || plain.sm_clock_mhz_end || plain.power_w ||
-               plain.temperature_c);
+               plain.temperature_c || plain.clock_limited_ms);
 }
 
 // The power state: each kept sample's clock summarized, burst's drops and rests, the flag when the

@@ -209,6 +209,7 @@ TEST(Fields, TheCsvHeadersAreSchemaTen) {
                                          "sm_clock_mhz_end",
                                          "power_w",
                                          "temperature_c",
+                                         "clock_limited_ms",
                                          "power_mode",
                                          "sm_clock_mhz_median",
                                          "sm_clock_mhz_min",

@@ -50,6 +50,9 @@ struct DeviceState {
   double sm_clock_mhz = 0;
   double power_w = 0;
   double temperature_c = 0;
+  // How long the power and thermal limiters have held the clocks below the application clocks
+  // since the driver loaded (NVML's violation counters); nullopt where NVML does not say.
+  std::optional<double> limited_ms;
 };
 
 // A pass's SM clock fell by more than this fraction: its row gets the flag `clock_throttled`.

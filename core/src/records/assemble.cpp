@@ -107,6 +107,8 @@ void apply_timing(Row& row, const TimingResult& t, const RowSetup& setup) {
     row.sm_clock_mhz_end = t.device_end->sm_clock_mhz;
     row.power_w = t.device_end->power_w;
     row.temperature_c = t.device_end->temperature_c;
+    if (t.device_start->limited_ms && t.device_end->limited_ms)
+      row.clock_limited_ms = *t.device_end->limited_ms - *t.device_start->limited_ms;
     if (t.device_end->sm_clock_mhz < t.device_start->sm_clock_mhz * (1 - kClockDropFlag))
       row.add_flag(Flag::clock_throttled);
   }

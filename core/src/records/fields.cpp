@@ -188,6 +188,10 @@ const std::vector<Field<Row>>& row_fields() {
             field("power_w", &Row::power_w, "W", "board power at the end of the timing pass"),
             field("temperature_c", &Row::temperature_c, "C",
                   "GPU temperature at the end of the timing pass"),
+            field("clock_limited_ms", &Row::clock_limited_ms, "ms",
+                  "how long the power and thermal limiters held the SM clock below its "
+                  "application clock during the timing pass (NVML's violation counters): the "
+                  "clock read after each sample does not see a dip within it"),
             field("power_mode", &Row::power_mode, "",
                   "CUDA rows: `sustained` (samples back to back) or `burst` (each sample at the "
                   "SM clock's maximum, the GPU rested between): measurement.power"),

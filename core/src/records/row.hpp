@@ -77,6 +77,7 @@ struct Row {
   // The GPU around the timing pass (NVML): SM clock at its start and end, power and temperature at
   // its end.
   std::optional<double> sm_clock_mhz_start, sm_clock_mhz_end, power_w, temperature_c;
+  std::optional<double> clock_limited_ms;
   // The power state the samples were taken in, the clock after each kept sample (median and
   // lowest), and burst's dropped samples and rests.
   std::optional<PowerMode> power_mode;

@@ -21,9 +21,9 @@ namespace attnbench {
 // `softcap`, `feed`, the token totals) and the bandwidth columns (`gbytes`, `tb_per_s`,
 // `pct_of_bandwidth`, `bound`), 11 `device_mem_left_mib`, 12 the power state (`power_mode`,
 // `sm_clock_mhz_median`, `_min`, `clock_dropped_samples`, `cooldown_s`) and the energy
-// (`energy_j_per_call`, `energy_power_w`); readers read columns by name and accept every version
+// (`energy_j_per_call`, `energy_power_w`), 13 `clock_limited_ms`; readers read columns by name and accept every version
 // (a missing repetition is 0, a missing variant is none).
-inline constexpr int kCsvSchemaVersion = 12;
+inline constexpr int kCsvSchemaVersion = 13;
 bool readable_schema_version(const std::string& text);
 
 // <output>.csv: one row per (point, backend, timing mode).

@@ -28,6 +28,11 @@ struct DeviceMonitor::Nvml {
   nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long*) = nullptr;
   nvmlReturn_t (*power)(nvmlDevice_t, unsigned*) = nullptr;
   nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned*) = nullptr;
+  // nvmlViolationTime_t: a CPU timestamp (us) and the time (ns) a limiter held the clocks down.
+  struct ViolationTime {
+    unsigned long long reference_us, violation_ns;
+  };
+  nvmlReturn_t (*violation)(nvmlDevice_t, int, ViolationTime*) = nullptr;  // optional
 
   ~Nvml() {
     if (shutdown) shutdown();
@@ -57,6 +62,7 @@ DeviceMonitor::DeviceMonitor(int cuda_device) {
       reinterpret_cast<decltype(n->energy)>(symbol("nvmlDeviceGetTotalEnergyConsumption"));
   if (!init || !by_bus || !n->clock || !n->power || !n->temperature) return;
   if (init() != kNvmlSuccess) return;
+  n->violation = reinterpret_cast<decltype(n->violation)>(symbol("nvmlDeviceGetViolationStatus"));
   n->shutdown = reinterpret_cast<nvmlReturn_t (*)()>(symbol("nvmlShutdown"));
   if (by_bus(bus_id, &n->device) != kNvmlSuccess) return;
   nvml_ = std::move(n);
@@ -73,7 +79,13 @@ std::optional<DeviceState> DeviceMonitor::read() const {
   if (!clock || nvml_->power(nvml_->device, &milliwatts) != kNvmlSuccess ||
       nvml_->temperature(nvml_->device, kNvmlTemperatureGpu, &celsius) != kNvmlSuccess)
     return std::nullopt;
-  return DeviceState{*clock, milliwatts / 1000.0, static_cast<double>(celsius)};
+  DeviceState state{*clock, milliwatts / 1000.0, static_cast<double>(celsius)};
+  // NVML_PERF_POLICY_POWER and _THERMAL: time held below the application clocks by each.
+  Nvml::ViolationTime power{}, thermal{};
+  if (nvml_->violation && nvml_->violation(nvml_->device, 0, &power) == kNvmlSuccess &&
+      nvml_->violation(nvml_->device, 1, &thermal) == kNvmlSuccess)
+    state.limited_ms = (power.violation_ns + thermal.violation_ns) / 1e6;
+  return state;
 }
 
 std::optional<double> DeviceMonitor::sm_clock_mhz() const {
