@@ -466,6 +466,30 @@ TEST(Compare, AValueThatIsNotAMeasurementIsRefusedInAnyRow) {
   }
 }
 
+// A report that holds a row twice (`--backends naive,naive` once wrote them so; two reports joined
+// with cat) is refused by every reader, naming both lines: compare took the copy for a repetition.
+// The same point and backend in another mode or repetition is no copy.
+TEST(Compare, ARowThatAReportHoldsTwiceIsRefused) {
+  Row again = timed("flash", 512, 1, 0.01);
+  again.repetition = 1;
+  const CsvTable fine = table({timed("flash", 512, 1, 0.01), again}, "t.csv");
+  EXPECT_NO_THROW(check_report(fine, {}));
+  const CsvTable twice =
+      table({timed("flash", 512, 1, 0.01), timed("flash", 1024, 2, 0.01),
+             timed("flash", 512, 1.5, 0.01)},
+            "t.csv");
+  try {
+    check_report(twice, {});
+    FAIL();
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("t.csv:4: the same point, backend, timing mode and repetition as line 2 (",
+                         0),
+              0u)
+        << what;
+  }
+}
+
 TEST(Compare, MessagesNameTheFileAndTheProblem) {
   CsvTable t = table({timed("flash", 512, 1, 0.01)}, "t.csv");
   t.rows[0][static_cast<size_t>(t.column("time_ms_median"))] = "fast";

@@ -6,6 +6,8 @@
 #include "write/schema.hpp"
 
 #include <cmath>
+#include <map>
+#include <tuple>
 
 namespace attnbench {
 
@@ -20,6 +22,20 @@ void check_report(const CsvTable& table, const std::vector<std::string>& metrics
   for (const char* needed : {"point_id", "backend", "timing_mode", "status"})
     if (table.column(needed) < 0)
       throw InputError(table.path + ": no column '" + std::string(needed) + "'");
+  // One row per (point, backend, mode, repetition): a second would be taken for a repetition of
+  // the first, or hide it.
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, size_t> seen;
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    const std::string* repetition = table.cell(r, "repetition");
+    const auto key = std::make_tuple(table.at(r, "point_id"), table.at(r, "backend"),
+                                     table.at(r, "timing_mode"), repetition ? *repetition : "0");
+    if (const auto [first, fresh] = seen.emplace(key, r); !fresh)
+      throw InputError(table.where(r) + ": the same point, backend, timing mode and repetition as " +
+                       "line " + std::to_string(table.lines[first->second]) + " (" +
+                       std::get<0>(key) + " " + std::get<1>(key) + " " + std::get<2>(key) +
+                       "): a report holds each once (two reports joined by hand? attnbench " +
+                       "merge joins them)");
+  }
   for (const auto& m : metrics) {
     const Metric& metric = find_metric(m);
     for (const std::string& column :
