@@ -286,16 +286,17 @@ WorkerAnswer WorkerClient::measure(const Point& point, const std::string& backen
                    listed(before) + " had run)" + kNewWorkerNext;
     return again;
   }
+  const std::string ended_first = "the first worker to measure it ended (" + first + ") after " +
+                                  listed(before) + " had run in it";
+  if (!again.records) {  // a timeout there, say: that proves nothing of the others
+    again.reason = plain_reason(again.reason) + "; " + ended_first + kNewWorkerNext;
+    return again;
+  }
   for (const auto& b : before)
     if (!among(charged_, b)) charged_.push_back(b);
-  const std::string why = "the first worker to measure it ended (" + first + ") after " +
-                          listed(before) + " had run in it; measured again in a fresh worker, " +
-                          "and the ending is charged to " + listed(before) +
-                          " (flag ended_a_worker from here on)";
-  if (again.records)
-    again.records->notes += (again.records->notes.empty() ? "" : "; ") + why;
-  else
-    again.reason += "; " + why;
+  again.records->notes += (again.records->notes.empty() ? "" : "; ") + ended_first +
+                          "; measured again in a fresh worker, and the ending is charged to " +
+                          listed(before) + " (flag ended_a_worker from here on)";
   return again;
 }
 
