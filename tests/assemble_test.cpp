@@ -528,6 +528,27 @@ TEST(Assemble, TheFreshInputsCheckUsesTheSameTolerance) {
   EXPECT_EQ(status_of(std::numeric_limits<double>::quiet_NaN()).status, Status::wrong);
 }
 
+// The whole output's worst row (every row against float32) is held against twice the tolerance:
+// the worst of many rows lies further out in rounding than the drawn rows' float64 check; work left
+// undone (an error near 1) still fails, and says which check it failed.
+TEST(Assemble, TheWholeOutputIsJudgedAgainstTwiceTheTolerance) {
+  auto row_of = [](double whole) {
+    PassResults r;
+    r.correctness = CorrectnessResult{0.015, "out", std::nullopt, "", whole};
+    r.timing.push_back({TimingMode::cold, timed(TimingMode::cold, 0.5), std::nullopt});
+    return assemble_records(setup({TimingMode::cold}), r).rows.at(0);
+  };
+  const Row rounding = row_of(0.039);  // tolerance 0.02
+  EXPECT_EQ(rounding.status, Status::ok) << rounding.reason;
+  EXPECT_EQ(rounding.rel_err, 0.015);  // the float64 check's number
+  const Row undone = row_of(1.0);
+  EXPECT_EQ(undone.status, Status::wrong);
+  EXPECT_EQ(undone.reason,
+            "max row relative error of the whole output 1 (every row against float32) above 2x "
+            "the bf16 tolerance 0.02: rows, heads or sequences computed wrong or not at all?");
+  EXPECT_EQ(row_of(0.0401).status, Status::wrong);
+}
+
 // The first call's wall time is copied as measured, in ms, to every row, a refused one too.
 TEST(Assemble, FirstCallMillisecondsReachEveryRowUnchanged) {
   PassResults r;

@@ -283,7 +283,8 @@ ReferenceError forward_error(const InputTensors& in, const at::Tensor& out_as_re
   }
   out = widened(out);
   if (!at::isfinite(out).all().item<bool>())
-    return {std::numeric_limits<double>::quiet_NaN(), "out"};
+    return {std::numeric_limits<double>::quiet_NaN(), "out",
+            std::numeric_limits<double>::quiet_NaN()};
 
   const Problem& p = in.problem;
   const int64_t group = p.group_size();
@@ -317,9 +318,10 @@ ReferenceError forward_error(const InputTensors& in, const at::Tensor& out_as_re
       worst_f32 = at::maximum(worst_f32, row_errors(got, ref).max());
     }
   }
-  double worst = worst_f32.item<double>();
+  const double whole = worst_f32.item<double>();
 
   // The float64 check, at positions drawn from the inputs' seed.
+  double worst = 0;
   for (int64_t b : checked_sequences(p, in.seed)) {
     const int64_t seq = p.q_len(b), offset = p.kv_len(b) - seq;
     if (seq == 0) continue;
@@ -339,7 +341,7 @@ ReferenceError forward_error(const InputTensors& in, const at::Tensor& out_as_re
       worst = std::max(worst, row_errors(got, ref).max().item<double>());
     }
   }
-  return {worst, "out"};
+  return {worst, "out", whole};
 }
 
 ReferenceError backward_error(const InputTensors& in, const at::Tensor& dq, const at::Tensor& dk,

@@ -2,10 +2,13 @@
 // a backend returns. Included only by translation units that use ATen.
 #pragma once
 
+#include "measure/pass_results.hpp"
+
 #include <attnbench/backend.hpp>
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -73,15 +76,19 @@ std::vector<int64_t> checked_rows(int64_t seq, uint64_t seed);
 
 // How far a backend's result is from float64 attention; NaN when it has a non-finite value.
 struct ReferenceError {
-  double rel_err = 0;
-  std::string worst;  // which result: "out", "dq", "dk" or "dv"
+  double rel_err = 0;  // forward: the float64 check's worst row, on the drawn rows
+  std::string worst;   // which result: "out", "dq", "dk" or "dv"
+  double whole_rel_err = 0;  // forward: the worst row of the whole output, against float32
+  // One number to hold against the tolerance: the whole output's error counts at
+  // 1 / kWholeOutputSlack of its size.
+  double judged() const { return std::max(rel_err, whole_rel_err / kWholeOutputSlack); }
 };
 
 // q, k or v as the float64 values a backend must attend over (its fp8 numbers times the scale).
 at::Tensor dequantized(const at::Tensor& t, double scale);
 
-// Forward: the largest per-row relative error ||out - ref|| / ||ref|| of the whole output, two
-// ways. Every row of every head of every sequence against attention in float32 on the output's
+// Forward: the largest per-row relative error ||out - ref|| / ||ref||, two ways
+// (whole_rel_err, then rel_err). Every row of every head of every sequence against attention in float32 on the output's
 // device (its error, ~1e-6, is far below every tolerance), in blocks of query rows of about
 // `block_scores` scores so that nothing of size seq_len x seq_len_kv is made: a backend that
 // computes some sequences, heads or rows and leaves the rest is caught wherever they are. And the

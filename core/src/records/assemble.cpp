@@ -62,6 +62,12 @@ void apply_correctness(Row& row, const CorrectnessResult& c) {
     mark_wrong(row, (output ? "max row relative error " : "relative error of " + c.worst + " ") +
                         three_digits(c.rel_err) + " above the " + to_string(row.problem.dtype) +
                         " tolerance " + three_digits(*row.tolerance));
+  } else if (row.tolerance && c.whole_rel_err > kWholeOutputSlack * *row.tolerance) {
+    mark_wrong(row, "max row relative error of the whole output " + three_digits(c.whole_rel_err) +
+                        " (every row against float32) above " + three_digits(kWholeOutputSlack) +
+                        "x the " + to_string(row.problem.dtype) + " tolerance " +
+                        three_digits(*row.tolerance) +
+                        ": rows, heads or sequences computed wrong or not at all?");
   } else if (row.tolerance && c.fresh_rel_err && !(*c.fresh_rel_err <= *row.tolerance)) {
     mark_wrong(row,
                "the output does not follow the inputs: after the timed calls q, k and v were "

@@ -151,7 +151,9 @@ const std::vector<Field<Row>>& row_fields() {
                   "after it, its objects freed and the cache emptied: memory it kept, in "
                   "PyTorch's allocator or outside it (see leaked_device_memory)"),
             judged(field("rel_err", &Row::rel_err, "ratio",
-                         "largest per-row relative error against float64 (docs/correctness.md)"),
+                         "largest per-row relative error against float64, on rows drawn from the "
+                         "seed (every row of the output is also checked against float32, judged "
+                         "against twice the tolerance: docs/correctness.md)"),
                    count()),
             field("tolerance", &Row::tolerance, "ratio",
                   "the limit for rel_err: the dtype's, grown with head_dim and seq_len_kv"),

@@ -101,7 +101,7 @@ TimingResult timed_samples(PassContext& ctx, TimingMode mode, int calls_per_samp
   }
   if (forward) {
     synchronize_device(ctx.host);
-    result.followed_rel_err = forward_error(ctx.inputs, ctx.out).rel_err;
+    result.followed_rel_err = forward_error(ctx.inputs, ctx.out).judged();
   }
   result.summary = summarize(run.samples);
   result.converged = run.converged;
