@@ -87,13 +87,13 @@ struct ReferenceError {
 // q, k or v as the float64 values a backend must attend over (its fp8 numbers times the scale).
 at::Tensor dequantized(const at::Tensor& t, double scale);
 
-// Forward: the largest per-row relative error ||out - ref|| / ||ref||, two ways
-// (whole_rel_err, then rel_err). Every row of every head of every sequence against attention in float32 on the output's
-// device (its error, ~1e-6, is far below every tolerance), in blocks of query rows of about
-// `block_scores` scores so that nothing of size seq_len x seq_len_kv is made: a backend that
-// computes some sequences, heads or rows and leaves the rest is caught wherever they are. And the
-// checked sequences and rows above against float64, every head (the float32 reference's own
-// check). The window and the softcap are applied in both.
+// Forward: the largest per-row relative error ||out - ref|| / ||ref||, two ways (whole_rel_err,
+// then rel_err). Every row of every head of every sequence against attention in float32 on the
+// output's device (its error, ~1e-6, is far below every tolerance), in blocks of query rows of
+// about `block_scores` scores so that nothing of size seq_len x seq_len_kv is made: a backend
+// that computes some sequences, heads or rows and leaves the rest is caught wherever they are.
+// And the checked sequences and rows above against float64, every head (the float32 reference's
+// own check). The window and the softcap are applied in both.
 ReferenceError forward_error(const InputTensors& inputs, const at::Tensor& out,
                              int64_t block_scores = int64_t{1} << 26);
 
