@@ -270,13 +270,7 @@ WorkerAnswer WorkerClient::measure(const Point& point, const std::string& backen
     if (before.empty() && !among(crashed_alone_, backend)) crashed_alone_.push_back(backend);
     return answer;
   }
-  if (!ended) {
-    if (answer.records && among(charged_, backend)) {
-      for (Row& row : answer.records->rows) row.add_flag(Flag::ended_a_worker);
-      process_.reset();  // its threads end with it: the next (point, backend) gets a new worker
-    }
-    return answer;
-  }
+  if (!ended) return charged_rule(std::move(answer), backend);
   // Ended after others ran there: once more, alone in a fresh worker.
   const std::string first = plain_reason(answer.reason);
   WorkerAnswer again = measure_once(point, backend, timeout_s, ended);
@@ -297,7 +291,15 @@ WorkerAnswer WorkerClient::measure(const Point& point, const std::string& backen
   again.records->notes += (again.records->notes.empty() ? "" : "; ") + ended_first +
                           "; measured again in a fresh worker, and the ending is charged to " +
                           listed(before) + " (flag ended_a_worker from here on)";
-  return again;
+  return charged_rule(std::move(again), backend);
+}
+
+WorkerAnswer WorkerClient::charged_rule(WorkerAnswer answer, const std::string& backend) {
+  if (answer.records && among(charged_, backend)) {
+    for (Row& row : answer.records->rows) row.add_flag(Flag::ended_a_worker);
+    process_.reset();  // its threads end with it: the next (point, backend) gets a new worker
+  }
+  return answer;
 }
 
 WorkerAnswer WorkerClient::measure_once(const Point& point, const std::string& backend,

@@ -50,9 +50,11 @@ class WorkerClient {
   // replaced (killed first), and the answer says what happened and in which pass.
   // A worker that ends during a backend's measurement after other backends ran in it may have been
   // ended by them (a thread or a timer their code left running): the backend is measured once more
-  // in a fresh worker. Fine there, the ending is charged to those others: their rows from then on
-  // say so (Flag::ended_a_worker) and each of their measurements gets a worker that retires after
-  // it. Ended there too, the backend's own crash is its row, and it is not measured twice again.
+  // in a fresh worker. Fine there, the ending is charged to those others (all of them: which one
+  // left it is not known; a backend ended by what it left itself at an earlier point charges them
+  // wrongly): their rows from then on say so (Flag::ended_a_worker) and each of their
+  // measurements gets a worker that retires after it. Ended there too, the backend's own crash is
+  // its row, and it is not measured twice again.
   WorkerAnswer measure(const Point& point, const std::string& backend, double timeout_s);
 
  private:
@@ -64,6 +66,8 @@ class WorkerClient {
   std::string ended();
   // Gives the worker up (killing it if it still runs) and says why there are no records.
   WorkerAnswer lost(Status status, const std::string& reason);
+  // A backend charged with ending a worker: its rows say so, and its worker retires after it.
+  WorkerAnswer charged_rule(WorkerAnswer answer, const std::string& backend);
   // One request to the current worker (started if there is none); `worker_ended` is set when
   // the worker's process ended during it (not a timeout, a garbled answer or a sticky error).
   WorkerAnswer measure_once(const Point& point, const std::string& backend, double timeout_s,
