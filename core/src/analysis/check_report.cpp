@@ -24,11 +24,11 @@ void check_report(const CsvTable& table, const std::vector<std::string>& metrics
       throw InputError(table.path + ": no column '" + std::string(needed) + "'");
   // One row per (point, backend, mode, repetition): a second would be taken for a repetition of
   // the first, or hide it.
-  std::map<std::tuple<std::string, std::string, std::string, std::string>, size_t> seen;
+  std::map<std::tuple<std::string, std::string, std::string, int64_t>, size_t> seen;
   for (size_t r = 0; r < table.rows.size(); ++r) {
-    const std::string* repetition = table.cell(r, "repetition");
     const auto key = std::make_tuple(table.at(r, "point_id"), table.at(r, "backend"),
-                                     table.at(r, "timing_mode"), repetition ? *repetition : "0");
+                                     table.at(r, "timing_mode"),
+                                     table.integer(r, "repetition").value_or(0));  // absent: 0
     if (const auto [first, fresh] = seen.emplace(key, r); !fresh)
       throw InputError(table.where(r) + ": the same point, backend, timing mode and repetition as " +
                        "line " + std::to_string(table.lines[first->second]) + " (" +

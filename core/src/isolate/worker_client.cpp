@@ -263,14 +263,14 @@ WorkerAnswer WorkerClient::measure(const Point& point, const std::string& backen
   std::vector<std::string> before;  // who else ran in the worker this request goes to
   if (process_)
     for (const auto& b : measured_here_)
-      if (b != backend && !among(before, b)) before.push_back(b);
+      if (b != backend) before.push_back(b);
   bool ended = false;
   WorkerAnswer answer = measure_once(point, backend, timeout_s, ended);
-  if (ended && (before.empty() || among(crashed_alone_, backend))) {
-    if (before.empty() && !among(crashed_alone_, backend)) crashed_alone_.push_back(backend);
+  if (!ended) return charged_rule(std::move(answer), backend);
+  if (before.empty() || among(crashed_alone_, backend)) {  // its own crash
+    if (!among(crashed_alone_, backend)) crashed_alone_.push_back(backend);
     return answer;
   }
-  if (!ended) return charged_rule(std::move(answer), backend);
   // Ended after others ran there: once more, alone in a fresh worker.
   const std::string first = plain_reason(answer.reason);
   WorkerAnswer again = measure_once(point, backend, timeout_s, ended);
@@ -306,7 +306,7 @@ WorkerAnswer WorkerClient::measure_once(const Point& point, const std::string& b
                                         double timeout_s, bool& worker_ended) {
   worker_ended = false;
   if (!process_) start();
-  measured_here_.push_back(backend);
+  if (!among(measured_here_, backend)) measured_here_.push_back(backend);
   std::string pass = "request";
   if (process_->send(measure_message(point, backend))) {
     const auto deadline = after(timeout_s);

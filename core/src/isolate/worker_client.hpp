@@ -80,7 +80,7 @@ class WorkerClient {
   std::vector<LoadFailure> lost_plugins_;  // files that took a worker down while loading
   std::optional<std::string> setup_line_;
   std::unique_ptr<Process> process_;
-  std::vector<std::string> measured_here_;  // backends the current worker measured, in order
+  std::vector<std::string> measured_here_;  // backends the current worker measured, each once
   std::vector<std::string> charged_;        // backends charged with ending a worker
   std::vector<std::string> crashed_alone_;  // backends whose worker ended with nothing else run
   Hello hello_;
