@@ -179,7 +179,10 @@ for step in "$@"; do
       mkdir -p results/h200/models
       for config in ${ATTNBENCH_MODELS:-configs/models/*.yaml}; do  # a call of its own may take the rest
         name=$(basename "$config" .yaml)
-        resume=--force; [ -f "results/h200/models/$name.csv" ] && resume=--resume
+        # Resumed only where an earlier call of this commit left it (a committed report of another
+        # commit, or of another schema, is measured again).
+        resume=--force
+        grep -qs ",${ATTNBENCH_GIT_SHA:-none}," "results/h200/models/$name.csv" && resume=--resume
         "$build/attnbench" run "$config" $resume -o "results/h200/models/$name.csv" 2>"$out/$name.stderr" \
           | tee "results/h200/models/$name.summary.txt" | tail -12
         echo "exit code ${PIPESTATUS[0]}" | tee -a "results/h200/models/$name.summary.txt"
