@@ -1,11 +1,16 @@
 // GPU checks: skipped, with a message, where there is no CUDA device.
 #include "gpu_support.hpp"
 #include "measure/device/cupti_tracer.hpp"
+#include "measure/device/device_monitor.hpp"
+#include "measure/device/sm_clock_span.hpp"
 #include "measure/runner.hpp"
 #include "test_support.hpp"
 
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
+#ifdef ATTNBENCH_WITH_SM_CLOCK_SPAN
+#include <cuda_runtime_api.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -288,6 +293,32 @@ class SynchronizingBackend : public Backend {
     return out;
   }
 };
+
+TEST(Gpu, ASamplesClockIsTheMeanSmClockDuringIt) {
+  REQUIRE_CUDA();
+#ifndef ATTNBENCH_WITH_SM_CLOCK_SPAN
+  GTEST_SKIP() << "skipped: built without nvcc, so without the SM clock span";
+#else
+  c10::InferenceMode guard;
+  const DeviceMonitor monitor(0);
+  const std::optional<double> max_mhz = monitor.max_sm_clock_mhz();
+  ASSERT_TRUE(max_mhz);
+  SmClockSpan span(0);
+  const at::Tensor a = at::randn({4096, 4096}, at::device(at::kCUDA).dtype(at::kBFloat16));
+  span.open();
+  for (int i = 0; i < 40; ++i) at::mm(a, a);  // a few milliseconds of work
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::optional<double> busy = span.close_mhz();
+  ASSERT_TRUE(busy) << "no SM was read at both ends";
+  std::cout << "measured: mean SM clock " << *busy << " MHz (NVML's maximum " << *max_mhz << ")\n";
+  // Counted cycles over nanoseconds: never above the maximum (the global timer's microsecond
+  // steps over a stretch of milliseconds leave under 1%), and no Hopper runs below 500 MHz busy.
+  EXPECT_LE(*busy, *max_mhz * 1.01);
+  EXPECT_GT(*busy, 500);
+  span.open();
+  EXPECT_FALSE(span.close_mhz()) << "a stretch shorter than the timer's resolution reads nothing";
+#endif
+}
 
 TEST(Gpu, GraphCaptureFailureIsAStatusNotACrash) {
   REQUIRE_CUDA();

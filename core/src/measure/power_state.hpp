@@ -9,8 +9,9 @@
 
 namespace attnbench {
 
-// power: burst. After each sample its SM clock is read; one taken more than kClockDropFlag below
-// the GPU's maximum is dropped, and the GPU rests before the next. The rest grows while samples
+// power: burst. A sample whose SM clock (its mean during the sample where the GPU's counters can
+// be read, else NVML's reading right after it) is more than kClockDropFlag below the GPU's maximum
+// is dropped, and the GPU rests before the next. The rest grows while samples
 // keep coming in low (the clock follows the power the card averaged over the last while, so a
 // short rest may not be enough), and stops for good once the pass has rested cooldown_max_s: from
 // then on samples are kept at whatever clock there is, and the row says so.

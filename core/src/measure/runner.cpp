@@ -8,6 +8,7 @@
 #include "measure/device/cuda_timing.hpp"
 #include "measure/device/cupti_tracer.hpp"
 #include "measure/device/device_monitor.hpp"
+#include "measure/device/sm_clock_span.hpp"
 #include "measure/passes/passes.hpp"
 
 #include <c10/core/InferenceMode.h>
@@ -133,6 +134,7 @@ std::optional<PassFailure> attempt(const std::string& name, const PassContext& c
 struct CudaInstruments {
   std::unique_ptr<CudaTimer> timer;
   std::unique_ptr<DeviceMonitor> monitor;
+  std::unique_ptr<SmClockSpan> clock_span;  // where nvcc built it
   // power: burst: the SM clock a sample must reach, the GPU's maximum until a pass's cooldown ran
   // out, then the highest clock that pass saw (a card capped below its maximum).
   std::optional<double> burst_reference_mhz;
@@ -161,9 +163,13 @@ void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResu
       cuda.timer = std::make_unique<CudaTimer>(ctx.host.cuda_device, ctx.host.l2_cache_bytes);
       cuda.monitor = std::make_unique<DeviceMonitor>(ctx.host.cuda_device);
       cuda.burst_reference_mhz = cuda.monitor->max_sm_clock_mhz();
+#ifdef ATTNBENCH_WITH_SM_CLOCK_SPAN
+      cuda.clock_span = std::make_unique<SmClockSpan>(ctx.host.cuda_device);
+#endif
     });
   ctx.timer = cuda.timer.get();
   ctx.monitor = cuda.monitor.get();
+  ctx.clock_span = cuda.clock_span.get();
   ctx.burst_reference_mhz = cuda.burst_reference_mhz;
   if (!r.failure && m.wants(Pass::timing)) {
     const std::vector<TimingMode> modes =

@@ -192,14 +192,15 @@ const std::vector<Field<Row>>& row_fields() {
                   "GPU temperature at the end of the timing pass"),
             field("clock_limited_ms", &Row::clock_limited_ms, "ms",
                   "how long the power and thermal limiters held the SM clock below its "
-                  "application clock during the timing pass (NVML's violation counters): the "
-                  "clock read after each sample does not see a dip within it"),
+                  "application clock during the timing pass (NVML's violation counters)"),
             field("power_mode", &Row::power_mode, "",
                   "CUDA rows: `sustained` (samples back to back) or `burst` (each sample at the "
                   "SM clock's maximum, the GPU rested between): measurement.power"),
             field("sm_clock_mhz_median", &Row::sm_clock_mhz_median, "MHz",
-                  "SM clock read after each kept sample, their median: the clock behind "
-                  "time_ms_median (compare weighs it)"),
+                  "SM clock of each kept sample, their median: the clock behind "
+                  "time_ms_median (compare weighs it). A sample's clock is its mean during the "
+                  "sample (SM cycles over the GPU's timer, read by a kernel at either end) where "
+                  "the sample lasts 0.2 ms or more, else NVML's reading right after it"),
             field("sm_clock_mhz_min", &Row::sm_clock_mhz_min, "MHz", "and their lowest"),
             field("clock_dropped_samples", &Row::clock_dropped_samples, "count",
                   "power burst: samples dropped for a clock below the maximum, each followed by a "

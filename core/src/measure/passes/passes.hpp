@@ -20,6 +20,7 @@ namespace attnbench {
 
 class CudaTimer;
 class DeviceMonitor;
+class SmClockSpan;
 
 struct PassContext {
   const Problem& problem;
@@ -28,6 +29,7 @@ struct PassContext {
   Backend& backend;
   CudaTimer* timer = nullptr;                       // set for CUDA points
   const DeviceMonitor* monitor = nullptr;           // set for CUDA points
+  SmClockSpan* clock_span = nullptr;                // set for CUDA points where built
   // power: burst: the SM clock a sample must reach to be kept (the runner's, kept per worker)
   std::optional<double> burst_reference_mhz;
   std::function<void(const std::string&)> on_pass;  // told each pass's name as it starts

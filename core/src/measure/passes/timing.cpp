@@ -3,6 +3,7 @@
 #include "base/stats.hpp"
 #include "measure/device/cuda_timing.hpp"
 #include "measure/device/device_monitor.hpp"
+#include "measure/device/sm_clock_span.hpp"
 
 #include <chrono>
 #include <functional>
@@ -73,9 +74,14 @@ TimingResult timed_samples(PassContext& ctx, TimingMode mode, int calls_per_samp
         // moved, and every backend's graph row read `wrong`).
         synchronize_device(ctx.host);
       }
+      // The sample's clock: its mean during the sample where it can be read (a sample shorter
+      // than the span's resolution has none), else NVML's reading right after it.
+      SmClockSpan* span = mode == TimingMode::wall ? nullptr : ctx.clock_span;
+      if (span) span->open();
       const double began = steady_seconds();
       const double ms = sample();
-      const std::optional<double> clock = monitor ? monitor->sm_clock_mhz() : std::nullopt;
+      std::optional<double> clock = span ? span->close_mhz() : std::nullopt;
+      if (!clock && monitor) clock = monitor->sm_clock_mhz();
       const double rest = gate && clock ? gate->rest_after(*clock) : 0;
       if (rest == 0) {
         if (clock) result.sample_clock_mhz.push_back(*clock);
