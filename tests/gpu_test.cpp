@@ -2,13 +2,15 @@
 #include "gpu_support.hpp"
 #include "measure/device/cupti_tracer.hpp"
 #include "measure/device/device_monitor.hpp"
+#include "measure/device/read_kernel.hpp"
 #include "measure/device/sm_clock_span.hpp"
 #include "measure/runner.hpp"
 #include "test_support.hpp"
 
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
-#ifdef ATTNBENCH_WITH_SM_CLOCK_SPAN
+#ifdef ATTNBENCH_WITH_KERNELS
+#include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 #endif
 
@@ -296,7 +298,7 @@ class SynchronizingBackend : public Backend {
 
 TEST(Gpu, ASamplesClockIsTheMeanSmClockDuringIt) {
   REQUIRE_CUDA();
-#ifndef ATTNBENCH_WITH_SM_CLOCK_SPAN
+#ifndef ATTNBENCH_WITH_KERNELS
   GTEST_SKIP() << "skipped: built without nvcc, so without the SM clock span";
 #else
   c10::InferenceMode guard;
@@ -317,6 +319,35 @@ TEST(Gpu, ASamplesClockIsTheMeanSmClockDuringIt) {
   EXPECT_GT(*busy, 500);
   span.open();
   EXPECT_FALSE(span.close_mhz()) << "a stretch shorter than the timer's resolution reads nothing";
+#endif
+}
+
+// The read ceiling's kernel reads every 16 bytes it is given: a word that folds to the one value
+// its sink is written for, put anywhere (the unrolled loop, its tail), is seen.
+TEST(Gpu, TheReadKernelReadsEveryByte) {
+  REQUIRE_CUDA();
+#ifndef ATTNBENCH_WITH_KERNELS
+  GTEST_SKIP() << "skipped: built without nvcc, so without the harness's kernels";
+#else
+  c10::InferenceMode guard;
+  const auto ints = at::device(at::kCUDA).dtype(at::kInt);
+  const int64_t words = (int64_t{64} << 20) / 4 + 12;  // 64 MiB and three 16-byte elements more
+  at::Tensor data = at::zeros({words}, ints);
+  at::Tensor sink = at::zeros({1}, ints);
+  const int64_t magic = static_cast<int32_t>(0x9e3779b9u);
+  for (int64_t at_word : {int64_t{0}, words / 2 + 5, words - 1}) {
+    data.zero_();
+    sink.zero_();
+    data[at_word] = magic;
+    enqueue_read(data.data_ptr(), static_cast<size_t>(words) * 4, sink.data_ptr(), 0,
+                 c10::cuda::getCurrentCUDAStream(0).stream());
+    EXPECT_EQ(sink.item<int64_t>(), magic) << "word " << at_word << " was not read";
+  }
+  data.zero_();
+  sink.zero_();
+  enqueue_read(data.data_ptr(), static_cast<size_t>(words) * 4, sink.data_ptr(), 0,
+               c10::cuda::getCurrentCUDAStream(0).stream());
+  EXPECT_EQ(sink.item<int64_t>(), 0) << "the sink is written only for the folded value";
 #endif
 }
 

@@ -163,7 +163,7 @@ void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResu
       cuda.timer = std::make_unique<CudaTimer>(ctx.host.cuda_device, ctx.host.l2_cache_bytes);
       cuda.monitor = std::make_unique<DeviceMonitor>(ctx.host.cuda_device);
       cuda.burst_reference_mhz = cuda.monitor->max_sm_clock_mhz();
-#ifdef ATTNBENCH_WITH_SM_CLOCK_SPAN
+#ifdef ATTNBENCH_WITH_KERNELS
       cuda.clock_span = std::make_unique<SmClockSpan>(ctx.host.cuda_device);
 #endif
     });

@@ -178,7 +178,7 @@ const std::vector<Field<Row>>& row_fields() {
                    gpu_time(true, true)),
             judged(field("pct_of_bandwidth", &Row::pct_of_bandwidth, "%",
                          "tb_per_s against the device's measured bandwidth (attnbench calibrate: "
-                         "the larger of a device copy's and a reduction's)"),
+                         "the larger of a device copy's and the fastest read's)"),
                    gpu_time(true, true)),
             field("bound", &Row::bound, "",
                   "`memory` when gflop / gbytes is below the ridge (peak TFLOP/s over bandwidth), "
