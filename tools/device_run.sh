@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds attnbench on the GPU machine and runs the named steps, copying results to $OUT.
 # Usage (from the repository root there): tools/device_run.sh STEP... with steps among
-#   deps build tests variants source models models-prefill published seed study hosttime seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults probes isolation hopper hopper-check hopper-prefill hopper-decode memory-check seed-aa run:NAME
+#   deps build tests gpu-tests variants source models models-prefill published seed study hosttime seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults probes isolation hopper hopper-check hopper-prefill hopper-decode memory-check seed-aa run:NAME
 # tests writes results/h200/tests.txt (ctest) and results/h200/gpu-tests.txt (the GPU tests' own output).
 # The device machine has no .git: pass the commit as ATTNBENCH_GIT_SHA.
 set -uo pipefail
@@ -45,6 +45,10 @@ for step in "$@"; do
       log tests
       (cd "$build" && ctest --output-on-failure -j4 2>&1) | tee results/h200/tests.txt | tail -40
       # The GPU tests once more with everything they print (the measured counts), for the record.
+      (cd "$build" && ./measure_tests --gtest_filter='Gpu*' 2>&1) | tee results/h200/gpu-tests.txt | grep -E "measured|OK|FAILED|PASSED"
+      ;;
+    gpu-tests)
+      log gpu-tests  # the GPU tests alone (after build-run with ATTNBENCH_BUILD_TARGETS=measure_tests), for a short call
       (cd "$build" && ./measure_tests --gtest_filter='Gpu*' 2>&1) | tee results/h200/gpu-tests.txt | grep -E "measured|OK|FAILED|PASSED"
       ;;
     variants)
