@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
+#include <utility>
 
 namespace attnbench {
 namespace {
@@ -79,6 +81,36 @@ struct FakeBoard {
     return p;
   }
 };
+
+// Stamps of a stretch of `us` microseconds at `mhz`, on one SM.
+std::pair<SmStamp, SmStamp> stretch(double us, double mhz, unsigned long long at_ns = 5'000'000) {
+  const auto ns = static_cast<unsigned long long>(us * 1000);
+  const auto cycles = static_cast<unsigned long long>(us * mhz);
+  return {SmStamp{at_ns, 1'000'000}, SmStamp{at_ns + ns, 1'000'000 + cycles}};
+}
+
+TEST(MeanClock, IsCyclesOverNanosecondsTheMedianOverTheSmsReadAtBothEnds) {
+  SmStamps stamps{std::vector<SmStamp>(6), std::vector<SmStamp>(6)};
+  const double mhz[] = {1980, 1800, 1900};
+  for (int sm = 0; sm < 3; ++sm)
+    std::tie(stamps.open[sm], stamps.close[sm]) = stretch(2000, mhz[sm], 5'000'000 + sm * 40);
+  stamps.open[3] = stretch(2000, 100).first;     // read at the start only
+  stamps.close[4] = stretch(2000, 100).second;   // at the end only
+  const std::optional<double> clock = mean_clock_mhz(stamps);
+  ASSERT_TRUE(clock);
+  EXPECT_NEAR(*clock, 1900, 1e-6);
+}
+
+TEST(MeanClock, NoneForAStretchShorterThanTheTimerResolvesOrNoSmReadTwice) {
+  SmStamps stamps{std::vector<SmStamp>(2), std::vector<SmStamp>(2)};
+  EXPECT_FALSE(mean_clock_mhz(stamps));
+  std::tie(stamps.open[0], stamps.close[0]) = stretch(kShortestSpanUs / 2, 1980);
+  EXPECT_FALSE(mean_clock_mhz(stamps));
+  std::tie(stamps.open[1], stamps.close[1]) = stretch(kShortestSpanUs * 2, 1500);
+  ASSERT_TRUE(mean_clock_mhz(stamps));
+  EXPECT_NEAR(*mean_clock_mhz(stamps), 1500, 1e-6);  // the short one left out
+  EXPECT_FALSE(mean_clock_mhz(SmStamps{}));
+}
 
 TEST(EnergyReading, IsTheBusyEnergyPerCallBetweenTwoTicks) {
   FakeBoard board;

@@ -23,6 +23,22 @@ double BurstGate::rest_after(double sample_clock_mhz) {
   return rest;
 }
 
+std::optional<double> mean_clock_mhz(const SmStamps& stamps) {
+  std::vector<double> mhz;
+  for (size_t sm = 0; sm < std::min(stamps.open.size(), stamps.close.size()); ++sm) {
+    const SmStamp& open = stamps.open[sm];
+    const SmStamp& close = stamps.close[sm];
+    if (open.timer_ns == 0 || close.timer_ns < open.timer_ns + kShortestSpanUs * 1000 ||
+        close.cycles < open.cycles)
+      continue;
+    mhz.push_back(static_cast<double>(close.cycles - open.cycles) /
+                  static_cast<double>(close.timer_ns - open.timer_ns) * 1000);
+  }
+  if (mhz.empty()) return std::nullopt;
+  std::nth_element(mhz.begin(), mhz.begin() + mhz.size() / 2, mhz.end());
+  return mhz[mhz.size() / 2];
+}
+
 std::optional<EnergyReading> read_energy(const EnergyProbe& probe, int calls_per_batch,
                                          double window_s) {
   constexpr double kTickWaitS = 3;  // a counter that does not tick this long is not one to use

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <optional>
+#include <vector>
 
 namespace attnbench {
 
@@ -40,6 +41,22 @@ class BurstGate {
   int dropped_ = 0;
   bool gave_up_ = false;
 };
+
+// Each SM's cycle counter and the GPU's global timer, read at the two ends of a stretch
+// (device/sm_clock_span.hpp), indexed by SM; an SM no read reached has zeros.
+struct SmStamp {
+  unsigned long long timer_ns = 0;
+  unsigned long long cycles = 0;
+};
+struct SmStamps {
+  std::vector<SmStamp> open, close;
+};
+
+// The mean SM clock over the stretch: cycles over nanoseconds, the median over the SMs read at
+// both ends. nullopt where no SM was, or the stretch was shorter than kShortestSpanUs (the global
+// timer ticks every microsecond or so).
+inline constexpr double kShortestSpanUs = 200;
+std::optional<double> mean_clock_mhz(const SmStamps& stamps);
 
 // One call's energy: calls back to back between two ticks of the board's energy counter (NVML
 // updates it every few to a hundred milliseconds, so a window between two reads at arbitrary

@@ -80,7 +80,7 @@ TimingResult timed_samples(PassContext& ctx, TimingMode mode, int calls_per_samp
       if (span) span->open();
       const double began = steady_seconds();
       const double ms = sample();
-      std::optional<double> clock = span ? span->close_mhz() : std::nullopt;
+      std::optional<double> clock = span ? mean_clock_mhz(span->close()) : std::nullopt;
       if (!clock && monitor) clock = monitor->sm_clock_mhz();
       const double rest = gate && clock ? gate->rest_after(*clock) : 0;
       if (rest == 0) {
