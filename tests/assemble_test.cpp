@@ -240,16 +240,24 @@ TEST(Assemble, HostTimeMemoryOpsAndKernelsFillEveryRow) {
 }
 
 TEST(Assemble, RawSamplesOnRequestPerTimedMode) {
-  RowSetup s = setup();
+  RowSetup s = setup({TimingMode::cold, TimingMode::batch, TimingMode::graph});
   s.keep_samples = true;
   PassResults r;
-  r.timing.push_back({TimingMode::cold, timed(TimingMode::cold, 0.5), std::nullopt});
+  TimingResult cold = timed(TimingMode::cold, 0.5);
+  cold.sample_clock_mhz = {1980, 1965, 1972.5};
+  TimingResult graph = timed(TimingMode::graph, 0.4);
+  graph.sample_clock_mhz = {1980};  // not one per sample: left out rather than misaligned
+  r.timing.push_back({TimingMode::cold, cold, std::nullopt});
   r.timing.push_back(
       {TimingMode::batch, std::nullopt, PassFailure{Status::error, "batch: failed"}});
+  r.timing.push_back({TimingMode::graph, graph, std::nullopt});
   const BackendRecords out = assemble_records(s, r);
-  ASSERT_EQ(out.samples.size(), 1u);
+  ASSERT_EQ(out.samples.size(), 2u);
   EXPECT_EQ(out.samples[0].mode, TimingMode::cold);
   EXPECT_EQ(out.samples[0].time_ms, (std::vector<double>{0.5, 0.5, 0.5}));
+  EXPECT_EQ(out.samples[0].sm_clock_mhz, (std::vector<double>{1980, 1965, 1972.5}));
+  EXPECT_EQ(out.samples[1].time_ms, (std::vector<double>{0.4, 0.4, 0.4}));
+  EXPECT_TRUE(out.samples[1].sm_clock_mhz.empty());
   EXPECT_EQ(out.point_id, s.point_id);
   EXPECT_EQ(out.backend, "flash");
 }

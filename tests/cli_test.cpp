@@ -447,8 +447,9 @@ TEST_F(Cli, SamplesFileHoldsEveryTimingSample) {
   ASSERT_EQ(r.code, 0) << r.output;
   const auto rows = rows_of(path("s.csv"));
   const CsvTable samples = read_csv(path("s.samples.csv"));
-  EXPECT_EQ(samples.header, (std::vector<std::string>{"point_id", "backend", "timing_mode",
-                                                      "repetition", "sample", "time_ms"}));
+  EXPECT_EQ(samples.header,
+            (std::vector<std::string>{"point_id", "backend", "timing_mode", "repetition", "sample",
+                                      "time_ms", "sm_clock_mhz"}));
   std::map<std::string, std::vector<double>> by_row;
   for (size_t i = 0; i < samples.rows.size(); ++i) {
     const std::string key = samples.at(i, "point_id") + " " + samples.at(i, "backend") + " " +

@@ -161,10 +161,12 @@ TEST(Csv, CompleteRecordsCountsOnlyQuotes) {
 }
 
 TEST(Csv, SamplesFileHeader) {
-  EXPECT_EQ(sample_header(), (std::vector<std::string>{"point_id", "backend", "timing_mode",
-                                                       "repetition", "sample", "time_ms"}));
-  EXPECT_EQ(sample_fields("p", "b", TimingMode::graph, 2, 3, 0.1),
-            (std::vector<std::string>{"p", "b", "graph", "2", "3", "0.1"}));
+  EXPECT_EQ(sample_header(),
+            (std::vector<std::string>{"point_id", "backend", "timing_mode", "repetition", "sample",
+                                      "time_ms", "sm_clock_mhz"}));
+  EXPECT_EQ(sample_fields("p", "b", TimingMode::graph, 2, 3, 0.1, 1972.5),
+            (std::vector<std::string>{"p", "b", "graph", "2", "3", "0.1", "1972.5"}));
+  EXPECT_EQ(sample_fields("p", "b", TimingMode::wall, 0, 0, 0.1, std::nullopt).back(), "");
   EXPECT_TRUE(readable_schema_version("1"));
   EXPECT_TRUE(readable_schema_version("2"));
   EXPECT_TRUE(readable_schema_version("3"));

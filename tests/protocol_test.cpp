@@ -34,7 +34,7 @@ BackendRecords sample_records() {
   k.point_id = b.point_id, k.backend = "flash", k.kind = ActivityKind::memset, k.name = "memset";
   k.launches_per_call = 2.0 / 3.0, k.duration_us_mean = 1e-7, k.bytes = 4, k.run = r.run;
   b.kernels = {k};
-  b.samples = {{TimingMode::graph, {0.1, 0.2, 1e-300}}};
+  b.samples = {{TimingMode::graph, {0.1, 0.2, 1e-300}, {1980, 1972.5, 1500}}};
   b.notes = "kernel set differs";
   b.rows[0].occupancy_pct = 12.5;
   Trace trace;
@@ -83,6 +83,7 @@ TEST(Protocol, RecordsSurviveTheTripExactly) {
   ASSERT_EQ(c.samples.size(), 1u);
   EXPECT_EQ(c.samples[0].mode, TimingMode::graph);
   EXPECT_EQ(c.samples[0].time_ms, (std::vector<double>{0.1, 0.2, 1e-300}));
+  EXPECT_EQ(c.samples[0].sm_clock_mhz, (std::vector<double>{1980, 1972.5, 1500}));
   EXPECT_EQ(c.notes, "kernel set differs");
   EXPECT_EQ(r.occupancy_pct, 12.5);
   ASSERT_TRUE(c.trace);

@@ -28,7 +28,7 @@ ReportTexts full_report() {
       KernelRow k;
       k.point_id = point, k.backend = backend, k.name = "gemm, \"tiled\"";
       t.kernels += csv_line(kernel_row_cells(k));
-      t.samples += csv_line(sample_fields(point, backend, TimingMode::cold, 0, 0, 0.5));
+      t.samples += csv_line(sample_fields(point, backend, TimingMode::cold, 0, 0, 0.5, 1980));
       const std::vector<TimingMode> modes =
           device == Device::cuda ? std::vector<TimingMode>{TimingMode::cold, TimingMode::batch}
                                  : std::vector<TimingMode>{TimingMode::wall};

@@ -133,7 +133,8 @@ void from_json(const json& j, TraceEvent& e) {
 void to_json(json& j, const BackendRecords& b) {
   json samples = json::array();
   for (const auto& s : b.samples)
-    samples.push_back({{"mode", to_string(s.mode)}, {"time_ms", s.time_ms}});
+    samples.push_back(
+        {{"mode", to_string(s.mode)}, {"time_ms", s.time_ms}, {"sm_clock_mhz", s.sm_clock_mhz}});
   j = {{"point_id", b.point_id}, {"backend", b.backend}, {"rows", b.rows},
        {"kernels", b.kernels},   {"samples", samples},   {"notes", b.notes}};
   if (b.trace) {
@@ -148,8 +149,8 @@ void from_json(const json& j, BackendRecords& b) {
   b.kernels = j.at("kernels").get<std::vector<KernelRow>>();
   b.samples.clear();
   for (const auto& s : j.at("samples"))
-    b.samples.push_back(
-        {enum_at<TimingMode>(s, "mode"), s.at("time_ms").get<std::vector<double>>()});
+    b.samples.push_back({enum_at<TimingMode>(s, "mode"), s.at("time_ms").get<std::vector<double>>(),
+                         s.at("sm_clock_mhz").get<std::vector<double>>()});
   b.notes = j.at("notes");
   b.trace.reset();
   if (j.contains("trace")) {

@@ -78,6 +78,13 @@ void apply_correctness(Row& row, const CorrectnessResult& c) {
 
 // The timed calls' last output against the inputs moved before its sample: a row that was right
 // on its first call and then answered without reading its inputs is wrong in this mode.
+// The raw samples beside their clocks (kept only where every sample has one, so that they line up).
+SampleSeries sample_series(TimingMode mode, const TimingResult& t) {
+  SampleSeries series{mode, t.samples, {}};
+  if (t.sample_clock_mhz.size() == t.samples.size()) series.sm_clock_mhz = t.sample_clock_mhz;
+  return series;
+}
+
 void apply_followed(Row& row, const TimingResult& t) {
   if (row.status != Status::ok || !row.tolerance || !t.followed_rel_err) return;
   if (*t.followed_rel_err <= *row.tolerance) return;
@@ -126,7 +133,7 @@ void apply_timing(Row& row, const TimingResult& t, const RowSetup& setup) {
   if (t.power == PowerMode::burst && row.timing_mode != TimingMode::wall) {
     row.clock_dropped_samples = t.dropped_for_clock;
     row.cooldown_s = t.rested_s;
-    if (!t.clock_recovered) row.add_flag(Flag::clock_not_recovered);
+    if (!t.clock_recovered || t.rested_clock_mhz) row.add_flag(Flag::clock_not_recovered);
   }
   apply_rate(row, setup);
 }
@@ -262,7 +269,7 @@ BackendRecords assemble_records(const RowSetup& setup, const PassResults& r) {
         apply_timing(row, *timed.result, setup);
         apply_followed(row, *timed.result);
         if (r.kernels) cover_untimed_work(row, *r.kernels, setup);
-        if (setup.keep_samples) out.samples.push_back({mode, timed.result->samples});
+        if (setup.keep_samples) out.samples.push_back(sample_series(mode, *timed.result));
       }
     }
     out.rows.push_back(std::move(row));

@@ -142,6 +142,7 @@ struct Trace {
 struct SampleSeries {
   TimingMode mode = TimingMode::wall;
   std::vector<double> time_ms;
+  std::vector<double> sm_clock_mhz;  // each sample's, beside time_ms; empty where none was read
 };
 
 // Everything one (point, backend) produced, in the order the writers write it.

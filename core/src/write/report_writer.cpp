@@ -46,7 +46,10 @@ void ReportWriter::write(const BackendRecords& records) {
     for (const SampleSeries& series : records.samples)
       for (size_t i = 0; i < series.time_ms.size(); ++i)
         samples_->write(sample_fields(records.point_id, records.backend, series.mode,
-                                      records.repetition, i, series.time_ms[i]));
+                                      records.repetition, i, series.time_ms[i],
+                                      i < series.sm_clock_mhz.size()
+                                          ? std::optional<double>(series.sm_clock_mhz[i])
+                                          : std::nullopt));
   for (const Row& row : records.rows) rows_.write(row_cells(row));  // last: they mark it done
 }
 

@@ -65,18 +65,19 @@ std::vector<std::string> kernel_row_cells(const KernelRow& row) {
 }
 
 std::vector<std::string> sample_header() {
-  return {"point_id", "backend", "timing_mode", "repetition", "sample", "time_ms"};
+  return {"point_id", "backend", "timing_mode", "repetition", "sample", "time_ms", "sm_clock_mhz"};
 }
 
 std::vector<std::string> sample_fields(const std::string& point_id, const std::string& backend,
                                        TimingMode mode, int repetition, size_t index,
-                                       double time_ms) {
+                                       double time_ms, std::optional<double> sm_clock_mhz) {
   return {point_id,
           backend,
           to_string(mode),
           std::to_string(repetition),
           std::to_string(index),
-          format_number(time_ms)};
+          format_number(time_ms),
+          sm_clock_mhz ? format_number(*sm_clock_mhz) : std::string()};
 }
 
 }  // namespace attnbench

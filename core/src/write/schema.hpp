@@ -6,6 +6,7 @@
 #include "records/row.hpp"
 #include "write/csv.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,9 +22,10 @@ namespace attnbench {
 // `softcap`, `feed`, the token totals) and the bandwidth columns (`gbytes`, `tb_per_s`,
 // `pct_of_bandwidth`, `bound`), 11 `device_mem_left_mib`, 12 the power state (`power_mode`,
 // `sm_clock_mhz_median`, `_min`, `clock_dropped_samples`, `cooldown_s`) and the energy
-// (`energy_j_per_call`, `energy_power_w`), 13 `clock_limited_ms`; readers read columns by name and accept every version
-// (a missing repetition is 0, a missing variant is none).
-inline constexpr int kCsvSchemaVersion = 13;
+// (`energy_j_per_call`, `energy_power_w`), 13 `clock_limited_ms`, 14 `sm_clock_mhz` in the samples
+// file and the SM clocks as each sample's mean during it (sm_clock_span.hpp); readers read
+// columns by name and accept every version (a missing repetition is 0, a missing variant is none).
+inline constexpr int kCsvSchemaVersion = 14;
 bool readable_schema_version(const std::string& text);
 
 // <output>.csv: one row per (point, backend, timing mode).
@@ -40,10 +42,10 @@ std::vector<Row> typed_rows(const CsvTable& table);
 std::vector<std::string> kernel_row_header();
 std::vector<std::string> kernel_row_cells(const KernelRow& row);
 
-// <output>.samples.csv: one row per raw timing sample.
+// <output>.samples.csv: one row per raw timing sample, with the SM clock it ran at where read.
 std::vector<std::string> sample_header();
 std::vector<std::string> sample_fields(const std::string& point_id, const std::string& backend,
                                        TimingMode mode, int repetition, size_t index,
-                                       double time_ms);
+                                       double time_ms, std::optional<double> sm_clock_mhz);
 
 }  // namespace attnbench
