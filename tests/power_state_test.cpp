@@ -44,6 +44,23 @@ TEST(BurstGate, RestsLongerWhileTheClockStaysLowThenGivesUp) {
   EXPECT_EQ(gate.highest_mhz(), 1500);
 }
 
+// A call that brings the clock down within itself never averages the maximum: the first sample
+// still low after the longest rest is kept and sets the bar (not 30 s of rests, then any clock).
+TEST(BurstGate, ASampleStillLowAfterTheLongestRestSetsTheBar) {
+  BurstGate gate(1980, 30);
+  int rests = 0;
+  while (gate.rest_after(1800) > 0) ++rests;
+  EXPECT_EQ(rests, 6);  // 0.05 0.1 0.2 0.4 0.8 1.0: the sample after the 1 s rest is kept
+  ASSERT_TRUE(gate.rested_mhz());
+  EXPECT_EQ(*gate.rested_mhz(), 1800);
+  EXPECT_EQ(gate.rest_after(1790), 0);  // within 3% of the bar
+  EXPECT_DOUBLE_EQ(gate.rest_after(1600), BurstGate::kLongestRestS);  // back to back: too low
+  EXPECT_EQ(gate.rest_after(1610), 0);  // still, after the longest rest: the bar falls
+  EXPECT_EQ(*gate.rested_mhz(), 1610);
+  EXPECT_EQ(gate.dropped(), 7);
+  EXPECT_FALSE(gate.gave_up());
+}
+
 TEST(BurstGate, NoCooldownKeepsEverySample) {
   BurstGate gate(1980, 0);
   EXPECT_EQ(gate.rest_after(1000), 0);

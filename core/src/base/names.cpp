@@ -115,8 +115,10 @@ const char* flag_doc(Flag flag) {
       return "the SM clock fell by more than 3% during the timing pass (power, heat): the times "
              "are of a slower GPU";
     case Flag::clock_not_recovered:
-      return "power burst: the SM clock was not back at its maximum within cooldown_max_s of rest; "
-             "the samples after that were kept at the lower clock (sm_clock_mhz_median says which)";
+      return "power burst: the SM clock did not come back to its maximum: a sample still below it "
+             "after the longest rest (a call that brings the clock down within itself) set a "
+             "lower bar, or cooldown_max_s of rest ran out and later samples were kept at any "
+             "clock (sm_clock_mhz_median says which)";
     case Flag::untimed_gpu_work:
       return "the kernels pass saw more GPU time per call (gpu_us_per_call) than the timed events "
              "did, beyond their noise: work on a stream the timing did not cover. time_ms_* are "

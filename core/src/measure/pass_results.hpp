@@ -87,6 +87,8 @@ struct TimingResult {
   int dropped_for_clock = 0;
   double rested_s = 0;
   bool clock_recovered = true;
+  // power burst: the clock a sample after the longest rest still fell to, kept as the bar
+  std::optional<double> rested_clock_mhz;
   double highest_clock_mhz = 0;  // of every sample taken, dropped or kept
   // Forward: q's values were moved before every sample (outside the timed region), and the last
   // timed output (a graph's: what its last replay wrote) is checked against float64 attention of

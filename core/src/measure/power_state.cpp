@@ -3,6 +3,7 @@
 #include "measure/pass_results.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace attnbench {
 
@@ -11,13 +12,20 @@ BurstGate::BurstGate(double reference_mhz, double cooldown_max_s)
 
 double BurstGate::rest_after(double sample_clock_mhz) {
   highest_mhz_ = std::max(highest_mhz_, sample_clock_mhz);
-  if (gave_up_ || sample_clock_mhz >= reference_mhz_ * (1 - kClockDropFlag)) return 0;
+  const double rested_before = std::exchange(last_rest_s_, 0);
+  const double bar = rested_mhz_.value_or(reference_mhz_);
+  if (gave_up_ || sample_clock_mhz >= bar * (1 - kClockDropFlag)) return 0;
+  if (rested_before >= kLongestRestS) {
+    rested_mhz_ = sample_clock_mhz;
+    return 0;
+  }
   if (rested_s_ >= cooldown_max_s_) {
     gave_up_ = true;
     return 0;
   }
   const double rest = std::min(next_rest_s_, cooldown_max_s_ - rested_s_);
   rested_s_ += rest;
+  last_rest_s_ = rest;
   ++dropped_;
   next_rest_s_ = std::min(next_rest_s_ * 2, kLongestRestS);
   return rest;

@@ -12,10 +12,13 @@ namespace attnbench {
 
 // power: burst. A sample whose SM clock (its mean during the sample where the GPU's counters can
 // be read, else NVML's reading right after it) is more than kClockDropFlag below the GPU's maximum
-// is dropped, and the GPU rests before the next. The rest grows while samples
-// keep coming in low (the clock follows the power the card averaged over the last while, so a
-// short rest may not be enough), and stops for good once the pass has rested cooldown_max_s: from
-// then on samples are kept at whatever clock there is, and the row says so.
+// is dropped, and the GPU rests before the next. The rest grows while samples keep coming in low
+// (the clock follows the power the card averaged over the last while, so a short rest may not be
+// enough). A sample still low after the longest rest is as fast as a rested GPU runs the call (a
+// call long enough to bring the clock down within itself never averages the maximum): it is kept,
+// and its clock is the bar for the samples after it. The rests stop for good once the pass has
+// rested cooldown_max_s: from then on samples are kept at whatever clock there is. The row says
+// which.
 class BurstGate {
  public:
   // `reference_mhz`: the GPU's maximum SM clock, or, once a pass gave up, the highest its samples
@@ -29,6 +32,8 @@ class BurstGate {
   double rested_s() const { return rested_s_; }
   bool gave_up() const { return gave_up_; }
   double highest_mhz() const { return highest_mhz_; }
+  // The bar a sample after the longest rest set, lowest first; none while the maximum held.
+  std::optional<double> rested_mhz() const { return rested_mhz_; }
 
   static constexpr double kFirstRestS = 0.05;
   static constexpr double kLongestRestS = 1.0;
@@ -38,8 +43,10 @@ class BurstGate {
   double highest_mhz_ = 0;
   double next_rest_s_ = kFirstRestS;
   double rested_s_ = 0;
+  double last_rest_s_ = 0;  // before the sample being judged
   int dropped_ = 0;
   bool gave_up_ = false;
+  std::optional<double> rested_mhz_;
 };
 
 // Each SM's cycle counter and the GPU's global timer, read at the two ends of a stretch

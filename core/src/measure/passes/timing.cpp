@@ -103,6 +103,7 @@ TimingResult timed_samples(PassContext& ctx, TimingMode mode, int calls_per_samp
     result.dropped_for_clock = gate->dropped();
     result.rested_s = gate->rested_s();
     result.clock_recovered = !gate->gave_up();
+    result.rested_clock_mhz = gate->rested_mhz();
     result.highest_clock_mhz = gate->highest_mhz();
   }
   if (forward) {
