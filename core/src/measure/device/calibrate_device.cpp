@@ -57,14 +57,15 @@ Calibration calibrate_device(const HostInfo& host) {
   c.copy_gbps = 2.0 * static_cast<double>(bytes) / (copy_ms * 1e-3) / 1e9;
   // Reads: the fastest of two ATen reductions over the 4 GiB and the harness's own read kernel
   // (ATen's reductions do not reach the memory's rate: on an H100 the bf16 sum read 3.04 TB/s
-  // where attention's decode kernels read 3.08, on the H200 the faster of the two 4.35 where they
-  // read 4.6), so that a kernel over 100% of it is rare and telling.
+  // where attention's decode kernels read 3.08 and the read kernel 3.19; on the H200 the faster
+  // of the two 4.35 where decode read 4.6), so that a kernel over 100% of it is rare and telling.
   at::Tensor total;
   const at::Tensor words = src.view(at::kInt);
   double read_ms = std::min(median_ms([&] { total = src.sum(at::kFloat); }),
                             median_ms([&] { total = words.amax(); }));
 #ifdef ATTNBENCH_WITH_KERNELS
   const at::Tensor sink = at::zeros({1}, words.options());
+  c.reads += " and attnbench's read kernel (16-byte loads)";
   read_ms = std::min(read_ms, median_ms([&] {
     enqueue_read(src.data_ptr(), static_cast<size_t>(bytes), sink.data_ptr(), host.cuda_device,
                  c10::cuda::getCurrentCUDAStream(host.cuda_device).stream());
