@@ -81,7 +81,8 @@ struct TimingResult {
   std::vector<double> samples;                          // ms per call
   std::optional<DeviceState> device_start, device_end;  // around the pass; none without NVML
   PowerMode power = PowerMode::sustained;
-  std::vector<double> sample_clock_mhz;  // each kept sample's SM clock: its mean during the sample, or read right after it
+  // Each kept sample's SM clock: its mean during the sample, or NVML's reading right after it.
+  std::vector<double> sample_clock_mhz;
   // burst: samples dropped for a low clock, the rest taken before their successors, and whether
   // the cooldown ran out (the samples after it kept at a lower clock).
   int dropped_for_clock = 0;
