@@ -138,11 +138,14 @@ TEST(Assemble, PowerStateAndEnergyColumns) {
     EXPECT_EQ(row.energy_j_per_call, 1.25);
     EXPECT_DOUBLE_EQ(*row.energy_power_w, 1.25 * 248 / 0.31);
   }
-  // A long call whose rested samples set a lower bar is flagged too, though the gate never gave up.
+  // A heavy call whose rested samples set a lower bar says so, apart from a cooldown that ran out.
   burst.rested_clock_mhz = 1850;
   PassResults bar;
   bar.timing.push_back({TimingMode::cold, burst, std::nullopt});
-  EXPECT_TRUE(assemble_records(setup(), bar).rows[0].has_flag(Flag::clock_not_recovered));
+  const Row held = assemble_records(setup(), bar).rows[0];
+  EXPECT_TRUE(held.has_flag(Flag::clock_held_by_call)) << held.flags;
+  EXPECT_FALSE(held.has_flag(Flag::clock_not_recovered)) << held.flags;
+  EXPECT_FALSE(batch.has_flag(Flag::clock_held_by_call)) << batch.flags;
   // Sustained: no burst columns; without NVML no clock columns and no energy.
   PassResults plain;
   plain.timing.push_back({TimingMode::cold, timed(TimingMode::cold, 0.5), std::nullopt});

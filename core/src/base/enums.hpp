@@ -33,6 +33,7 @@ enum class Flag {
   above_bandwidth,  // more bytes per second than the device's measured bandwidth
   clock_throttled,
   clock_not_recovered,   // burst: the cooldown ran out before the clock was back at its maximum
+  clock_held_by_call,    // burst: rested, the call's own mean clock stays below the maximum
   untimed_gpu_work,      // CUPTI saw more GPU time per call than the timed events
   leaked_device_memory,  // memory stayed reserved after the (point, backend): a new worker next
   ended_a_worker,        // charged with a worker that ended during another backend's measurement

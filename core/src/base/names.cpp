@@ -93,6 +93,7 @@ const std::vector<EnumName<Flag>>& name_table() {
       {Flag::above_bandwidth, "above_bandwidth"},
       {Flag::clock_throttled, "clock_throttled"},
       {Flag::clock_not_recovered, "clock_not_recovered"},
+      {Flag::clock_held_by_call, "clock_held_by_call"},
       {Flag::untimed_gpu_work, "untimed_gpu_work"},
       {Flag::leaked_device_memory, "leaked_device_memory"},
       {Flag::ended_a_worker, "ended_a_worker"},
@@ -115,10 +116,13 @@ const char* flag_doc(Flag flag) {
       return "the SM clock fell by more than 3% during the timing pass (power, heat): the times "
              "are of a slower GPU";
     case Flag::clock_not_recovered:
-      return "power burst: the SM clock did not come back to its maximum: a sample still below it "
-             "after the longest rest (a call that brings the clock down within itself) set a "
-             "lower bar, or cooldown_max_s of rest ran out and later samples were kept at any "
-             "clock (sm_clock_mhz_median says which)";
+      return "power burst: the SM clock was not back at its maximum within cooldown_max_s of rest; "
+             "the samples after that were kept at the lower clock (sm_clock_mhz_median says which)";
+    case Flag::clock_held_by_call:
+      return "power burst: even after the longest rest (1 s) the call's mean SM clock stayed more "
+             "than 3% below the maximum: a call this heavy brings the clock down within itself. "
+             "The samples were held to the clock a rested GPU runs it at (sm_clock_mhz_median), "
+             "as a published table of a few iterations is";
     case Flag::untimed_gpu_work:
       return "the kernels pass saw more GPU time per call (gpu_us_per_call) than the timed events "
              "did, beyond their noise: work on a stream the timing did not cover. time_ms_* are "

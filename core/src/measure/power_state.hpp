@@ -18,7 +18,7 @@ namespace attnbench {
 // call long enough to bring the clock down within itself never averages the maximum): it is kept,
 // and its clock is the bar for the samples after it. The rests stop for good once the pass has
 // rested cooldown_max_s: from then on samples are kept at whatever clock there is. The row says
-// which.
+// which (clock_held_by_call, clock_not_recovered).
 class BurstGate {
  public:
   // `reference_mhz`: the GPU's maximum SM clock, or, once a pass gave up, the highest its samples

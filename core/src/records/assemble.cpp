@@ -133,7 +133,8 @@ void apply_timing(Row& row, const TimingResult& t, const RowSetup& setup) {
   if (t.power == PowerMode::burst && row.timing_mode != TimingMode::wall) {
     row.clock_dropped_samples = t.dropped_for_clock;
     row.cooldown_s = t.rested_s;
-    if (!t.clock_recovered || t.rested_clock_mhz) row.add_flag(Flag::clock_not_recovered);
+    if (!t.clock_recovered) row.add_flag(Flag::clock_not_recovered);
+    if (t.rested_clock_mhz) row.add_flag(Flag::clock_held_by_call);
   }
   apply_rate(row, setup);
 }
