@@ -76,8 +76,6 @@ void apply_correctness(Row& row, const CorrectnessResult& c) {
   }
 }
 
-// The timed calls' last output against the inputs moved before its sample: a row that was right
-// on its first call and then answered without reading its inputs is wrong in this mode.
 // The raw samples beside their clocks (kept only where every sample has one, so that they line up).
 SampleSeries sample_series(TimingMode mode, const TimingResult& t) {
   SampleSeries series{mode, t.samples, {}};
@@ -85,6 +83,8 @@ SampleSeries sample_series(TimingMode mode, const TimingResult& t) {
   return series;
 }
 
+// The timed calls' last output against the inputs moved before its sample: a row that was right
+// on its first call and then answered without reading its inputs is wrong in this mode.
 void apply_followed(Row& row, const TimingResult& t) {
   if (row.status != Status::ok || !row.tolerance || !t.followed_rel_err) return;
   if (*t.followed_rel_err <= *row.tolerance) return;

@@ -60,6 +60,9 @@ TimingResult timed_samples(PassContext& ctx, TimingMode mode, int calls_per_samp
   // A forward call meets new values in every sample (a backward replays what its forward saved).
   const bool forward = ctx.problem.direction == Direction::fwd;
   const DeviceMonitor* monitor = ctx.monitor;
+  // A sample's clock: its mean during the sample where it can be read (a sample shorter than the
+  // span's resolution has none), else NVML's reading right after it.
+  SmClockSpan* span = mode == TimingMode::wall ? nullptr : ctx.clock_span;
   result.power = ctx.settings.power;
   std::optional<BurstGate> gate;
   if (result.power == PowerMode::burst && monitor && ctx.burst_reference_mhz)
@@ -74,9 +77,6 @@ TimingResult timed_samples(PassContext& ctx, TimingMode mode, int calls_per_samp
         // moved, and every backend's graph row read `wrong`).
         synchronize_device(ctx.host);
       }
-      // The sample's clock: its mean during the sample where it can be read (a sample shorter
-      // than the span's resolution has none), else NVML's reading right after it.
-      SmClockSpan* span = mode == TimingMode::wall ? nullptr : ctx.clock_span;
       if (span) span->open();
       const double began = steady_seconds();
       const double ms = sample();
