@@ -436,6 +436,27 @@ TEST(Assemble, TheLeakBoundIsOneGibibyteExclusive) {
   EXPECT_FALSE(leaked_device_memory(BackendRecords{}));
 }
 
+// Memory taken call after call is a leak at any size: from 16 MiB over the CPU pass and half a
+// MiB a call; what a first call loaded is not (it came before), nor a page's worth of noise.
+TEST(Assemble, MemoryThatGrowsWithTheCallsIsALeak) {
+  auto leaked = [](double mib, int64_t calls) {
+    PassResults r;
+    r.device_mem_growth = MemoryGrowth{mib, calls};
+    r.timing.push_back({TimingMode::cold, timed(TimingMode::cold, 0.5), std::nullopt});
+    const BackendRecords records = assemble_records(setup(), r);
+    EXPECT_EQ(*records.rows.at(0).device_mem_grown_mib, mib);
+    return leaked_device_memory(records);
+  };
+  EXPECT_TRUE(leaked(80, 20));   // the probe: 4 MiB of cudaMalloc a call
+  EXPECT_TRUE(leaked(16, 5));    // the same over five calls
+  EXPECT_FALSE(leaked(15.9, 5));
+  EXPECT_TRUE(leaked(100, 200));   // half a MiB a call
+  EXPECT_FALSE(leaked(99, 200));   // less, over many calls: a one-time growth
+  EXPECT_FALSE(leaked(2, 20));     // one page
+  EXPECT_FALSE(leaked(-500, 20));  // another process freed memory
+  EXPECT_FALSE(leaked(64, 0));     // no call made
+}
+
 // A mode whose last timed output is off the inputs moved before its sample is wrong in that
 // mode only, saying so; within the tolerance, or where the check did not run, nothing changes.
 TEST(Assemble, TimedCallsThatDoNotFollowTheirInputsAreWrongInTheirMode) {

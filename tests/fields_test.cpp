@@ -193,6 +193,7 @@ TEST(Fields, TheCsvHeadersAreSchemaTen) {
                                          "peak_reserved_mib",
                                          "reserved_left_mib",
                                          "device_mem_left_mib",
+                                         "device_mem_grown_mib",
                                          "rel_err",
                                          "tolerance",
                                          "fp8_scale_q",

@@ -114,9 +114,13 @@ TEST_F(PythonBackends, WhatABackendLeavesBehindIsChargedToIt) {
   for (const auto& [key, row] : rows) {
     if (row.at("backend") == "threads") {
       EXPECT_EQ(row.at("status"), "unsupported") << key;
-      if (std::thread::hardware_concurrency() > 1)
-        EXPECT_EQ(row.at("reason").find("torch.get_num_threads() is 1"), std::string::npos)
-            << row.at("reason");
+      if (std::thread::hardware_concurrency() > 1) {
+        // torch's own default stands (2 on CI, 16 on the GPU machine), never the 1 set at import
+        const std::string said = "torch.get_num_threads() is ";
+        const size_t at = row.at("reason").find(said);
+        ASSERT_NE(at, std::string::npos) << row.at("reason");
+        EXPECT_GT(std::stoi(row.at("reason").substr(at + said.size())), 1) << row.at("reason");
+      }
       continue;
     }
     EXPECT_EQ(row.at("status"), "ok") << key << ": " << row.at("reason");

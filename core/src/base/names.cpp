@@ -131,8 +131,10 @@ const char* flag_doc(Flag flag) {
       return "this (point, backend) kept over 1 GiB, with its objects freed and the cache "
              "emptied: reserved by PyTorch's allocator beyond what it held before (reserved_left_mib) "
              "or gone from the device's free memory (device_mem_left_mib): memory the backend, a "
-             "graph it made or a library's own allocation kept. It would make later rows oom, so "
-             "the next (point, backend) ran in a new worker";
+             "graph it made or a library's own allocation kept; or its calls took memory call "
+             "after call (device_mem_grown_mib: 16 MiB or more, at least 0.5 MiB a call), a leak "
+             "of any size. It would make later rows oom, so the next (point, backend) ran in a "
+             "new worker";
     case Flag::ended_a_worker:
       return "a worker that had measured this backend ended later, during another backend's "
              "measurement, which was fine measured again in a fresh worker: the ending is charged "

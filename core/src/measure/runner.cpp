@@ -98,6 +98,30 @@ std::optional<double> device_free_mib(const HostInfo& host) noexcept {
 #endif
 }
 
+// Memory nobody holds, without emptying the cache (calls after it stay as warm as before): the
+// device's free memory and what PyTorch's allocator reserved but holds no tensor in.
+std::optional<double> unheld_device_mib(const HostInfo& host) noexcept {
+#ifdef ATTNBENCH_WITH_CUDA
+  try {
+    if (!host.cuda_available) return std::nullopt;
+    synchronize_device(host);  // the last call's allocations made
+    const std::optional<double> free = device_free_mib(host);
+    const std::optional<double> reserved = reserved_mib(host, false);
+    if (!free || !reserved) return std::nullopt;
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(
+        static_cast<c10::DeviceIndex>(host.cuda_device));
+    const auto& allocated =
+        stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)];
+    return *free + *reserved - static_cast<double>(allocated.current) / (1024.0 * 1024.0);
+  } catch (...) {
+    return std::nullopt;
+  }
+#else
+  (void)host;
+  return std::nullopt;
+#endif
+}
+
 // Runs one pass; what it throws becomes the failure that ends the passes of this (point, backend).
 template <class F>
 std::optional<PassFailure> attempt(const std::string& name, const PassContext& ctx, F&& body) {
@@ -183,7 +207,13 @@ void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResu
         ctx.burst_reference_mhz = cuda.burst_reference_mhz = timed.result->highest_clock_mhz;
     }
   }
+  const int64_t calls_before_cpu = ctx.calls;
+  const std::optional<double> unheld_before =
+      ctx.on_cuda() && !r.failure ? unheld_device_mib(ctx.host) : std::nullopt;
   pass(m.wants(Pass::cpu), "cpu", [&] { r.cpu = cpu_pass(ctx); });
+  if (r.cpu && unheld_before)
+    if (const auto unheld_after = unheld_device_mib(ctx.host))
+      r.device_mem_growth = MemoryGrowth{*unheld_before - *unheld_after, ctx.calls - calls_before_cpu};
   pass(r.correctness && !ctx.backward, "fresh inputs", [&] {
     r.correctness->fresh_rel_err = fresh_inputs_pass(ctx, seed ^ 0x9e3779b97f4a7c15ULL);
   });

@@ -188,9 +188,12 @@ BackendRecords assemble_records(const RowSetup& setup, const PassResults& r) {
   base.peak_reserved_mib = r.peak_reserved_mib;
   base.reserved_left_mib = r.reserved_left_mib;
   base.device_mem_left_mib = r.device_mem_left_mib;
+  if (r.device_mem_growth) base.device_mem_grown_mib = r.device_mem_growth->mib;
   base.first_call_ms = r.first_call_ms;
   base.feed = r.feed;
-  if (kept_device_memory(r) > kLeakedMib) base.add_flag(Flag::leaked_device_memory);
+  if (kept_device_memory(r) > kLeakedMib ||
+      (r.device_mem_growth && grew_with_calls(*r.device_mem_growth)))
+    base.add_flag(Flag::leaked_device_memory);
   if (r.fp8_scales)
     base.fp8_scale_q = r.fp8_scales->q, base.fp8_scale_k = r.fp8_scales->k,
     base.fp8_scale_v = r.fp8_scales->v;

@@ -40,9 +40,11 @@ struct PassContext {
   // The last result stays alive (graph capture and the memory pass need it): the output forward,
   // the gradients backward.
   at::Tensor out, dq, dk, dv;
+  int64_t calls = 0;  // made so far (graph replays not counted)
 
   // The call every pass times or counts: one forward, or one backward.
   void call() {
+    ++calls;
     if (backward)
       backward->run(inputs.grad_out, dq, dk, dv);
     else
