@@ -73,8 +73,8 @@ inline constexpr double kClockDropFlag = 0.03;
 // cuDNN's workspaces and lazily loaded kernels stay well below it.
 inline constexpr double kLeakedMib = 1024;
 // Memory that stops being free call after call is a leak at any size (a backend that cudaMallocs
-// 4 MiB a call): read across the CPU pass, whose calls come after everything a first call loads or
-// a workspace grows to once. Flagged from kGrowthMib and kGrowthPerCallMib a call; the device's
+// 4 MiB a call): read across the CPU pass (else the energy pass), whose calls come after
+// everything a first call loads or a workspace grows to once. Flagged from kGrowthMib and kGrowthPerCallMib a call; the device's
 // free memory moves in 2 MiB pages.
 inline constexpr double kGrowthMib = 16;
 inline constexpr double kGrowthPerCallMib = 0.5;
@@ -189,7 +189,7 @@ struct PassResults {
   // CUDA: the device's free memory (cudaMemGetInfo) before less after, the same moments: what
   // this (point, backend) kept, in PyTorch's allocator or outside it (a library's own cudaMalloc).
   std::optional<double> device_mem_left_mib;
-  std::optional<MemoryGrowth> device_mem_growth;  // CUDA: across the CPU pass's calls
+  std::optional<MemoryGrowth> device_mem_growth;  // CUDA: across the CPU (or energy) pass
   std::optional<double> first_call_ms;  // the first call's wall time, to the device's end of it
   std::optional<CorrectnessResult> correctness;
   std::optional<WarmupResult> warmup;

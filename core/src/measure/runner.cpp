@@ -207,13 +207,20 @@ void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResu
         ctx.burst_reference_mhz = cuda.burst_reference_mhz = timed.result->highest_clock_mhz;
     }
   }
-  const int64_t calls_before_cpu = ctx.calls;
-  const std::optional<double> unheld_before =
-      ctx.on_cuda() && !r.failure ? unheld_device_mib(ctx.host) : std::nullopt;
-  pass(m.wants(Pass::cpu), "cpu", [&] { r.cpu = cpu_pass(ctx); });
-  if (r.cpu && unheld_before)
-    if (const auto unheld_after = unheld_device_mib(ctx.host))
-      r.device_mem_growth = MemoryGrowth{*unheld_before - *unheld_after, ctx.calls - calls_before_cpu};
+  // Memory that stops being free call after call is a leak at any size; what a first call loads
+  // or a workspace grows to once is not: read across the CPU pass (else the energy pass), whose
+  // calls come after all of that.
+  auto watch_growth = [&](auto&& body) {
+    return [&, body] {
+      if (r.device_mem_growth || !ctx.on_cuda()) return body();
+      const int64_t calls_before = ctx.calls;
+      const std::optional<double> before = unheld_device_mib(ctx.host);
+      body();
+      const std::optional<double> after = before ? unheld_device_mib(ctx.host) : std::nullopt;
+      if (after) r.device_mem_growth = MemoryGrowth{*before - *after, ctx.calls - calls_before};
+    };
+  };
+  pass(m.wants(Pass::cpu), "cpu", watch_growth([&] { r.cpu = cpu_pass(ctx); }));
   pass(r.correctness && !ctx.backward, "fresh inputs", [&] {
     r.correctness->fresh_rel_err = fresh_inputs_pass(ctx, seed ^ 0x9e3779b97f4a7c15ULL);
   });
@@ -232,7 +239,7 @@ void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResu
   pass(m.wants(Pass::kernels) && ctx.on_cuda() && cupti_available(), "kernels",
        untimed([&] { r.kernels = kernels_pass(ctx); }));
   pass(m.wants(Pass::energy) && ctx.on_cuda() && ctx.monitor, "energy",
-       untimed([&] { r.energy = energy_pass(ctx, r.warmup->est_call_ms); }));
+       untimed(watch_growth([&] { r.energy = energy_pass(ctx, r.warmup->est_call_ms); })));
   pass(m.trace, "trace", [&] { r.trace = trace_pass(ctx); });
 }
 

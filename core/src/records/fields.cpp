@@ -152,8 +152,8 @@ const std::vector<Field<Row>>& row_fields() {
                   "PyTorch's allocator or outside it (see leaked_device_memory)"),
             field("device_mem_grown_mib", &Row::device_mem_grown_mib, "MiB",
                   "device memory nobody held (free, or cached by PyTorch's allocator) before the "
-                  "CPU pass's calls less after them: memory that grows call after call, after "
-                  "every first-call set-up (see leaked_device_memory)"),
+                  "CPU pass's calls (else the energy pass's) less after them: memory that grows "
+                  "call after call, after every first-call set-up (see leaked_device_memory)"),
             judged(field("rel_err", &Row::rel_err, "ratio",
                          "largest per-row relative error against float64, on rows drawn from the "
                          "seed (every row of the output is also checked against float32, judged "
