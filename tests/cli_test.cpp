@@ -504,6 +504,29 @@ TEST_F(Cli, RowsEndingWrongOrErrorExitOneAndKeepEveryRow) {
   EXPECT_EQ(fine.code, 0) << fine.output;
 }
 
+// The probe plugins of configs/probes.yaml that misbehave on the CPU too: a cache keyed on the
+// inputs' values hands back the tensor the harness poisoned, a backend that fills the first and
+// last sequence only fails the whole-output check. (graph_cheat and leaks misbehave only on the
+// GPU: the probes step of tools/device_run.sh runs them there.)
+TEST_F(Cli, ProbesThatFoolANaiveCheckAreWrong) {
+  const std::string config =
+      write("p.yaml", small_sweep("naive, value_cache, partial") + "  batch: 3\n");
+  const Result r =
+      run("run " + config + " --plugin-dir " +
+          plugin_folder(dir_, {"naive"}, {ATTNBENCH_FAULTY_PLUGIN_DIR}) + " -o " + path("p.csv"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  const auto rows = rows_of(path("p.csv"));
+  ASSERT_EQ(rows.size(), 6u) << r.output;
+  for (const auto& [key, row] : rows) {
+    EXPECT_EQ(row.at("status"), row.at("backend") == "naive" ? "ok" : "wrong") << key;
+    if (row.at("backend") == "value_cache")
+      EXPECT_NE(row.at("reason").find("left unwritten"), std::string::npos) << row.at("reason");
+    if (row.at("backend") == "partial")
+      EXPECT_NE(row.at("reason").find("above the fp32 tolerance"), std::string::npos)
+          << row.at("reason");
+  }
+}
+
 // The workload axes end to end on the CPU: grouped-query heads, a query block against a longer
 // key sequence, and the backward pass; a backend without one says so in its row.
 TEST_F(Cli, GqaNonSquareAndBackwardRowsOnTheCpu) {
