@@ -263,11 +263,12 @@ for step in "$@"; do
       ;;
     probes)
       log probes
-      # Backends that fool a naive harness (a cached output, work on a side stream) beside honest ones.
+      # Backends that fool a naive harness (a cached output, work on a side stream, a cache keyed on
+      # the inputs' values, a partial output, a leak, no work inside a graph capture) beside honest ones.
       mkdir -p /tmp/attnbench-probes && cp "$build"/plugins/*.so "$build"/tests/faulty_plugins/*.so /tmp/attnbench-probes/
       "$build/attnbench" run configs/probes.yaml --force --plugin-dir /tmp/attnbench-probes \
         -o results/h200/probes.csv 2>"$out/probes.stderr" | tee results/h200/probes.summary.txt | tail -30
-      echo "exit code ${PIPESTATUS[0]} (1 expected: the cached rows are wrong)"
+      echo "exit code ${PIPESTATUS[0]} (1 expected: the probes' rows are wrong)"
       ;;
     faults)
       log faults
