@@ -74,8 +74,8 @@ inline constexpr double kClockDropFlag = 0.03;
 inline constexpr double kLeakedMib = 1024;
 // Memory that stops being free call after call is a leak at any size (a backend that cudaMallocs
 // 4 MiB a call): read across the CPU pass (else the energy pass), whose calls come after
-// everything a first call loads or a workspace grows to once. Flagged from kGrowthMib and kGrowthPerCallMib a call; the device's
-// free memory moves in 2 MiB pages.
+// everything a first call loads or a workspace grows to once. Flagged from kGrowthMib and
+// kGrowthPerCallMib a call; the device's free memory moves in 2 MiB pages.
 inline constexpr double kGrowthMib = 16;
 inline constexpr double kGrowthPerCallMib = 0.5;
 struct MemoryGrowth {

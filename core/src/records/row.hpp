@@ -66,7 +66,7 @@ struct Row {
   std::optional<double> peak_reserved_mib;  // what PyTorch's allocator held at most, all passes
   std::optional<double> reserved_left_mib;  // what it still held afterwards, its cache emptied
   std::optional<double> device_mem_left_mib;  // device memory free before less free after
-  std::optional<double> device_mem_grown_mib;  // ... and over the CPU pass's calls
+  std::optional<double> device_mem_grown_mib;  // lost over the CPU (or energy) pass's calls
   std::optional<double> rel_err, tolerance;
   // fp8_e4m3 points: each input's per-tensor scale (value = fp8 number * scale).
   std::optional<double> fp8_scale_q, fp8_scale_k, fp8_scale_v;
