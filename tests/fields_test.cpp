@@ -188,6 +188,7 @@ TEST(Fields, TheCsvHeadersAreSchemaTen) {
                                          "memset_per_call",
                                          "gpu_us_per_call",
                                          "gpu_span_us_per_call",
+                                         "kernel_us_per_call",
                                          "occupancy_pct",
                                          "peak_mem_mib",
                                          "peak_reserved_mib",

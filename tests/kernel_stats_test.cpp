@@ -55,6 +55,7 @@ TEST(KernelRows, GpuTimeAndSpanPerCall) {
   const KernelsResult r = kernel_records(t, [](const GpuActivity&) { return 12.5; });
   EXPECT_DOUBLE_EQ(r.gpu_us_per_call, (8100.0 + 10100.0) / 2 / 1000);  // ns to us
   EXPECT_DOUBLE_EQ(r.gpu_span_us_per_call, 50.3);
+  EXPECT_DOUBLE_EQ(r.kernel_us_per_call, (7000.0 + 9000.0) / 2 / 1000);  // no memcpy or memset
 }
 
 TEST(KernelRows, OneRowPerKindNameAndLaunchShape) {

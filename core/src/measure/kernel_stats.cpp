@@ -25,15 +25,17 @@ KernelsResult kernel_records(const GpuTrace& trace, const OccupancyFn& occupancy
            launch_dims(a.block)]
         .push_back(&a);
   }
-  double busy_ns = 0;
+  double busy_ns = 0, kernel_ns = 0;
   std::map<int, std::pair<uint64_t, uint64_t>> spans;  // per traced call: first start, last end
   for (const auto& a : trace.activities) {
     busy_ns += static_cast<double>(a.end_ns - a.start_ns);
+    if (a.kind == ActivityKind::kernel) kernel_ns += static_cast<double>(a.end_ns - a.start_ns);
     auto [it, fresh] = spans.emplace(a.iteration, std::pair{a.start_ns, a.end_ns});
     if (!fresh)
       it->second = {std::min(it->second.first, a.start_ns), std::max(it->second.second, a.end_ns)};
   }
   records.gpu_us_per_call = busy_ns / calls / 1e3;
+  records.kernel_us_per_call = kernel_ns / calls / 1e3;
   double span_sum = 0;
   for (const auto& [call, span] : spans)
     span_sum += static_cast<double>(span.second - span.first) / 1e3;

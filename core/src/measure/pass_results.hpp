@@ -170,6 +170,9 @@ struct KernelsResult {
   // GPU time of a call's kernels, memcpys and memsets added up, and its span (the first one's start
   // to the last one's end), per call: the device is idle between the traced calls.
   double gpu_us_per_call = 0, gpu_span_us_per_call = 0;
+  // The kernels' durations alone (no memcpy, no memset): what a profiler-based table sums
+  // (cudnn-frontend's benchmark adds up the attention kernels torch.profiler saw).
+  double kernel_us_per_call = 0;
   std::vector<KernelStat> kernels;
   bool same_every_call = true;
   std::string difference;  // when not: what differed

@@ -235,6 +235,7 @@ BackendRecords assemble_records(const RowSetup& setup, const PassResults& r) {
     base.memset_per_call = r.kernels->memset_per_call;
     base.gpu_us_per_call = r.kernels->gpu_us_per_call;
     base.gpu_span_us_per_call = r.kernels->gpu_span_us_per_call;
+    base.kernel_us_per_call = r.kernels->kernel_us_per_call;
     if (!r.kernels->same_every_call) {
       base.add_flag(Flag::kernel_set_varies);
       out.notes = "kernel set differs between calls: " + r.kernels->difference;

@@ -135,6 +135,9 @@ const std::vector<Field<Row>>& row_fields() {
             field("gpu_span_us_per_call", &Row::gpu_span_us_per_call, "us",
                   "from a call's first GPU activity's start to its last one's end (kernels pass; "
                   "the gaps between launches are the host's under CUPTI, which slows it)"),
+            field("kernel_us_per_call", &Row::kernel_us_per_call, "us",
+                  "a call's kernel durations alone, without memcpys and memsets (kernels pass): "
+                  "what tables made by adding up a profiler's kernel times report"),
             field("occupancy_pct", &Row::occupancy_pct, "%",
                   "theoretical occupancy of the kernel with the most GPU time per call"),
             judged(field("peak_mem_mib", &Row::peak_mem_mib, "MiB",

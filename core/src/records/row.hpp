@@ -58,7 +58,7 @@ struct Row {
       aten_copies_per_call;  // aten::copy_ of data (not of a wrapped scalar), any depth
   std::optional<double> kernels_per_call, memcpy_per_call, memset_per_call;
   // From the kernels pass (CUPTI): a call's GPU activities' durations added up, and their span.
-  std::optional<double> gpu_us_per_call, gpu_span_us_per_call;
+  std::optional<double> gpu_us_per_call, gpu_span_us_per_call, kernel_us_per_call;
   // Theoretical occupancy of the kernel that takes the most GPU time per call (flash keeps it low
   // on purpose: few, large thread blocks).
   std::optional<double> occupancy_pct;

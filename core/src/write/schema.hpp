@@ -24,9 +24,9 @@ namespace attnbench {
 // `sm_clock_mhz_median`, `_min`, `clock_dropped_samples`, `cooldown_s`) and the energy
 // (`energy_j_per_call`, `energy_power_w`), 13 `clock_limited_ms`, 14 `sm_clock_mhz` in the samples
 // file and the SM clocks as each sample's mean during it (sm_clock_span.hpp), 15
-// `device_mem_grown_mib`; readers read columns by name and accept every version (a missing
-// repetition is 0, a missing variant is none).
-inline constexpr int kCsvSchemaVersion = 15;
+// `device_mem_grown_mib`, 16 `kernel_us_per_call`; readers read columns by name and accept every
+// version (a missing repetition is 0, a missing variant is none).
+inline constexpr int kCsvSchemaVersion = 16;
 bool readable_schema_version(const std::string& text);
 
 // <output>.csv: one row per (point, backend, timing mode).
