@@ -165,6 +165,9 @@ TEST(Gpu, EveryTimingModeGivesPositiveFiniteTimesAndEveryPassItsColumns) {
       EXPECT_TRUE(row.cpu_us_median && *row.cpu_us_median > 0) << name;
       EXPECT_TRUE(row.peak_mem_mib) << name;
       EXPECT_TRUE(row.kernels_per_call && *row.kernels_per_call >= 1) << name;
+      ASSERT_TRUE(row.kernel_us_per_call && row.gpu_us_per_call) << name;  // memsets add to gpu_us
+      EXPECT_GT(*row.kernel_us_per_call, 0) << name;
+      EXPECT_LE(*row.kernel_us_per_call, *row.gpu_us_per_call) << name;
       EXPECT_TRUE(row.aten_ops_per_call) << name;
       // NVML is there wherever the driver is: the clock around the pass, power, temperature.
       EXPECT_TRUE(row.sm_clock_mhz_start && *row.sm_clock_mhz_start > 0) << name;
