@@ -207,6 +207,7 @@ for step in "$@"; do
           -o "results/h200/published/$power.csv" 2>"$out/published-$power.stderr" \
           | tee "results/h200/published/$power.summary.txt" | tail -25
         echo "exit code ${PIPESTATUS[0]}" | tee -a "results/h200/published/$power.summary.txt"
+        python3 tools/published_table.py "results/h200/published/$power.csv" | tee "results/h200/published/$power.table.md"
         [ -n "${OUT:-}" ] && tar czf "$OUT/run.tgz" results/h200 -C /tmp attnbench-logs
       done
       if grep -qs ",${ATTNBENCH_GIT_SHA:-none}," results/h200/published/burst.csv &&
