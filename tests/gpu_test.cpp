@@ -303,35 +303,18 @@ class SynchronizingBackend : public Backend {
   }
 };
 
-// Takes 4 MiB of device memory with cudaMalloc at every call and keeps it: outside PyTorch's
-// allocator, and no more than a workspace in any one (point, backend)'s leftovers.
-class LeakingBackend : public Backend {
- public:
-  ~LeakingBackend() override {
-    for (void* p : kept_) (void)cudaFree(p);
-  }
-  std::string name() const override { return "leaks"; }
-  std::string description() const override { return "cudaMallocs 4 MiB a call and keeps it"; }
-  Support supports(const Problem&) const override { return Support::yes(); }
-  at::Tensor forward(const Inputs& in) override {
-    void* p = nullptr;
-    if (cudaMalloc(&p, 4 << 20) == cudaSuccess) kept_.push_back(p);
-    return at::scaled_dot_product_attention(in.q, in.k, in.v);
-  }
-
- private:
-  std::vector<void*> kept_;
-};
-
 TEST(Gpu, MemoryTakenCallAfterCallIsALeakAtAnySize) {
   REQUIRE_CUDA();
   RunOptions options;
   options.measurement = quick();
   options.measurement.timing_modes = {TimingMode::cold};
   test::MeasuringRunner runner(host(), options);
-  const BackendRecords r =
-      runner.measure({problem(1, 2, 128, 64, DType::bf16, false, Device::cuda), "leak-test"},
-                     {"leaks", "", "", std::make_shared<LeakingBackend>()});
+  // configs/probes.yaml's `leaks`: 4 MiB of cudaMalloc a call, kept (outside PyTorch's allocator).
+  static const PluginSet faulty = load_plugins(ATTNBENCH_FAULTY_PLUGIN_DIR);
+  const LoadedBackend* leaks = faulty.find("leaks");
+  ASSERT_TRUE(leaks) << "tests/faulty_plugins/leaks.cpp not built";
+  const BackendRecords r = runner.measure(
+      {problem(1, 2, 128, 64, DType::bf16, false, Device::cuda), "leak-test"}, *leaks);
   ASSERT_EQ(r.rows.size(), 1u);
   const Row& row = r.rows[0];
   ASSERT_TRUE(row.device_mem_grown_mib) << row.reason;

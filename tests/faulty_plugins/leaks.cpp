@@ -3,19 +3,14 @@
 // leave behind in a workspace. Its rows must say leaked_device_memory (device_mem_grown_mib).
 #include <attnbench/plugin.hpp>
 
+#include "capturing.hpp"
+
 #include <ATen/ATen.h>
-#include <ATen/cuda/CUDAContext.h>
 #include <cuda_runtime_api.h>
 
 #include <stdexcept>
 
 namespace {
-
-bool capturing() {
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  return cudaStreamIsCapturing(at::cuda::getCurrentCUDAStream(), &status) == cudaSuccess &&
-         status != cudaStreamCaptureStatusNone;
-}
 
 class LeaksBackend final : public attnbench::Backend {
  public:
@@ -31,7 +26,7 @@ class LeaksBackend final : public attnbench::Backend {
   at::Tensor forward(const attnbench::Inputs& in) override {
     // Its calls leak; a CUDA graph's capture cannot (cudaMalloc is not allowed then).
     void* leaked = nullptr;
-    if (in.q.is_cuda() && !capturing() && cudaMalloc(&leaked, 4 << 20) != cudaSuccess)
+    if (in.q.is_cuda() && !attnbench::probe::capturing() && cudaMalloc(&leaked, 4 << 20) != cudaSuccess)
       throw std::runtime_error("cudaMalloc failed");
     return at::scaled_dot_product_attention(in.q, in.k, in.v, {}, 0.0, in.problem.causal,
                                             in.scale, in.q.size(1) != in.k.size(1));
