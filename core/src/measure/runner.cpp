@@ -106,13 +106,12 @@ std::optional<double> unheld_device_mib(const HostInfo& host) noexcept {
     if (!host.cuda_available) return std::nullopt;
     synchronize_device(host);  // the last call's allocations made
     const std::optional<double> free = device_free_mib(host);
-    const std::optional<double> reserved = reserved_mib(host, false);
-    if (!free || !reserved) return std::nullopt;
+    if (!free) return std::nullopt;
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(
         static_cast<c10::DeviceIndex>(host.cuda_device));
-    const auto& allocated =
-        stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)];
-    return *free + *reserved - static_cast<double>(allocated.current) / (1024.0 * 1024.0);
+    constexpr auto kAll = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+    const int64_t cached = stats.reserved_bytes[kAll].current - stats.allocated_bytes[kAll].current;
+    return *free + static_cast<double>(cached) / (1024.0 * 1024.0);
   } catch (...) {
     return std::nullopt;
   }
