@@ -11,6 +11,8 @@ out=/tmp/attnbench-logs  # logs; packed with results/h200 into $OUT/run.tgz at t
 mkdir -p "$out" results/h200
 export PATH=/opt/torch/.venv/bin:$PATH
 log() { echo "== $(date +%T) $*"; }
+# Whether a report holds rows of this commit ($ATTNBENCH_GIT_SHA).
+of_this_commit() { grep -qs ",${ATTNBENCH_GIT_SHA:-none}," "$1"; }
 # The Hopper plugins' dependencies travel with the call in .whl/ (the machine has no network;
 # `tools/setup.sh device-deps` fills it): wheels installed into /tmp/site (fa3 finds its library
 # through $PYTHONPATH), the cuDNN frontend's headers used from where they are (cudnn-fe).
@@ -190,7 +192,7 @@ for step in "$@"; do
         # Resumed only where an earlier call of this commit left it (a committed report of another
         # commit, or of another schema, is measured again).
         resume=--force
-        grep -qs ",${ATTNBENCH_GIT_SHA:-none}," "results/h200/models/$name.csv" && resume=--resume
+        of_this_commit "results/h200/models/$name.csv" && resume=--resume
         "$build/attnbench" run "$config" $resume -o "results/h200/models/$name.csv" 2>"$out/$name.stderr" \
           | tee "results/h200/models/$name.summary.txt" | tail -12
         echo "exit code ${PIPESTATUS[0]}" | tee -a "results/h200/models/$name.summary.txt"
@@ -210,8 +212,7 @@ for step in "$@"; do
         python3 tools/published_table.py "results/h200/published/$power.csv" | tee "results/h200/published/$power.table.md"
         [ -n "${OUT:-}" ] && tar czf "$OUT/run.tgz" results/h200 -C /tmp attnbench-logs
       done
-      if grep -qs ",${ATTNBENCH_GIT_SHA:-none}," results/h200/published/burst.csv &&
-        grep -qs ",${ATTNBENCH_GIT_SHA:-none}," results/h200/published/sustained.csv; then
+      if of_this_commit results/h200/published/burst.csv && of_this_commit results/h200/published/sustained.csv; then
         "$build/attnbench" compare results/h200/published/burst.csv results/h200/published/sustained.csv \
           | tee results/h200/published/compare.txt | tail -20
         "$build/attnbench" compare --normalize-clock results/h200/published/burst.csv \
