@@ -135,6 +135,13 @@ TEST(Gpu, CuptiIsAttachedOnlyDuringTheKernelPass) {
   EXPECT_FALSE(cupti_attached());
 }
 
+// Another process has a CUDA context on this GPU (ctest -j4): the device's free memory is then
+// not measured (device_mem_left_mib and device_mem_grown_mib stay empty).
+bool gpu_shared() {
+  const std::optional<unsigned> processes = DeviceMonitor(0).compute_processes();
+  return processes && *processes > 1;
+}
+
 MeasureSettings quick() {
   MeasureSettings m = test::quick_settings();
   m.min_samples = 5;
@@ -174,9 +181,13 @@ TEST(Gpu, EveryTimingModeGivesPositiveFiniteTimesAndEveryPassItsColumns) {
       EXPECT_TRUE(row.sm_clock_mhz_end && *row.sm_clock_mhz_end > 0) << name;
       EXPECT_TRUE(row.power_w && *row.power_w > 0) << name;
       EXPECT_TRUE(row.temperature_c && *row.temperature_c > 0) << name;
-      // Honest backends take no memory call after call.
-      ASSERT_TRUE(row.device_mem_grown_mib) << name;
-      EXPECT_LT(*row.device_mem_grown_mib, kGrowthMib) << name;
+      // Honest backends take no memory call after call, nor what another process on the GPU
+      // takes meanwhile (ctest -j4 flagged naive here before the device's free memory was read
+      // only while this process had the GPU alone).
+      if (row.device_mem_grown_mib)
+        EXPECT_LT(*row.device_mem_grown_mib, kGrowthMib) << name;
+      else
+        EXPECT_TRUE(gpu_shared()) << name << ": unmeasured with the GPU to itself";
       EXPECT_FALSE(row.has_flag(Flag::leaked_device_memory)) << name << ": " << row.flags;
     }
     EXPECT_FALSE(r.kernels.empty()) << name;
@@ -317,6 +328,9 @@ TEST(Gpu, MemoryTakenCallAfterCallIsALeakAtAnySize) {
       {problem(1, 2, 128, 64, DType::bf16, false, Device::cuda), "leak-test"}, *leaks);
   ASSERT_EQ(r.rows.size(), 1u);
   const Row& row = r.rows[0];
+  if (!row.device_mem_grown_mib && gpu_shared())
+    GTEST_SKIP() << "skipped: another process shares the GPU (ctest -j), so its free memory is "
+                    "not this process's to judge; the step gpu-tests runs this alone";
   ASSERT_TRUE(row.device_mem_grown_mib) << row.reason;
   std::cout << "measured: grew " << *row.device_mem_grown_mib << " MiB over the CPU pass\n";
   EXPECT_GE(*row.device_mem_grown_mib, kGrowthMib);  // 5 to 20 calls of 4 MiB

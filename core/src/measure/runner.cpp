@@ -86,11 +86,16 @@ std::optional<double> reserved_mib(const HostInfo& host, bool peak) noexcept {
 #endif
 }
 
-// The device's free memory now (cudaMemGetInfo: what every allocator, PyTorch's or not, left).
-std::optional<double> device_free_mib(const HostInfo& host) noexcept {
+// The device's free memory now (cudaMemGetInfo: what every allocator, PyTorch's or not, left);
+// none while another process has the GPU (ctest -j4, a neighbour's job): what it takes or gives
+// back would be charged to the backend measured here.
+std::optional<double> device_free_mib(const HostInfo& host, const DeviceMonitor* monitor) noexcept {
 #ifdef ATTNBENCH_WITH_CUDA
   size_t free = 0, total = 0;
   if (!host.cuda_available || cudaMemGetInfo(&free, &total) != cudaSuccess) return std::nullopt;
+  if (const auto processes = monitor ? monitor->compute_processes() : std::nullopt;
+      processes && *processes > 1)
+    return std::nullopt;
   return static_cast<double>(free) / (1024.0 * 1024.0);
 #else
   (void)host;
@@ -100,12 +105,13 @@ std::optional<double> device_free_mib(const HostInfo& host) noexcept {
 
 // Memory nobody holds, without emptying the cache (calls after it stay as warm as before): the
 // device's free memory and what PyTorch's allocator reserved but holds no tensor in.
-std::optional<double> unheld_device_mib(const HostInfo& host) noexcept {
+std::optional<double> unheld_device_mib(const HostInfo& host,
+                                        const DeviceMonitor* monitor) noexcept {
 #ifdef ATTNBENCH_WITH_CUDA
   try {
     if (!host.cuda_available) return std::nullopt;
     synchronize_device(host);  // the last call's allocations made
-    const std::optional<double> free = device_free_mib(host);
+    const std::optional<double> free = device_free_mib(host, monitor);
     if (!free) return std::nullopt;
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(
         static_cast<c10::DeviceIndex>(host.cuda_device));
@@ -184,8 +190,7 @@ void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResu
       // out of a block this point's backend freed (which they would pin for good).
       release_cached_memory(ctx.host);
       cuda.timer = std::make_unique<CudaTimer>(ctx.host.cuda_device, ctx.host.l2_cache_bytes);
-      cuda.monitor = std::make_unique<DeviceMonitor>(ctx.host.cuda_device);
-      cuda.burst_reference_mhz = cuda.monitor->max_sm_clock_mhz();
+      if (cuda.monitor) cuda.burst_reference_mhz = cuda.monitor->max_sm_clock_mhz();
 #ifdef ATTNBENCH_WITH_KERNELS
       cuda.clock_span = std::make_unique<SmClockSpan>(ctx.host.cuda_device);
 #endif
@@ -213,9 +218,10 @@ void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResu
     return [&, body] {
       if (r.device_mem_growth || !ctx.on_cuda()) return body();
       const int64_t calls_before = ctx.calls;
-      const std::optional<double> before = unheld_device_mib(ctx.host);
+      const std::optional<double> before = unheld_device_mib(ctx.host, ctx.monitor);
       body();
-      const std::optional<double> after = before ? unheld_device_mib(ctx.host) : std::nullopt;
+      const std::optional<double> after =
+          before ? unheld_device_mib(ctx.host, ctx.monitor) : std::nullopt;
       if (after) r.device_mem_growth = MemoryGrowth{*before - *after, ctx.calls - calls_before};
     };
   };
@@ -260,11 +266,14 @@ PassResults Runner::measure(const Point& point, const LoadedBackend& loaded) {
   PassResults results;
   const TorchSettingsGuard settings;  // what this backend changes of torch's, the next never sees
   const bool cuda = problem.device == Device::cuda;
+  if (cuda && host_.cuda_available && !impl_->cuda.monitor)  // NVML only: no device memory
+    impl_->cuda.monitor = std::make_unique<DeviceMonitor>(host_.cuda_device);
+  const DeviceMonitor* monitor = impl_->cuda.monitor.get();
   std::optional<double> free_before;
   if (cuda) {  // measured as after: the cache emptied, so only what is held counts
     release_cached_memory(host_);
     results.reserved_before_mib = reserved_mib(host_, false);
-    free_before = device_free_mib(host_);
+    free_before = device_free_mib(host_, monitor);
   }
   if (cuda && !host_.cuda_available) {
     results.refused = PassFailure{Status::unsupported, "no CUDA device on this machine"};
@@ -291,7 +300,7 @@ PassResults Runner::measure(const Point& point, const LoadedBackend& loaded) {
   release_cached_memory(host_);
   if (cuda) {
     results.reserved_left_mib = reserved_mib(host_, false);
-    if (const auto free_after = device_free_mib(host_); free_before && free_after)
+    if (const auto free_after = device_free_mib(host_, monitor); free_before && free_after)
       results.device_mem_left_mib = *free_before - *free_after;
   }
   return results;

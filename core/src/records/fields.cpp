@@ -152,11 +152,13 @@ const std::vector<Field<Row>>& row_fields() {
             field("device_mem_left_mib", &Row::device_mem_left_mib, "MiB",
                   "the device's free memory (cudaMemGetInfo) before this (point, backend) less "
                   "after it, its objects freed and the cache emptied: memory it kept, in "
-                  "PyTorch's allocator or outside it (see leaked_device_memory)"),
+                  "PyTorch's allocator or outside it (see leaked_device_memory); empty while "
+                  "another process had the GPU (NVML lists it): its memory is not this row's"),
             field("device_mem_grown_mib", &Row::device_mem_grown_mib, "MiB",
                   "device memory nobody held (free, or cached by PyTorch's allocator) before the "
                   "CPU pass's calls (else the energy pass's) less after them: memory that grows "
-                  "call after call, after every first-call set-up (see leaked_device_memory)"),
+                  "call after call, after every first-call set-up (see leaked_device_memory); "
+                  "empty while another process had the GPU"),
             judged(field("rel_err", &Row::rel_err, "ratio",
                          "largest per-row relative error against float64, on rows drawn from the "
                          "seed (every row of the output is also checked against float32, judged "

@@ -14,6 +14,7 @@ namespace {
 using nvmlReturn_t = int;
 using nvmlDevice_t = struct nvmlDevice_st*;
 constexpr nvmlReturn_t kNvmlSuccess = 0;
+constexpr nvmlReturn_t kNvmlInsufficientSize = 7;  // NVML_ERROR_INSUFFICIENT_SIZE
 constexpr int kNvmlClockSm = 1;         // NVML_CLOCK_SM
 constexpr int kNvmlTemperatureGpu = 0;  // NVML_TEMPERATURE_GPU
 
@@ -33,6 +34,8 @@ struct DeviceMonitor::Nvml {
     unsigned long long reference_us, violation_ns;
   };
   nvmlReturn_t (*violation)(nvmlDevice_t, int, ViolationTime*) = nullptr;  // optional
+  // Asked with no array, it says only how many (every version of the call agrees on that).
+  nvmlReturn_t (*processes)(nvmlDevice_t, unsigned*, void*) = nullptr;  // optional
 
   ~Nvml() {
     if (shutdown) shutdown();
@@ -64,6 +67,9 @@ DeviceMonitor::DeviceMonitor(int cuda_device) {
   if (init() != kNvmlSuccess) return;
   n->violation = reinterpret_cast<decltype(n->violation)>(symbol("nvmlDeviceGetViolationStatus"));
   n->shutdown = reinterpret_cast<nvmlReturn_t (*)()>(symbol("nvmlShutdown"));
+  for (const char* name :
+       {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses"})
+    if (!n->processes) n->processes = reinterpret_cast<decltype(n->processes)>(symbol(name));
   if (by_bus(bus_id, &n->device) != kNvmlSuccess) return;
   nvml_ = std::move(n);
 #else
@@ -108,6 +114,14 @@ std::optional<unsigned long long> DeviceMonitor::energy_mj() const {
   if (!nvml_ || !nvml_->energy || nvml_->energy(nvml_->device, &mj) != kNvmlSuccess)
     return std::nullopt;
   return mj;
+}
+
+std::optional<unsigned> DeviceMonitor::compute_processes() const {
+  unsigned count = 0;
+  if (!nvml_ || !nvml_->processes) return std::nullopt;
+  const nvmlReturn_t rc = nvml_->processes(nvml_->device, &count, nullptr);
+  if ((rc != kNvmlSuccess && rc != kNvmlInsufficientSize) || count == 0) return std::nullopt;
+  return count;
 }
 
 }  // namespace attnbench
