@@ -137,10 +137,7 @@ TEST(Gpu, CuptiIsAttachedOnlyDuringTheKernelPass) {
 
 // Another process has a CUDA context on this GPU (ctest -j4): the device's free memory is then
 // not measured (device_mem_left_mib and device_mem_grown_mib stay empty).
-bool gpu_shared() {
-  const std::optional<unsigned> processes = DeviceMonitor(0).compute_processes();
-  return processes && *processes > 1;
-}
+bool gpu_shared() { return DeviceMonitor(0).shared_with_another_process(); }
 
 MeasureSettings quick() {
   MeasureSettings m = test::quick_settings();

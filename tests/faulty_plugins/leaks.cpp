@@ -26,10 +26,11 @@ class LeaksBackend final : public attnbench::Backend {
   at::Tensor forward(const attnbench::Inputs& in) override {
     // Its calls leak; a CUDA graph's capture cannot (cudaMalloc is not allowed then).
     void* leaked = nullptr;
-    if (in.q.is_cuda() && !attnbench::probe::capturing() && cudaMalloc(&leaked, 4 << 20) != cudaSuccess)
+    if (in.q.is_cuda() && !attnbench::probe::capturing() &&
+        cudaMalloc(&leaked, 4 << 20) != cudaSuccess)
       throw std::runtime_error("cudaMalloc failed");
-    return at::scaled_dot_product_attention(in.q, in.k, in.v, {}, 0.0, in.problem.causal,
-                                            in.scale, in.q.size(1) != in.k.size(1));
+    return at::scaled_dot_product_attention(in.q, in.k, in.v, {}, 0.0, in.problem.causal, in.scale,
+                                            in.q.size(1) != in.k.size(1));
   }
 };
 

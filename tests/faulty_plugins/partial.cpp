@@ -14,7 +14,8 @@ class PartialBackend final : public attnbench::Backend {
     return "computes the first and last sequence only, zeros elsewhere (test plugin)";
   }
   attnbench::Support supports(const attnbench::Problem& p) const override {
-    if (p.packed() || p.heads != p.kv_heads || p.seq_len != p.seq_len_kv || p.windowed() || p.softcap > 0)
+    if (p.packed() || p.heads != p.kv_heads || p.seq_len != p.seq_len_kv || p.windowed() ||
+        p.softcap > 0)
       return attnbench::Support::no("dense batches with as many kv heads as query heads only");
     return attnbench::Support::yes();
   }

@@ -93,12 +93,10 @@ std::optional<double> device_free_mib(const HostInfo& host, const DeviceMonitor*
 #ifdef ATTNBENCH_WITH_CUDA
   size_t free = 0, total = 0;
   if (!host.cuda_available || cudaMemGetInfo(&free, &total) != cudaSuccess) return std::nullopt;
-  if (const auto processes = monitor ? monitor->compute_processes() : std::nullopt;
-      processes && *processes > 1)
-    return std::nullopt;
+  if (monitor && monitor->shared_with_another_process()) return std::nullopt;
   return static_cast<double>(free) / (1024.0 * 1024.0);
 #else
-  (void)host;
+  (void)host, (void)monitor;
   return std::nullopt;
 #endif
 }
@@ -122,7 +120,7 @@ std::optional<double> unheld_device_mib(const HostInfo& host,
     return std::nullopt;
   }
 #else
-  (void)host;
+  (void)host, (void)monitor;
   return std::nullopt;
 #endif
 }

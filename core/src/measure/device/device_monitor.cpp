@@ -15,8 +15,8 @@ using nvmlReturn_t = int;
 using nvmlDevice_t = struct nvmlDevice_st*;
 constexpr nvmlReturn_t kNvmlSuccess = 0;
 constexpr nvmlReturn_t kNvmlInsufficientSize = 7;  // NVML_ERROR_INSUFFICIENT_SIZE
-constexpr int kNvmlClockSm = 1;         // NVML_CLOCK_SM
-constexpr int kNvmlTemperatureGpu = 0;  // NVML_TEMPERATURE_GPU
+constexpr int kNvmlClockSm = 1;                    // NVML_CLOCK_SM
+constexpr int kNvmlTemperatureGpu = 0;             // NVML_TEMPERATURE_GPU
 
 }  // namespace
 
@@ -61,8 +61,7 @@ DeviceMonitor::DeviceMonitor(int cuda_device) {
   n->power = reinterpret_cast<decltype(n->power)>(symbol("nvmlDeviceGetPowerUsage"));
   n->temperature = reinterpret_cast<decltype(n->temperature)>(symbol("nvmlDeviceGetTemperature"));
   n->max_clock = reinterpret_cast<decltype(n->max_clock)>(symbol("nvmlDeviceGetMaxClockInfo"));
-  n->energy =
-      reinterpret_cast<decltype(n->energy)>(symbol("nvmlDeviceGetTotalEnergyConsumption"));
+  n->energy = reinterpret_cast<decltype(n->energy)>(symbol("nvmlDeviceGetTotalEnergyConsumption"));
   if (!init || !by_bus || !n->clock || !n->power || !n->temperature) return;
   if (init() != kNvmlSuccess) return;
   n->violation = reinterpret_cast<decltype(n->violation)>(symbol("nvmlDeviceGetViolationStatus"));
@@ -116,12 +115,11 @@ std::optional<unsigned long long> DeviceMonitor::energy_mj() const {
   return mj;
 }
 
-std::optional<unsigned> DeviceMonitor::compute_processes() const {
-  unsigned count = 0;
-  if (!nvml_ || !nvml_->processes) return std::nullopt;
+bool DeviceMonitor::shared_with_another_process() const {
+  unsigned count = 0;  // this process included
+  if (!nvml_ || !nvml_->processes) return false;
   const nvmlReturn_t rc = nvml_->processes(nvml_->device, &count, nullptr);
-  if ((rc != kNvmlSuccess && rc != kNvmlInsufficientSize) || count == 0) return std::nullopt;
-  return count;
+  return (rc == kNvmlSuccess || rc == kNvmlInsufficientSize) && count > 1;
 }
 
 }  // namespace attnbench

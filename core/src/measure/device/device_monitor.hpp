@@ -27,10 +27,10 @@ class DeviceMonitor {
   std::optional<double> max_sm_clock_mhz() const;
   // The board's energy counter: millijoules since the driver loaded (Volta and newer).
   std::optional<unsigned long long> energy_mj() const;
-  // The processes with a CUDA context on this GPU, this one included; nullopt where NVML lists
-  // none (a container that hides them) or cannot. More than one: the device's free memory is not
-  // this process's alone to judge.
-  std::optional<unsigned> compute_processes() const;
+  // Whether another process has a CUDA context on this GPU (ctest -j4, a neighbour's job): the
+  // device's free memory is then not this process's alone to judge. False where NVML lists no
+  // process (a container that hides them) or cannot list them.
+  bool shared_with_another_process() const;
 
  private:
   struct Nvml;
