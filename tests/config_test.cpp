@@ -555,6 +555,7 @@ namespace {
 // the points: an axis added to the table reaches the sweep with no second list to keep.
 TEST(Config, EveryProblemFieldIsAnAxisThatSetsItsField) {
   for (const auto& f : problem_fields()) {
+    if (f.derived) continue;  // read off the others: Config.DerivedFieldsAreNoSweepKeys
     Problem defaults;
     std::string written;
     FieldValue expected;
@@ -573,6 +574,7 @@ TEST(Config, EveryProblemFieldIsAnAxisThatSetsItsField) {
     std::string sweep = f.name == "seq_lens" ? "sweep:\n  heads: 6\n  causal: false\n"
                                              : "sweep:\n  heads: 6\n  seq_len: 6\n  causal: false\n";
     if (f.name == "page_size" || f.name == "page_order") sweep += "  kv_layout: paged\n";
+    if (!f.kind.empty()) sweep += "  kind: " + f.kind + "\n";  // a kind's own field
     const std::string key = "  " + f.name + ": ";
     const size_t at = sweep.find(key);
     if (at == std::string::npos)
@@ -585,6 +587,23 @@ TEST(Config, EveryProblemFieldIsAnAxisThatSetsItsField) {
     EXPECT_EQ(f.get(points[0].problem), expected) << f.name << " did not reach the point";
     EXPECT_NE(f.get(points[0].problem), f.get(defaults)) << f.name << ": pick a non-default value";
   }
+}
+
+// The columns a kind derives (head_dim_v, v_in_k) are no sweep keys: a sweep that writes one is
+// refused as any unknown key is, naming the keys it may write.
+TEST(Config, DerivedFieldsAreNoSweepKeys) {
+  int derived = 0;
+  for (const auto& f : problem_fields()) {
+    if (!f.derived) continue;
+    ++derived;
+    try {
+      parse_config("sweep:\n  seq_len: 6\n  " + f.name + ": 1\n", "derived.yaml");
+      ADD_FAILURE() << f.name << " was accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.key(), "sweep." + f.name) << e.what();
+    }
+  }
+  EXPECT_EQ(derived, 2);
 }
 
 // Every config the project ships parses and expands (the model presets once shipped with a ': '

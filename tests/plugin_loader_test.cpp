@@ -62,13 +62,14 @@ TEST(PluginLoader, BadPluginsAreRefusedWithReasonsWhileGoodOnesLoad) {
   EXPECT_EQ(set.failures.size(), 6u);
   EXPECT_NE(reason_for(set, "missing_factory").find("no factory"), std::string::npos)
       << reason_for(set, "missing_factory");
-  EXPECT_NE(reason_for(set, "wrong_abi").find("built for ABI 45, this attnbench speaks 4;"),
+  EXPECT_NE(reason_for(set, "wrong_abi").find("built for ABI 46, this attnbench speaks 5;"),
             std::string::npos)
       << reason_for(set, "wrong_abi");
   EXPECT_NE(reason_for(set, "abi1")
-                .find("built for ABI 1, this attnbench speaks 4 (2 added "
+                .find("built for ABI 1, this attnbench speaks 5 (2 added "
                       "kv_heads, seq_len_kv, direction and prepare_backward; 3 fp8_e4m3 and the "
-                      "inputs' scales; 4 ragged, paged, window and softcap)"),
+                      "inputs' scales; 4 ragged, paged, window and softcap; 5 problem kinds (mla), "
+                      "the v width, the scale, Backend::kinds() and variants())"),
             std::string::npos)
       << reason_for(set, "abi1");
   EXPECT_NE(reason_for(set, "throwing_factory")

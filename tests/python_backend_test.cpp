@@ -232,11 +232,13 @@ TEST_F(PythonBackends, EachRowsProblemReachesPythonFieldByField) {
       "  - {device: cpu, dtype: fp32, heads: 2, seq_len: 32, head_dim: 32}\n"
       "  - {device: cpu, dtype: bf16, heads: 2, seq_len: 32, head_dim: 16}\n"
       "  - {device: cpu, dtype: fp32, heads: 2, seq_len: 32, head_dim: 16, causal: false}\n"
-      "  - {device: cpu, dtype: fp32, heads: 2, seq_len: 32, head_dim: 16, direction: bwd}\n";
+      "  - {device: cpu, dtype: fp32, heads: 2, seq_len: 32, head_dim: 16, direction: bwd}\n"
+      "  - {kind: mla, device: cpu, dtype: fp32, heads: 2, seq_len: 32, qk_nope_head_dim: 16,"
+      " qk_rope_head_dim: 8, v_head_dim: 8, scale: 0.125}\n";
   const Result r = run("run " + write("c.yaml", sweep) + " -o " + path("out.csv"), kAtRoot);
   ASSERT_EQ(r.code, 0) << r.output;
   const CsvTable report = read_csv(path("out.csv"));
-  ASSERT_EQ(report.rows.size(), 10u * 3) << r.output;
+  ASSERT_EQ(report.rows.size(), 11u * 3) << r.output;
   for (size_t i = 0; i < report.rows.size(); ++i) {
     std::string fields;
     for (const auto& f : problem_fields())

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds attnbench on the GPU machine and runs the named steps, copying results to $OUT.
 # Usage (from the repository root there): tools/device_run.sh STEP... with steps among
-#   deps build tests gpu-tests variants source models models-prefill published seed study hosttime seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults probes isolation hopper hopper-check hopper-prefill hopper-decode memory-check seed-aa run:NAME
+#   deps build tests gpu-tests variants source mla models models-prefill published seed study hosttime seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults probes isolation hopper hopper-check hopper-prefill hopper-decode memory-check seed-aa run:NAME
 # tests writes results/h200/tests.txt (ctest) and results/h200/gpu-tests.txt (the GPU tests' own output).
 # The device machine has no .git: pass the commit as ATTNBENCH_GIT_SHA.
 set -uo pipefail
@@ -35,6 +35,10 @@ fi
 # A calibration made by an earlier call on this warm machine outlives the tree's copy, which each
 # call brings afresh: the models then judge bandwidth against this card's ceiling of today.
 [ -d /tmp/attnbench-calibration ] && cp /tmp/attnbench-calibration/*.json results/calibration/ 2>/dev/null
+# Where this card's results go: results/h100 or results/h200 (the steps written before H100s came
+# write results/h200 and are moved by hand).
+res=results/$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | grep -q H100 && echo h100 || echo h200)
+mkdir -p "$res"
 for step in "$@"; do
   case $step in
     build|build-run)
@@ -232,6 +236,24 @@ for step in "$@"; do
         echo "exit code ${PIPESTATUS[0]}" | tee -a "results/h200/models/$name.prefill.summary.txt"
       done
       ;;
+    mla)
+      # MLA: its tests (the CPU ones and the GPU ones), cudnn-frontend's published prefill shape
+      # (burst), and the two presets (without flex, whose compiles take minutes a shape:
+      # $ATTNBENCH_MLA_BACKENDS overrides).
+      log mla
+      mkdir -p "$res/mla"
+      nvidia-smi --query-gpu=name,clocks.max.sm,memory.total --format=csv | tee "$res/mla/card.txt"
+      (cd "$build" && ./measure_tests --gtest_filter='Mla*:GpuMla*' 2>&1) | tee "$res/mla/tests.txt" \
+        | grep -E "measured|skipped|OK|FAILED|PASSED|Failure" | head -60
+      for cfg in mla-published models/deepseek-v3 models/kimi-k2; do
+        name=$(basename "$cfg")
+        pick=; [ "$name" != mla-published ] && pick="--backends ${ATTNBENCH_MLA_BACKENDS:-cudnn,efficient,cudnn-fe,fa3,flashinfer}"
+        "$build/attnbench" run "configs/$cfg.yaml" --force $pick -o "$res/mla/$name.csv" 2>"$out/$name.stderr" \
+          | tee "$res/mla/$name.summary.txt" | tail -40
+        echo "exit code ${PIPESTATUS[0]}" | tee -a "$res/mla/$name.summary.txt"
+        [ -n "${OUT:-}" ] && tar czf "$OUT/run.tgz" "$res" $(ls -d results/calibration 2>/dev/null) -C /tmp attnbench-logs
+      done
+      ;;
     run:*)
       # Any config: run:NAME runs configs/NAME.yaml into results/h200/NAME.csv.
       name=${step#run:}
@@ -298,6 +320,6 @@ for step in "$@"; do
     *) echo "unknown step $step"; exit 2 ;;
   esac
   # After every step, so a call cut short by its time limit still brings back what it finished.
-  [ -n "${OUT:-}" ] && tar czf "$OUT/run.tgz" results/h200 $(ls -d results/calibration 2>/dev/null) -C /tmp attnbench-logs
+  [ -n "${OUT:-}" ] && tar czf "$OUT/run.tgz" results/h200 "$res" $(ls -d results/calibration 2>/dev/null) -C /tmp attnbench-logs
 done
 log done

@@ -15,6 +15,9 @@ from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 # sweep has more shapes than Dynamo's default recompile limit (past it, flex_attention would run
 # uncompiled, and slowly).
 torch._dynamo.config.recompile_limit = 256
+# MLA is attention with a narrower v (prefill 192 / 128) or v inside k (the absorbed decode's
+# 576-wide cache, v its first 512 columns): flex_attention takes q, k and v of their own widths.
+KINDS = ("attention", "mla")
 _flex = torch.compile(flex_attention, dynamic=False)
 _block_masks = {}  # made once per problem (outside the timed calls: the first call makes it)
 

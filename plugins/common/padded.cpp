@@ -50,7 +50,7 @@ at::Tensor padded_attention(const Inputs& in,
   uniform.seq_lens.clear(), uniform.seq_lens_kv.clear();
   const Inputs padded{uniform, q, k, v, &masked, in.scale, in.q_scale, in.k_scale, in.v_scale};
   const at::Tensor out = dense(padded);  // [b, h, s, d]
-  return out.transpose(1, 2).reshape({batch * s, p.heads, p.head_dim}).index_select(0, q_rows);
+  return out.transpose(1, 2).reshape({batch * s, p.heads, p.v_dim()}).index_select(0, q_rows);
 }
 
 }  // namespace attnbench::sdpa

@@ -54,6 +54,8 @@ enum Uid : int64_t {
   kKvOffsets,
   kQLens,
   kKvLens,
+  kVOffsets,
+  kOOffsets,
   // paged: the page table (one for K and V)
   kPageTableK,
   kPageTableV
@@ -101,7 +103,7 @@ struct Plan {
   int64_t workspace_bytes = 0;
   // A ragged batch: each tensor's element offset per sequence and the lengths, int32 on the
   // device [batch + 1 or batch, 1, 1, 1], made with the plan (outside the timed calls).
-  at::Tensor q_offsets, kv_offsets, q_lens, kv_lens;
+  at::Tensor q_offsets, kv_offsets, v_offsets, o_offsets, q_lens, kv_lens;
   // fp8: the six scales (descale q, k, v, s; scale s, o) and the two amax outputs, float32 on the
   // device, filled when the plan is made (outside the timed calls) for the scales it was made for.
   at::Tensor fp8_scalars;
@@ -109,10 +111,25 @@ struct Plan {
 };
 
 // A plan per (shape, dtype, mask, direction), built once.
-// Shapes, dtype, causal, stats, then the window's left edge, the ragged lengths and the page
-// table's shape (empty: not paged).
+// Shapes of q, k, then dtype, causal, stats, the window's left edge, the ragged lengths, the page
+// table's shape (empty: not paged), and v's shape and strides (MLA: another width, or a view of k).
 using ShapeKey = std::tuple<std::vector<int64_t>, std::vector<int64_t>, int, bool, bool, int64_t,
-                            std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>>;
+                            std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>,
+                            std::vector<int64_t>>;
+
+// v's shape and strides, for a plan's key.
+std::vector<int64_t> v_layout(const at::Tensor& v) {
+  std::vector<int64_t> out = v.sizes().vec();
+  for (int64_t s : v.strides()) out.push_back(s);
+  return out;
+}
+
+// The output: q's shape with v's width (MLA's 128 or 512).
+at::Tensor empty_output(const attnbench::Inputs& in, at::ScalarType dtype) {
+  std::vector<int64_t> sizes = in.q.sizes().vec();
+  sizes.back() = in.v.size(-1);
+  return at::empty(sizes, in.q.options().dtype(dtype));
+}
 
 class CudnnFe {
  public:
@@ -136,17 +153,23 @@ class CudnnFeBackend final : public attnbench::Backend {
   std::string name() const override { return "cudnn-fe"; }
   std::string description() const override {
     return "cuDNN SDPA through the frontend graph API (no PyTorch SDPA), forward and backward, "
-           "causal bottom-right, GQA, ragged offsets, paged K/V and its sliding window; one plan "
-           "per shape built outside the timed calls";
+           "causal bottom-right, GQA, ragged offsets, paged K/V and its sliding window, MLA; one "
+           "plan per shape built outside the timed calls";
   }
+  // MLA: prefill is SDPA with v narrower than q·k; the absorbed decode a graph whose V is the
+  // first kv_lora_rank columns of K's cache (strides, no copy). cuDNN decides what it runs.
+  std::vector<std::string> kinds() const override { return {"attention", "mla"}; }
   Support supports(const Problem& p) const override {
     if (auto cuda = attnbench::sdpa::needs_cuda(p, "cuDNN's fused attention"); !cuda.supported)
       return cuda;
     if (p.dtype == attnbench::DType::f32)
       return Support::no("cuDNN's fused attention takes fp16 and bf16, not fp32");
-    if (p.head_dim > 256 || p.head_dim % 8 != 0)
+    // The absorbed MLA decode (576 / 512) is past this bound: cuDNN's own check answers for it.
+    if (!p.v_in_k && (p.head_dim > 256 || p.head_dim % 8 != 0))
       return Support::no("cuDNN's fused attention needs head_dim <= 256 and a multiple of 8, not " +
                          std::to_string(p.head_dim));
+    if (p.v_in_k && p.dtype == attnbench::DType::fp8_e4m3)
+      return Support::no("this plugin runs the absorbed MLA decode in fp16 and bf16");
     if (p.softcap > 0) return Support::no("cuDNN's SDPA graph has no softcap");
     if (p.right_edge() > 0)
       return Support::no(
@@ -173,11 +196,14 @@ class CudnnFeBackend final : public attnbench::Backend {
   at::Tensor forward(const attnbench::Inputs& in) override {
     const bool fp8 = in.q.scalar_type() == at::kFloat8_e4m3fn;
     const Plan& plan = fp8 ? fp8_forward_plan(in) : forward_plan(in, /*stats=*/false);
-    at::Tensor out = at::empty_like(in.q);  // fp8: out / v_scale (scale_o), as backend.hpp allows
+    // fp8: out / v_scale (scale_o), as backend.hpp allows
+    at::Tensor out = empty_output(in, in.q.scalar_type());
     std::unordered_map<int64_t, void*> pack = {
         {kQ, in.q.data_ptr()}, {kK, in.k.data_ptr()}, {kV, in.v.data_ptr()}, {kO, out.data_ptr()}};
     for (auto [uid, t] : {std::pair{kQOffsets, &plan.q_offsets},
                           {kKvOffsets, &plan.kv_offsets},
+                          {kVOffsets, &plan.v_offsets},
+                          {kOOffsets, &plan.o_offsets},
                           {kQLens, &plan.q_lens},
                           {kKvLens, &plan.kv_lens}})
       if (t->defined()) pack[uid] = t->data_ptr();
@@ -198,8 +224,16 @@ class CudnnFeBackend final : public attnbench::Backend {
   // one plan per shape and scales, the scales on the device beside it.
   const Plan& fp8_forward_plan(const attnbench::Inputs& in) {
     const auto scales = std::make_tuple(in.q_scale, in.k_scale, in.v_scale);
-    const ShapeKey key{in.q.sizes().vec(), in.k.sizes().vec(), int(in.q.scalar_type()),
-                       in.problem.causal, false, -1, {}, {}, {}};
+    const ShapeKey key{in.q.sizes().vec(),
+                       in.k.sizes().vec(),
+                       int(in.q.scalar_type()),
+                       in.problem.causal,
+                       false,
+                       -1,
+                       {},
+                       {},
+                       {},
+                       v_layout(in.v)};
     const std::lock_guard<std::mutex> lock(mutex_);
     auto it = forward_plans_.find(key);
     if (it != forward_plans_.end() && it->second.fp8_scales == scales) return it->second;
@@ -219,7 +253,8 @@ class CudnnFeBackend final : public attnbench::Backend {
                     scalar(*g, "descale_v", kDescaleV), scalar(*g, "descale_s", kDescaleS),
                     scalar(*g, "scale_s", kScaleS), scalar(*g, "scale_o", kScaleO), options);
     (void)stats;
-    o->set_output(true).set_uid(kO).set_dim(in.q.sizes().vec()).set_stride(in.q.strides().vec());
+    const at::Tensor out = empty_output(in, in.q.scalar_type());
+    o->set_output(true).set_uid(kO).set_dim(out.sizes().vec()).set_stride(out.strides().vec());
     for (auto& [amax, uid] : {std::pair{amax_s, kAmaxS}, std::pair{amax_o, kAmaxO}})
       amax->set_output(true)
           .set_uid(uid)
@@ -254,7 +289,8 @@ class CudnnFeBackend final : public attnbench::Backend {
                        p.window_left,
                        p.q_lens,
                        p.kv_lens,
-                       in.page_table ? in.page_table->sizes().vec() : std::vector<int64_t>{}};
+                       in.page_table ? in.page_table->sizes().vec() : std::vector<int64_t>{},
+                       v_layout(in.v)};
     const std::lock_guard<std::mutex> lock(mutex_);
     auto it = forward_plans_.find(key);
     if (it != forward_plans_.end()) return it->second;
@@ -277,7 +313,8 @@ class CudnnFeBackend final : public attnbench::Backend {
     if (!p.packed()) {
       auto q = bhsd(*g, "q", kQ, in.q), k = bhsd(*g, "k", kK, in.k), v = bhsd(*g, "v", kV, in.v);
       auto [o, st] = g->sdpa(q, k, v, options);
-      o->set_output(true).set_uid(kO).set_dim(in.q.sizes().vec()).set_stride(in.q.strides().vec());
+      const at::Tensor out = empty_output(in, in.q.scalar_type());
+      o->set_output(true).set_uid(kO).set_dim(out.sizes().vec()).set_stride(out.strides().vec());
       if (stats) st->set_output(true).set_uid(kStats).set_data_type(fe::DataType_t::FLOAT);
       plan = build(g);
     } else {
@@ -293,12 +330,17 @@ class CudnnFeBackend final : public attnbench::Backend {
   Plan packed_plan(const std::shared_ptr<fe::graph::Graph>& g, fe::graph::SDPA_attributes& options,
                    const attnbench::Inputs& in) {
     const Problem& p = in.problem;
-    std::vector<int32_t> q_off{0}, kv_off{0}, q_len, kv_len;
+    const int64_t dv = p.v_dim();
+    // Each tensor's offset per sequence, in elements: its rows times its token stride (v's is
+    // k's when v is a view of k's columns, MLA's latent cache).
+    std::vector<int32_t> q_off{0}, kv_off{0}, v_off{0}, o_off{0}, q_len, kv_len;
     for (int64_t b = 0; b < p.batch; ++b) {
       q_len.push_back(static_cast<int32_t>(p.q_len(b)));
       kv_len.push_back(static_cast<int32_t>(p.kv_len(b)));
-      q_off.push_back(q_off.back() + static_cast<int32_t>(p.q_len(b) * p.heads * p.head_dim));
-      kv_off.push_back(kv_off.back() + static_cast<int32_t>(p.kv_len(b) * p.kv_heads * p.head_dim));
+      q_off.push_back(q_off.back() + static_cast<int32_t>(p.q_len(b) * in.q.stride(0)));
+      o_off.push_back(o_off.back() + static_cast<int32_t>(p.q_len(b) * p.heads * dv));
+      kv_off.push_back(kv_off.back() + static_cast<int32_t>(p.kv_len(b) * in.k.stride(0)));
+      v_off.push_back(v_off.back() + static_cast<int32_t>(p.kv_len(b) * in.v.stride(0)));
     }
     auto column = [&](const char* name, int64_t uid, std::vector<int64_t> dim) {
       std::vector<int64_t> stride(dim.size(), 1);
@@ -310,31 +352,35 @@ class CudnnFeBackend final : public attnbench::Backend {
                            .set_stride(stride)
                            .set_data_type(fe::DataType_t::INT32));
     };
-    auto rows = [&](const char* name, int64_t uid, int64_t heads, int64_t longest) {
-      return g->tensor(
-          fe::graph::Tensor_attributes()
-              .set_name(name)
-              .set_uid(uid)
-              .set_dim({p.batch, heads, longest, p.head_dim})
-              .set_stride({longest * heads * p.head_dim, p.head_dim, heads * p.head_dim, 1}));
+    // Packed rows [total, heads, width] (token stride `token`, head stride `head`) as [batch,
+    // heads, longest, width].
+    auto rows = [&](const char* name, int64_t uid, int64_t heads, int64_t longest, int64_t width,
+                    int64_t token, int64_t head) {
+      return g->tensor(fe::graph::Tensor_attributes()
+                           .set_name(name)
+                           .set_uid(uid)
+                           .set_dim({p.batch, heads, longest, width})
+                           .set_stride({longest * token, head, token, 1}));
     };
     // Uniform query lengths (decode: one each) need no offsets: sequence b's rows start at b.
     const bool ragged_q = !p.q_lens.empty();
     auto q_ro = ragged_q ? column("q_offsets", kQOffsets, {p.batch + 1, 1, 1, 1}) : nullptr;
-    auto q = rows("q", kQ, p.heads, p.seq_len);
+    auto o_ro = ragged_q ? column("o_offsets", kOOffsets, {p.batch + 1, 1, 1, 1}) : nullptr;
+    auto q = rows("q", kQ, p.heads, p.seq_len, p.head_dim, in.q.stride(0), in.q.stride(1));
     if (ragged_q) q->set_ragged_offset(q_ro);
     std::shared_ptr<fe::graph::Tensor_attributes> k, v;
     if (p.paged()) {
+      // attnbench's pages [pages, page_size, kv_heads, width] as cuDNN's container [pages,
+      // kv_heads, page_size, width], through each tensor's own strides.
       const int64_t pages = in.k.size(0), page_size = p.page_size;
-      auto container = [&](const char* name, int64_t uid) {
+      auto container = [&](const char* name, int64_t uid, const at::Tensor& t) {
         return g->tensor(fe::graph::Tensor_attributes()
                              .set_name(name)
                              .set_uid(uid)
-                             .set_dim({pages, p.kv_heads, page_size, p.head_dim})
-                             .set_stride({page_size * p.kv_heads * p.head_dim, p.head_dim,
-                                          p.kv_heads * p.head_dim, 1}));
+                             .set_dim({pages, p.kv_heads, page_size, t.size(3)})
+                             .set_stride({t.stride(0), t.stride(2), t.stride(1), 1}));
       };
-      k = container("k", kK), v = container("v", kV);
+      k = container("k", kK, in.k), v = container("v", kV, in.v);
       const int64_t width = in.page_table->size(1);
       options
           .set_paged_attention_k_table(column("page_table_k", kPageTableK, {p.batch, 1, width, 1}))
@@ -342,8 +388,10 @@ class CudnnFeBackend final : public attnbench::Backend {
           .set_paged_attention_max_seq_len_kv(static_cast<int>(p.seq_len_kv));
     } else {
       auto kv_ro = column("kv_offsets", kKvOffsets, {p.batch + 1, 1, 1, 1});
-      k = rows("k", kK, p.kv_heads, p.seq_len_kv), v = rows("v", kV, p.kv_heads, p.seq_len_kv);
-      k->set_ragged_offset(kv_ro), v->set_ragged_offset(kv_ro);
+      auto v_ro = column("v_offsets", kVOffsets, {p.batch + 1, 1, 1, 1});
+      k = rows("k", kK, p.kv_heads, p.seq_len_kv, p.head_dim, in.k.stride(0), in.k.stride(1));
+      v = rows("v", kV, p.kv_heads, p.seq_len_kv, dv, in.v.stride(0), in.v.stride(1));
+      k->set_ragged_offset(kv_ro), v->set_ragged_offset(v_ro);
     }
     options.set_padding_mask(true)
         .set_seq_len_q(column("q_lens", kQLens, {p.batch, 1, 1, 1}))
@@ -351,15 +399,15 @@ class CudnnFeBackend final : public attnbench::Backend {
     auto [o, st] = g->sdpa(q, k, v, options);
     o->set_output(true)
         .set_uid(kO)
-        .set_dim({p.batch, p.heads, p.seq_len, p.head_dim})
-        .set_stride({p.seq_len * p.heads * p.head_dim, p.head_dim, p.heads * p.head_dim, 1});
-    if (ragged_q) o->set_ragged_offset(q_ro);
+        .set_dim({p.batch, p.heads, p.seq_len, dv})
+        .set_stride({p.seq_len * p.heads * dv, dv, p.heads * dv, 1});
+    if (ragged_q) o->set_ragged_offset(o_ro);
     Plan plan = build(g);
     auto device = [&](const std::vector<int32_t>& values) {
       return at::tensor(values, at::kInt).to(in.q.device());
     };
-    if (ragged_q) plan.q_offsets = device(q_off);
-    if (!p.paged()) plan.kv_offsets = device(kv_off);
+    if (ragged_q) plan.q_offsets = device(q_off), plan.o_offsets = device(o_off);
+    if (!p.paged()) plan.kv_offsets = device(kv_off), plan.v_offsets = device(v_off);
     plan.q_lens = device(q_len), plan.kv_lens = device(kv_len);
     return plan;
   }
@@ -404,7 +452,7 @@ class CudnnFeBackward final : public attnbench::BackwardPass {
   CudnnFeBackward(CudnnFeBackend& backend, const attnbench::Inputs& in)
       : backend_(backend), q_(in.q), k_(in.k), v_(in.v) {
     const Plan& fwd = backend.forward_plan(in, /*stats=*/true);
-    out_ = at::empty_like(in.q);
+    out_ = empty_output(in, in.q.scalar_type());
     stats_ =
         at::empty({in.q.size(0), in.q.size(1), in.q.size(2), 1}, in.q.options().dtype(at::kFloat));
     std::unordered_map<int64_t, void*> pack = {{kQ, q_.data_ptr()},
@@ -435,7 +483,8 @@ class CudnnFeBackward final : public attnbench::BackwardPass {
                        -1,
                        {},
                        {},
-                       {}};
+                       {},
+                       v_layout(in.v)};
     {
       const std::lock_guard<std::mutex> lock(backend_.mutex_);
       auto it = backend_.backward_plans_.find(key);

@@ -12,6 +12,9 @@ class EfficientBackend final : public attnbench::Backend {
     return "scaled_dot_product_attention forced to EFFICIENT_ATTENTION (CUTLASS kernels from "
            "xformers)";
   }
+  // MLA is attention over other widths (q·k 192 and v 128, or the latent 576 and 512), which
+  // these ops take as they are.
+  std::vector<std::string> kinds() const override { return {"attention", "mla"}; }
   attnbench::Support supports(const attnbench::Problem& problem) const override {
     if (auto s = attnbench::sdpa::pytorch_fused(problem, "memory-efficient (CUTLASS, from xformers)"); !s.supported) return s;
     return attnbench::sdpa::sdpa_variants(attnbench::sdpa::Kernel::efficient, problem);

@@ -28,18 +28,26 @@ struct Package {
   const char* config;  // the build flags, beside the package folder
   Features features;   // when the config file is absent
 };
-const Package kPackages[] = {
-    {"fa3_fwd", "fa3-fwd", "fa3_fwd::fwd", "fa3_fwd_config.py", {false, false, false, true, true}},
-    {"flash_attn_3", "tokenspeed-fa3", "flash_attn_3::fwd", "flash_attn_config.py",
-     {true, true, true, false, true}}};
+const Package kPackages[] = {{"fa3_fwd",
+                              "fa3-fwd",
+                              "fa3_fwd::fwd",
+                              "fa3_fwd_config.py",
+                              {false, false, false, true, true, true, true}},
+                             {"flash_attn_3",
+                              "tokenspeed-fa3",
+                              "flash_attn_3::fwd",
+                              "flash_attn_config.py",
+                              {true, true, true, false, true, false, false}}};
 
 // The wheel's own record of what it was built without: 'FLASHATTENTION_DISABLE_PAGEDKV': True.
 Features read_features(const fs::path& config, Features features) {
   std::ifstream in(config);
   if (!in) return features;
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // FLASHATTENTION_DISABLE_PAGEDKV, and the two HDIMDIFF flags as FLASH_ATTENTION_DISABLE_*.
   auto disabled = [&](const std::string& flag, bool fallback) {
-    const size_t at = text.find("'FLASHATTENTION_DISABLE_" + flag + "': ");
+    size_t at = text.find("'FLASHATTENTION_DISABLE_" + flag + "': ");
+    if (at == std::string::npos) at = text.find("'FLASH_ATTENTION_DISABLE_" + flag + "': ");
     if (at == std::string::npos) return fallback;
     return text.compare(text.find(": ", at) + 2, 4, "True") == 0;
   };
@@ -48,6 +56,8 @@ Features read_features(const fs::path& config, Features features) {
   features.local = !disabled("LOCAL", !features.local);
   features.softcap = !disabled("SOFTCAP", !features.softcap);
   features.varlen = !disabled("VARLEN", !features.varlen);
+  features.hdimdiff192 = !disabled("HDIMDIFF192", !features.hdimdiff192);
+  features.hdimdiff64 = !disabled("HDIMDIFF64", !features.hdimdiff64);
   return features;
 }
 

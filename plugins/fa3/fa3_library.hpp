@@ -10,10 +10,12 @@
 namespace attnbench::fa3 {
 
 // What a wheel was built with (its *_config.py: FLASHATTENTION_DISABLE_* flags). fa3-fwd 0.0.3:
-// softcap and varlen, no paged KV, no local (window), no fp16; tokenspeed-fa3: paged, local and
-// fp16, no softcap.
+// softcap and varlen, no paged KV, no local (window), no fp16, and q·k and v of different widths
+// (HDIMDIFF192: 192 / 128, MLA's prefill; HDIMDIFF64: 64 / 512 with `qv`, MLA's absorbed decode);
+// tokenspeed-fa3: paged, local and fp16, no softcap.
 struct Features {
   bool fp16 = false, paged = false, local = false, softcap = false, varlen = true;
+  bool hdimdiff192 = false, hdimdiff64 = false;
 };
 
 struct Library {

@@ -2,6 +2,8 @@
 reasons back against each row's problem, field by field."""
 import torch
 
+KINDS = ("attention", "mla")  # every kind's fields reach these backends
+
 
 def fields(problem):
     """'batch=1;causal=true;...': the problem's attributes as the report writes them."""
@@ -9,8 +11,11 @@ def fields(problem):
     seen["dtype"] = seen.pop("dtype_name")  # the torch.dtype is dtype's name, as a torch object
     for derived in ("group_size", "packed", "q_lens", "kv_lens", "window_left", "window_right"):
         seen.pop(derived)  # derived or drawn, not a column
-    text = lambda v: (str(v).lower() if isinstance(v, bool)
-                      else f"{v:g}" if isinstance(v, float) else str(v))
+    text = lambda v: ("" if v is None  # another kind's field: an empty cell
+                      else str(v).lower() if isinstance(v, bool)
+                      # a number as the report writes it: the shortest text that reads back
+                      else (str(int(v)) if v.is_integer() else repr(v)) if isinstance(v, float)
+                      else str(v))
     return ";".join(f"{k}={text(v)}" for k, v in sorted(seen.items()))
 
 

@@ -3,6 +3,8 @@
 // macro.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -18,7 +20,9 @@ namespace attnbench {
 // Bump whenever a type in this header changes layout or meaning. 2: kv_heads, seq_len_kv,
 // direction and the backward pass. 3: fp8_e4m3 and the inputs' per-tensor scales. 4: ragged
 // batches, paged KV caches, sliding windows and softcap; Inputs carry the Problem; Support::feed.
-inline constexpr int kPluginAbiVersion = 4;
+// 5: problem kinds (Problem::kind, MLA's shape), the v width, v inside k and the softmax scale in
+// the Problem; Backend::kinds() and variants().
+inline constexpr int kPluginAbiVersion = 5;
 
 // fp8_e4m3: q, k, v are float8_e4m3fn, each quantized with a per-tensor scale (Inputs::q_scale).
 enum class DType { f16, bf16, f32, fp8_e4m3 };
@@ -27,25 +31,44 @@ enum class Direction { fwd, bwd };  // bwd: the harness times the backward pass 
 enum class KvLayout { contiguous, paged };
 enum class PageOrder { in_order, shuffled };  // how a paged cache's page table is filled
 
-// One attention problem. Two layouts:
+// MLA's widths (multi-head latent attention: DeepSeek-V3, Kimi K2, GLM-5), by the names of the
+// models' config.json; Problem::kind "mla" only. Prefill (absorbed false): q and k of
+// qk_nope_head_dim + qk_rope_head_dim features, the rope part last, v of v_head_dim. The absorbed
+// decode: q of kv_lora_rank + qk_rope_head_dim (the nope part absorbed into the latent space)
+// against one latent kv head of the same width, whose first kv_lora_rank columns are v.
+struct MlaShape {
+  int64_t qk_nope_head_dim = 128;
+  int64_t qk_rope_head_dim = 64;
+  int64_t v_head_dim = 128;
+  int64_t kv_lora_rank = 512;
+  bool absorbed = false;
+};
+
+// One attention problem of a kind ("attention", "mla": docs/kinds.md). Every kind is attention
+// over the widths below (the kind derives them): scores q·k of head_dim features, scaled by
+// `scale`, the softmax over them times v of head_dim_v features. Two layouts:
 //  - uniform (every sequence seq_len queries and seq_len_kv keys, contiguous): q is [batch, heads,
-//    seq_len, head_dim]; k and v are [batch, kv_heads, seq_len_kv, head_dim]; all contiguous.
+//    seq_len, head_dim]; k is [batch, kv_heads, seq_len_kv, head_dim], v the same with head_dim_v;
+//    all contiguous.
 //  - packed (packed(): ragged lengths or a paged cache): q is [total_q, heads, head_dim], the
 //    sequences one after another (sequence b's rows start at cu_seqlens_q[b]); k and v are
-//    [total_kv, kv_heads, head_dim] likewise, or with kv_layout paged two caches [pages,
-//    page_size, kv_heads, head_dim] read through the page table. The output is shaped like q.
+//    [total_kv, kv_heads, head_dim] likewise, or with kv_layout paged caches [pages, page_size,
+//    kv_heads, head_dim] read through the page table.
+//   The output is shaped like q with head_dim_v features. v_in_k (MLA's latent cache): v is a
+//   view of k's first head_dim_v columns, not a tensor of its own (not contiguous).
 //   kv_heads < heads is grouped-query attention: query head h reads kv head h / (heads / kv_heads).
 //   A query block shorter than its keys (decode: 1 query) sits at the end of them: the mask is
 //   aligned bottom-right, as in FlashAttention 2.1+ and cuDNN. Query i of a sequence with s
 //   queries and s_kv keys stands at key position i + s_kv - s and sees the keys j with
 //   pos - window_left <= j <= pos + window_right (-1: unbounded); causal makes window_right 0.
 struct Problem {
+  std::string kind = "attention";  // the problem kind; a backend runs the kinds it declares
   int64_t batch = 1;
   int64_t heads = 1;
   int64_t kv_heads = 1;  // divides heads
   int64_t seq_len = 1;     // queries per sequence; ragged: the longest sequence's
   int64_t seq_len_kv = 1;  // keys per sequence; ragged: the longest sequence's
-  int64_t head_dim = 1;
+  int64_t head_dim = 1;    // features of q and k
   DType dtype = DType::bf16;
   bool causal = false;
   Device device = Device::cpu;
@@ -61,8 +84,16 @@ struct Problem {
   PageOrder page_order = PageOrder::in_order;
   int64_t window_left = -1, window_right = -1;  // keys seen behind and ahead; -1: unbounded
   double softcap = 0;  // > 0: each score s becomes softcap * tanh(s / softcap) before the softmax
+  MlaShape mla;        // kind "mla": its widths, from which it derives head_dim and head_dim_v
+  double scale = 0;    // the softmax scale; 0: 1/sqrt(head_dim) (a sweep writes its kind's default)
+  int64_t head_dim_v = 0;  // features of v and of the output; 0: head_dim
+  bool v_in_k = false;     // v is k's first head_dim_v columns (MLA absorbed)
 
   int64_t group_size() const { return heads / kv_heads; }  // query heads per kv head
+  int64_t v_dim() const { return head_dim_v > 0 ? head_dim_v : head_dim; }
+  double softmax_scale() const {
+    return scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(head_dim));
+  }
   bool ragged() const { return !q_lens.empty() || !kv_lens.empty(); }
   bool paged() const { return kv_layout == KvLayout::paged; }
   bool packed() const { return ragged() || paged(); }
@@ -71,18 +102,29 @@ struct Problem {
   int64_t kv_len(int64_t b) const { return kv_lens.empty() ? seq_len_kv : kv_lens[b]; }
   // The window's right edge with the mask applied: 0 under causal, -1 when unbounded.
   int64_t right_edge() const { return causal ? 0 : window_right; }
-  // The variants beyond a uniform, contiguous batch ("ragged lengths, a window"), for a
-  // refusal's reason; empty when there are none.
+  // The variants beyond a uniform, contiguous batch, by name ("ragged", "paged", "window",
+  // "softcap"): what Backend::variants() declares.
+  std::vector<std::string> variant_names() const {
+    std::vector<std::string> out;
+    if (ragged()) out.push_back("ragged");
+    if (paged()) out.push_back("paged");
+    if (windowed()) out.push_back("window");
+    if (softcap > 0) out.push_back("softcap");
+    return out;
+  }
+  // The same in words ("ragged lengths, a window"), for a refusal's reason; empty when none.
   std::string variants() const {
     std::string out;
-    auto add = [&out](bool has, const char* what) {
-      if (has) out += (out.empty() ? "" : ", ") + std::string(what);
-    };
-    add(ragged(), "ragged lengths");
-    add(paged(), "a paged KV cache");
-    add(windowed(), "a sliding window");
-    add(softcap > 0, "a softcap");
+    for (const std::string& name : variant_names())
+      out += (out.empty() ? "" : ", ") + variant_words(name);
     return out;
+  }
+  static std::string variant_words(const std::string& name) {
+    if (name == "ragged") return "ragged lengths";
+    if (name == "paged") return "a paged KV cache";
+    if (name == "window") return "a sliding window";
+    if (name == "softcap") return "a softcap";
+    return name;
   }
 };
 
@@ -108,7 +150,7 @@ struct Inputs {
   // Uniform layout: [seq_len, seq_len_kv] bool, true = masked out (the causal mask and the window,
   // aligned bottom-right); null when nothing is masked. Null in the packed layout.
   const at::Tensor* mask;
-  double scale;  // softmax scale, 1/sqrt(head_dim)
+  double scale;  // softmax scale: problem.softmax_scale()
   // fp8_e4m3 only (1 otherwise): a value is its fp8 number times its tensor's scale (the
   // "descale" of FlashAttention-3 and cuDNN). The output is bf16, or fp8_e4m3 holding out / v_scale
   // (attention's output is a convex combination of v's rows, so that never overflows).
@@ -156,8 +198,8 @@ class Backend {
   // softcap, a paged cache) by other means than a native entry point says how in
   // Support::fed(how); one that would have to pad, gather or drop a variant silently says no.
   virtual Support supports(const Problem& problem) const = 0;
-  // Returns the attention output, shaped like q (uniform [batch, heads, seq_len, head_dim],
-  // packed [total_q, heads, head_dim]): in q's dtype for fp16, bf16
+  // Returns the attention output, shaped like q with head_dim_v features (uniform [batch, heads,
+  // seq_len, head_dim_v], packed [total_q, heads, head_dim_v]): in q's dtype for fp16, bf16
   // and fp32; for fp8_e4m3 in bf16, or fp8_e4m3 holding out / v_scale. The contract, checked by
   // the harness: launch on PyTorch's current stream (at::cuda::getCurrentCUDAStream()), never a
   // stream of your own; compute every call (no memoized or cached output: the harness changes the
@@ -169,6 +211,38 @@ class Backend {
   virtual std::unique_ptr<BackwardPass> prepare_backward(const Inputs& /*inputs*/) {
     return nullptr;
   }
+  // The problem kinds it runs (Problem::kind). The harness refuses a point of any other kind
+  // before supports() is asked, naming the kind: a backend never sees a kind it does not know.
+  virtual std::vector<std::string> kinds() const { return {"attention"}; }
+  // The variants it runs (Problem::variant_names()), refused likewise. The default is every
+  // variant of plugin ABI 4, which supports() refuses case by case; a later variant is refused
+  // until a backend declares it.
+  virtual std::vector<std::string> variants() const {
+    return {"ragged", "paged", "window", "softcap"};
+  }
 };
+
+// What the harness asks first: no, with the reason, when `backend` does not declare the point's
+// kind or one of its variants; yes otherwise (then supports() decides).
+inline Support declared_support(const Backend& backend, const Problem& problem) {
+  auto has = [](const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  auto listed = [](const std::vector<std::string>& names) {
+    std::string out;
+    for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out.empty() ? std::string("none") : out;
+  };
+  const std::vector<std::string> kinds = backend.kinds();
+  if (!has(kinds, problem.kind))
+    return Support::no(backend.name() + " does not run kind " + problem.kind + " (it declares " +
+                       listed(kinds) + ")");
+  const std::vector<std::string> variants = backend.variants();
+  for (const std::string& v : problem.variant_names())
+    if (!has(variants, v))
+      return Support::no(backend.name() + " does not run " + Problem::variant_words(v) +
+                         " (it declares " + listed(variants) + ")");
+  return Support::yes();
+}
 
 }  // namespace attnbench

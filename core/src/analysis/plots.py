@@ -25,9 +25,12 @@ import matplotlib
 matplotlib.use("Agg")  # files only: no display on a benchmark machine
 import matplotlib.pyplot as plt  # noqa: E402
 
-# What makes two points one family: everything but the lengths and the batch (the study keeps
-# batch x seq_len^2 constant, so batch moves with seq_len).
+# What makes two points one family: every problem column (those between `backend` and
+# `timing_mode`, the report's field table) but the batch and the lengths (the study keeps batch x
+# seq_len^2 constant, so batch moves with seq_len): the kind, MLA's widths, window, softcap, the
+# cache's layout and pages, the scale, the length specs. FAMILY_COLUMNS name the usual ones first.
 FAMILY_COLUMNS = ["heads", "kv_heads", "head_dim", "dtype", "causal", "device", "direction"]
+LENGTH_COLUMNS = {"batch", "seq_len", "seq_len_kv"}
 COUNT_COLUMNS = [
     ("kernels_per_call", "kernels"),
     ("memcpy_per_call", "memcpy"),
@@ -51,7 +54,20 @@ def read_rows(path):
         return list(csv.DictReader(f))
 
 
-def family_name(row):
+def problem_columns(rows):
+    """The problem's columns of a report, in its order: from after `backend` to `timing_mode`."""
+    header = list(rows[0].keys()) if rows else []
+    if "backend" not in header or "timing_mode" not in header:
+        return FAMILY_COLUMNS
+    return header[header.index("backend") + 1:header.index("timing_mode")]
+
+
+def family_key(row, columns):
+    return tuple(row.get(c, "") for c in columns if c not in LENGTH_COLUMNS)
+
+
+def family_name(row, varying=()):
+    """h32-kv8-d128-bf16-causal-cuda, then each other column that varies in the report."""
     parts = ["h" + row.get("heads", "?")]
     if row.get("kv_heads") and row.get("kv_heads") != row.get("heads"):
         parts.append("kv" + row["kv_heads"])
@@ -59,7 +75,11 @@ def family_name(row):
               "causal" if row.get("causal") == "true" else "full", row.get("device", "?")]
     if row.get("direction", "fwd") != "fwd":
         parts.append(row["direction"])
-    return "-".join(parts)
+    for c in varying:
+        if c not in FAMILY_COLUMNS and c not in LENGTH_COLUMNS and row.get(c, "") != "":
+            parts.append(f"{c}{row[c]}")
+    # A file name: no path separators or spaces from a length spec or a window.
+    return "-".join(parts).translate(str.maketrans("/ ,()", "_____"))
 
 
 def x_axis(rows):
@@ -96,13 +116,16 @@ def report_plots(csv_path, out_dir, fmt, mode):
     if mode not in modes:
         sys.exit(f"{csv_path}: no rows with timing mode '{mode}' (it has {', '.join(sorted(modes))})")
     backends = list(dict.fromkeys(r["backend"] for r in rows))
+    columns = problem_columns(rows)
+    varying = [c for c in columns if len({r.get(c, "") for r in rows}) > 1]
     families = defaultdict(list)
     for r in rows:
         # CPU rows are `wall`; the chosen CUDA mode picks among the others.
         if r["timing_mode"] == mode or r["timing_mode"] == "wall":
-            families[family_name(r)].append(r)
+            families[family_key(r, columns)].append(r)
 
-    for family, frows in families.items():
+    for frows in families.values():
+        family = family_name(frows[0], varying)
         x = x_axis(frows)
         fig, (ax_tflops, ax_time) = plt.subplots(1, 2, figsize=(12, 4.5))
         for backend in backends:

@@ -50,6 +50,15 @@ struct Field {
   // A text field whose values have a form (a window, a length spec): one valid value, for tests
   // that set every field.
   std::string example;
+  bool above_zero = false;  // a number that must be above 0 (a sweep's scale), not only >= 0
+
+  // Problem fields only (base/problem.hpp, base/kinds/):
+  std::string kind;      // the problem kind whose own field it is; empty: every kind's
+  bool derived = false;  // read off other fields (head_dim_v): a column, never a sweep key
+  // Its part of the point id ("" when it adds none: kv_heads equal to heads); null: none.
+  std::function<std::string(const R&)> id_part;
+  // Whether its value matters to this point (page_size: a paged cache's); null: always.
+  std::function<bool(const R&)> applies;
 
   bool numeric() const { return type == FieldType::integer || type == FieldType::number; }
 };
@@ -185,7 +194,8 @@ std::vector<Field<R>> through(const std::vector<Field<S>>& inner, Part part) {
     Field<R> g;
     g.name = f.name, g.type = f.type, g.unit = f.unit, g.doc = f.doc;
     g.choices = f.choices, g.metric = f.metric, g.predictable = f.predictable;
-    g.example = f.example;
+    g.example = f.example, g.above_zero = f.above_zero;
+    g.kind = f.kind, g.derived = f.derived;
     g.get = [part, get = f.get](const R& r) { return get(part(const_cast<R&>(r))); };
     g.set = [part, set = f.set](R& r, const FieldValue& v) { set(part(r), v); };
     out.push_back(std::move(g));

@@ -1,6 +1,7 @@
 #include "base/problem.hpp"
 
 #include "base/hash.hpp"
+#include "base/kinds/problem_kind.hpp"
 #include "base/lengths.hpp"
 #include "base/names.hpp"
 
@@ -27,94 +28,6 @@ Field<Problem> length_field(std::string name, std::string Problem::*m, std::stri
   return f;
 }
 
-// window: "LEFT,RIGHT", or empty when both are unbounded.
-Field<Problem> window_field() {
-  Field<Problem> f;
-  f.name = "window";
-  f.type = FieldType::text;
-  f.example = "4,0";
-  f.doc =
-      "keys a query sees behind and ahead of its position, `[LEFT, RIGHT]` (-1: unbounded; "
-      "causal makes RIGHT 0); empty: no window";
-  f.get = [](const Problem& p) -> FieldValue {
-    if (p.window_left < 0 && p.window_right < 0) return std::string();
-    return std::to_string(p.window_left) + "," + std::to_string(p.window_right);
-  };
-  f.set = [](Problem& p, const FieldValue& v) {
-    const std::string& text = field_detail::as<std::string>(v);
-    if (text.empty()) {
-      p.window_left = p.window_right = -1;
-      return;
-    }
-    const std::vector<std::string> parts = split(text, ',');
-    auto edge = [&](const std::string& s) {
-      FieldValue value;
-      try {
-        value = parse_field_text(FieldType::integer, s);
-      } catch (const std::invalid_argument&) {
-      }
-      const int64_t* e = std::get_if<int64_t>(&value);
-      if (!e || *e < -1)
-        throw std::invalid_argument("a window is [LEFT, RIGHT], each -1 (unbounded) or a count "
-                                    "of keys, not '" + text + "'");
-      return *e;
-    };
-    if (parts.size() != 2)
-      throw std::invalid_argument("a window is [LEFT, RIGHT], two numbers, not '" + text + "'");
-    p.window_left = edge(parts[0]);
-    p.window_right = edge(parts[1]);
-  };
-  return f;
-}
-
-}  // namespace
-
-const std::vector<Field<Problem>>& problem_fields() {
-  using P = Problem;
-  static const std::vector<Field<P>> fields = {
-      field("batch", &P::batch, "count", "sequences; q is [batch, heads, seq_len, head_dim]"),
-      field("heads", &P::heads, "count", "query heads"),
-      field("kv_heads", &P::kv_heads, "count",
-            "key/value heads; below `heads`: grouped-query attention (head h reads h / group)"),
-      field("seq_len", &P::seq_len, "count", "query positions per sequence (decode: 1)"),
-      field("seq_len_kv", &P::seq_len_kv, "count",
-            "key/value positions; above seq_len a query block runs against a longer cache"),
-      field("head_dim", &P::head_dim, "count", "features per head"),
-      field("dtype", &P::dtype, "", "`fp16`, `bf16` or `fp32`"),
-      field("causal", &P::causal, "",
-            "causal mask aligned bottom-right (query i sees keys 0 .. i + seq_len_kv - seq_len)"),
-      field("device", &P::device, "", "`cpu` or `cuda`"),
-      field("direction", &P::direction, "",
-            "`fwd`, or `bwd`: the backward pass alone is timed (docs/timing.md)"),
-      length_field("seq_lens", &P::seq_lens,
-                   "each sequence's query length: a number, a list, uniform(LO,HI), "
-                   "normal(MEAN,STD), lognormal(MEDIAN,SIGMA) or histogram(FILE) drawn from the "
-                   "seed (docs/workloads.md); empty: seq_len for all",
-                   "uniform(2,9)"),
-      length_field("seq_lens_kv", &P::seq_lens_kv,
-                   "each sequence's key/value length, the same forms; empty: its query length "
-                   "when seq_lens is drawn, else seq_len_kv",
-                   "uniform(10,20)"),
-      field("kv_layout", &P::kv_layout, "",
-            "`contiguous`, or `paged`: k and v are caches of pages read through a page table"),
-      field("page_size", &P::page_size, "count", "tokens per page of a paged cache"),
-      field("page_order", &P::page_order, "",
-            "`in_order` (each sequence's pages one after another) or `shuffled` (a random "
-            "permutation from the seed, as a serving engine's cache ends up)"),
-      window_field(),
-      field("softcap", &P::softcap, "",
-            "above 0: scores s become softcap * tanh(s / softcap) before the softmax (Gemma-2: 50)"),
-  };
-  return fields;
-}
-
-const Field<Problem>* find_problem_field(const std::string& name) {
-  return find_field(problem_fields(), name);
-}
-
-
-namespace {
-
 // A length spec as part of an id: letters and digits, runs of the rest as one '-'; a long one
 // (a list of 256 lengths) shortened and made unique by its hash.
 std::string id_word(const std::string& spec) {
@@ -130,28 +43,154 @@ std::string id_word(const std::string& spec) {
   return word;
 }
 
+// A field with its part of the point id.
+Field<Problem> id_field(Field<Problem> f, std::function<std::string(const Problem&)> id_part) {
+  f.id_part = std::move(id_part);
+  return f;
+}
+
+std::string count_part(const char* word, int64_t n) { return word + std::to_string(n); }
+
+// The kind: one of problem_kinds()'s names; its id part is the kind's id prefix.
+Field<Problem> kind_field() {
+  Field<Problem> f = field("kind", &Problem::kind, "",
+                           "the problem kind: `attention` (MHA/GQA and its variants) or `mla` "
+                           "(multi-head latent attention); docs/kinds.md");
+  f.example = "mla";
+  f.set = [](Problem& p, const FieldValue& v) {
+    Problem probe;
+    probe.kind = field_detail::as<std::string>(v);
+    kind_of(probe);  // throws, naming the kinds, for one there is not
+    p.kind = probe.kind;
+  };
+  return f;
+}
+
+bool fields_made = false;
+
+std::vector<Field<Problem>> make_problem_fields() {
+  using P = Problem;
+  // The common fields in the order reports have always had them, each kind's own in the kinds'
+  // order, then what kinds brought. A point's id is its kind's prefix and the parts of its
+  // kind's axes, in this order.
+  std::vector<Field<P>> fields = {
+      id_field(
+          field("batch", &P::batch, "count", "sequences; q is [batch, heads, seq_len, head_dim]"),
+          [](const P& p) { return count_part("b", p.batch); }),
+      id_field(field("heads", &P::heads, "count", "query heads"),
+               [](const P& p) { return count_part("-h", p.heads); }),
+      id_field(field("kv_heads", &P::kv_heads, "count",
+                     "key/value heads; below `heads`: grouped-query attention (head h reads h / "
+                     "group)"),
+               [](const P& p) {
+                 return p.kv_heads == p.heads ? std::string() : count_part("-kv", p.kv_heads);
+               }),
+      id_field(field("seq_len", &P::seq_len, "count", "query positions per sequence (decode: 1)"),
+               [](const P& p) { return count_part("-s", p.seq_len); }),
+      id_field(field("seq_len_kv", &P::seq_len_kv, "count",
+                     "key/value positions; above seq_len a query block runs against a longer "
+                     "cache"),
+               [](const P& p) {
+                 return p.seq_len_kv == p.seq_len ? std::string()
+                                                  : count_part("-skv", p.seq_len_kv);
+               }),
+      id_field(field("head_dim", &P::head_dim, "count",
+                     "features of q and k per head (mla derives it from its own widths)"),
+               [](const P& p) { return count_part("-d", p.head_dim); }),
+      id_field(field("dtype", &P::dtype, "", "`fp16`, `bf16` or `fp32`"),
+               [](const P& p) { return "-" + to_string(p.dtype); }),
+      id_field(field("causal", &P::causal, "",
+                     "causal mask aligned bottom-right (query i sees keys 0 .. i + seq_len_kv - "
+                     "seq_len)"),
+               [](const P& p) { return std::string(p.causal ? "-causal" : "-full"); }),
+      id_field(field("device", &P::device, "", "`cpu` or `cuda`"),
+               [](const P& p) { return "-" + to_string(p.device); }),
+      id_field(field("direction", &P::direction, "",
+                     "`fwd`, or `bwd`: the backward pass alone is timed (docs/timing.md)"),
+               [](const P& p) {
+                 return p.direction == Direction::fwd ? std::string()
+                                                      : "-" + to_string(p.direction);
+               }),
+      id_field(length_field("seq_lens", &P::seq_lens,
+                            "each sequence's query length: a number, a list, uniform(LO,HI), "
+                            "normal(MEAN,STD), lognormal(MEDIAN,SIGMA) or histogram(FILE) drawn "
+                            "from the seed (docs/workloads.md); empty: seq_len for all",
+                            "uniform(2,9)"),
+               [](const P& p) {
+                 return p.seq_lens.empty() || !p.ragged() ? std::string()
+                                                          : "-qlens-" + id_word(p.seq_lens);
+               }),
+      id_field(length_field("seq_lens_kv", &P::seq_lens_kv,
+                            "each sequence's key/value length, the same forms; empty: its query "
+                            "length when seq_lens is drawn, else seq_len_kv",
+                            "uniform(10,20)"),
+               [](const P& p) {
+                 return p.seq_lens_kv.empty() || !p.ragged() ? std::string()
+                                                             : "-kvlens-" + id_word(p.seq_lens_kv);
+               }),
+      id_field(field("kv_layout", &P::kv_layout, "",
+                     "`contiguous`, or `paged`: k and v are caches of pages read through a page "
+                     "table"),
+               [](const P& p) { return std::string(p.paged() ? "-paged" : ""); }),
+      id_field(field("page_size", &P::page_size, "count", "tokens per page of a paged cache"),
+               [](const P& p) { return std::to_string(p.page_size); }),  // "-paged16"
+      id_field(field("page_order", &P::page_order, "",
+                     "`in_order` (each sequence's pages one after another) or `shuffled` (a "
+                     "random permutation from the seed, as a serving engine's cache ends up)"),
+               [](const P& p) {
+                 return std::string(p.page_order == PageOrder::shuffled ? "-shuffled" : "");
+               }),
+  };
+  for (Field<P>& f : fields)
+    if (f.name == "page_size" || f.name == "page_order")
+      f.applies = [](const P& p) { return p.paged(); };
+  for (const ProblemKind* kind : problem_kinds())
+    for (Field<P>& f : kind->own_fields()) fields.push_back(std::move(f));
+
+  fields.push_back(kind_field());
+  Field<P> scale = id_field(
+      field("scale", &P::scale, "",
+            "the softmax scale; unless written, the kind's: 1/sqrt(head_dim) for attention, "
+            "1/sqrt(qk_nope_head_dim + qk_rope_head_dim) for mla"),
+      [](const P& p) {
+        return p.scale == 0 || p.scale == kind_of(p).default_scale(p)
+                   ? std::string()
+                   : "-scale" + format_number(p.scale);
+      });
+  scale.above_zero = true;
+  fields.push_back(scale);
+  Field<P> head_dim_v = field("head_dim_v", &P::head_dim_v, "count",
+                              "features of v and of the output per head (attention: head_dim)");
+  head_dim_v.derived = true;
+  fields.push_back(head_dim_v);
+  Field<P> v_in_k = field("v_in_k", &P::v_in_k, "",
+                          "v is k's first head_dim_v columns, a view of one cache (mla absorbed)");
+  v_in_k.derived = true;
+  fields.push_back(v_in_k);
+  return fields;
+}
+
 }  // namespace
 
+const std::vector<Field<Problem>>& problem_fields() {
+  static const std::vector<Field<Problem>> fields = [] {
+    fields_made = true;
+    return make_problem_fields();
+  }();
+  return fields;
+}
+
+bool problem_fields_made() { return fields_made; }
+
+const Field<Problem>* find_problem_field(const std::string& name) {
+  return find_field(problem_fields(), name);
+}
+
 std::string point_id(const Problem& p) {
-  std::string id = "b" + std::to_string(p.batch) + "-h" + std::to_string(p.heads);
-  if (p.kv_heads != p.heads) id += "-kv" + std::to_string(p.kv_heads);
-  id += "-s" + std::to_string(p.seq_len);
-  if (p.seq_len_kv != p.seq_len) id += "-skv" + std::to_string(p.seq_len_kv);
-  id += "-d" + std::to_string(p.head_dim) + "-" + to_string(p.dtype) +
-        (p.causal ? "-causal-" : "-full-") + to_string(p.device);
-  if (p.direction != Direction::fwd) id += "-" + to_string(p.direction);
-  if (!p.seq_lens.empty() && p.ragged()) id += "-qlens-" + id_word(p.seq_lens);
-  if (!p.seq_lens_kv.empty() && p.ragged()) id += "-kvlens-" + id_word(p.seq_lens_kv);
-  if (p.paged())
-    id += "-paged" + std::to_string(p.page_size) +
-          (p.page_order == PageOrder::shuffled ? "-shuffled" : "");
-  if (p.window_left >= 0 || p.window_right >= 0)
-    id += "-win" + std::to_string(p.window_left) + "_" + std::to_string(p.window_right);
-  if (p.softcap > 0) {
-    char cap[32];
-    std::snprintf(cap, sizeof cap, "-cap%g", p.softcap);
-    id += cap;
-  }
+  const ProblemKind& kind = kind_of(p);
+  std::string id = kind.id_prefix();
+  for (const auto& f : problem_fields())
+    if (f.id_part && kind_has_axis(kind, f) && (!f.applies || f.applies(p))) id += f.id_part(p);
   return id;
 }
 
@@ -222,8 +261,11 @@ double element_bytes(DType d) {
 double attention_bytes(const Problem& p) {
   const double in = element_bytes(p.dtype);
   const double out = p.dtype == DType::fp8_e4m3 ? 2 : in;  // fp8 rows write bf16 at most
-  const double q_row = static_cast<double>(p.heads * p.head_dim);
-  const double kv_row = static_cast<double>(p.kv_heads * p.head_dim);
+  const double q_row = static_cast<double>(p.heads) * static_cast<double>(p.head_dim);
+  const double out_row = static_cast<double>(p.heads) * static_cast<double>(p.v_dim());
+  // One cache row of k and v; v inside k (MLA's latent cache) is read with k, once.
+  const double kv_row = static_cast<double>(p.kv_heads) *
+                        static_cast<double>(p.head_dim + (p.v_in_k ? 0 : p.v_dim()));
   double q_tokens = 0, kv_tokens = 0, pages = 0;
   for (int64_t b = 0; b < p.batch; ++b) {
     const int64_t keys = keys_read(p.q_len(b), p.kv_len(b), p.window_left, p.right_edge());
@@ -232,10 +274,11 @@ double attention_bytes(const Problem& p) {
     if (p.paged() && p.page_size > 0)
       pages += std::ceil(static_cast<double>(p.kv_len(b)) / static_cast<double>(p.page_size));
   }
-  const double q_bytes = q_tokens * q_row, kv_bytes = kv_tokens * kv_row;
+  const double q_bytes = q_tokens * q_row, out_bytes = q_tokens * out_row;
+  const double kv_bytes = kv_tokens * kv_row;
   if (p.direction == Direction::bwd)  // read q, k, v, out, grad_out; write dq, dk, dv
-    return q_bytes * (2 * in + 2 * out) + kv_bytes * 4 * in + pages * 4;
-  return q_bytes * (in + out) + 2 * kv_bytes * in + pages * 4;  // + the page table, int32
+    return 2 * q_bytes * in + 2 * out_bytes * out + 2 * kv_bytes * in + pages * 4;
+  return q_bytes * in + out_bytes * out + kv_bytes * in + pages * 4;  // + the page table, int32
 }
 
 double scaled_tolerance(double base, const Problem& p) {
@@ -246,10 +289,11 @@ double scaled_tolerance(double base, const Problem& p) {
 }
 
 double attention_flop(const Problem& p) {
-  // QK^T and PV: 2 FLOP per multiply-add, head_dim multiply-adds per (query, key) pair each.
-  // In double throughout: the int64 product of batch, heads and head_dim can overflow.
-  const double forward = 4.0 * static_cast<double>(p.heads) * static_cast<double>(p.head_dim) *
-                         attended_pairs(p);
+  // QK^T and PV: 2 FLOP per multiply-add, head_dim (q·k) and head_dim_v (p·v) multiply-adds per
+  // (query, key) pair. In double throughout: the int64 product of batch, heads and widths can
+  // overflow.
+  const double widths = static_cast<double>(p.head_dim) + static_cast<double>(p.v_dim());
+  const double forward = 2.0 * static_cast<double>(p.heads) * widths * attended_pairs(p);
   return p.direction == Direction::bwd ? 2.5 * forward : forward;
 }
 

@@ -9,18 +9,22 @@
 
 namespace attnbench {
 
-// The problem's fields, the one table of its axes: the sweep's keys and how their values are
-// read (config/), the report's problem columns (records/fields.cpp), the `where:` of `expect:`,
-// the Python bridge's `problem` object and its keywords, and docs/backends.md's table (checked by
-// tests/fields_test.cpp). A new axis is a member of Problem and an entry here.
+// The problem's fields, the one table of its axes: the fields every kind has, each problem kind's
+// own (base/kinds/), and the derived columns. The sweep's keys and how their values are read
+// (config/), the report's problem columns (records/fields.cpp), the `where:` of `expect:`, the
+// Python bridge's `problem` object, the worker protocol, the point id and docs/columns.md's axis
+// table. A new common axis is a member of Problem and an entry here; a kind's, an entry in its
+// own_fields().
 const std::vector<Field<Problem>>& problem_fields();
 const Field<Problem>* find_problem_field(const std::string& name);
+bool problem_fields_made();  // whether the table was made (kinds are added before)
 
-// Stable identifier of a problem, shared by the main and the kernel CSV:
-// "b4-h16-s2048-d64-bf16-causal-cuda". kv_heads, seq_len_kv and the direction appear only when
-// they are not their defaults: "b1-h32-kv8-s1-skv131072-d128-bf16-full-cuda",
-// "b8-h16-s2048-d64-bf16-causal-cuda-bwd". The variants append their own parts: "-qlens-uniform-
-// 128-4096", "-kvlens-...", "-paged16-shuffled", "-win4095_0", "-cap50".
+// Stable identifier of a problem, shared by the main and the kernel CSV: the kind's prefix and
+// the id parts of its axes in the table's order, "b4-h16-s2048-d64-bf16-causal-cuda". kv_heads,
+// seq_len_kv, the direction and the scale appear only when they are not their defaults:
+// "b1-h32-kv8-s1-skv131072-d128-bf16-full-cuda", "b8-h16-s2048-d64-bf16-causal-cuda-bwd". The
+// variants append their own parts: "-qlens-uniform-128-4096", "-kvlens-...", "-paged16-shuffled",
+// "-win4095_0", "-cap50"; mla its widths: "mla-b1-h128-s4096-bf16-causal-cuda-nope128-rope64-v128".
 std::string point_id(const Problem& problem);
 
 // (query, key) pairs of one sequence that take part in the softmax: queries x keys, or with a
@@ -33,14 +37,15 @@ int64_t total_q_tokens(const Problem& problem);   // query rows of the batch
 int64_t total_kv_tokens(const Problem& problem);  // key rows of the batch (a cache's, in full)
 
 // The least a call must move, in bytes: q and the output once, and of k and v the keys some query
-// can see (a window's span, not the whole cache) once, plus the page table's entries. The
-// backward pass reads q, k, v, out and grad_out and writes dq, dk and dv. Roofline's "bytes".
+// can see (a window's span, not the whole cache) once (v inside k, MLA's latent cache, with k),
+// plus the page table's entries. The backward pass reads q, k, v, out and grad_out and writes dq,
+// dk and dv. Roofline's "bytes". The geometry's model: ProblemKind::bytes() by default.
 double attention_bytes(const Problem& problem);
 
 // Floating-point operations of the attention itself, FlashAttention's benchmark convention: two
-// matrix products over the attended pairs forward (so backends that skip masked blocks and those
-// that do not are compared on the same useful work), 2.5x that for the backward pass (five
-// products instead of two).
+// matrix products over the attended pairs forward, 2 (head_dim + head_dim_v) a pair and head (so
+// backends that skip masked blocks and those that do not are compared on the same useful work),
+// 2.5x that for the backward pass (five products instead of two).
 double attention_flop(const Problem& problem);
 
 // The limit for a row's rel_err: the dtype's `base` (config `tolerance:`, set for head_dim 64 and

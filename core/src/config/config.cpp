@@ -1,5 +1,6 @@
 #include "config/config.hpp"
 
+#include "base/kinds/problem_kind.hpp"
 #include "base/names.hpp"
 #include "base/problem.hpp"
 #include "config/measurement_section.hpp"
@@ -87,7 +88,8 @@ SweepBlock parse_sweep_block(const YamlReader& r, const YAML::Node& node,
                              const std::string& block_key) {
   SweepBlock config;
   std::vector<std::string> allowed;
-  for (const auto& f : problem_fields()) allowed.push_back(f.name);
+  for (const auto& f : problem_fields())
+    if (!f.derived) allowed.push_back(f.name);
   allowed.push_back("zip");
   r.check_keys(node, block_key, allowed);
 
@@ -175,6 +177,21 @@ const Axis* block_axis(const SweepBlock& block, const std::string& name) {
   return nullptr;
 }
 
+std::vector<const Axis*> block_axes(const SweepBlock& block) {
+  std::vector<const Axis*> out;
+  for (const auto& a : block.axes) out.push_back(&a);
+  for (const auto& z : block.zips)
+    for (const auto& a : z.axes) out.push_back(&a);
+  return out;
+}
+
+// A kind's own fields, for messages: "qk_nope_head_dim, ..., absorbed"; "none" when it has none.
+std::string own_field_names(const ProblemKind& kind) {
+  std::string out;
+  for (const auto& f : kind.own_fields()) out += (out.empty() ? "" : ", ") + f.name;
+  return out.empty() ? "none of its own" : out;
+}
+
 // Combinations the axes cannot make one at a time: the first bad point, located at the axis that
 // must change (in the point's block).
 void check_points(const SweepConfig& config) {
@@ -216,9 +233,19 @@ void check_point(const SweepConfig& config, const SweepBlock& block, const Point
                "sequence " + std::to_string(b) + " has " + std::to_string(p.q_len(b)) +
                    " queries and " + std::to_string(p.kv_len(b)) +
                    " keys: under causal each sequence needs at least as many keys as queries");
-    if (p.causal && p.window_right > 0)
-      fail("window", "a causal mask sees no key ahead (RIGHT is 0); write RIGHT 0 or -1, or "
-                     "causal: false");
+    // The kind's fields: another kind's, or one it derives, cannot be written for its points.
+    const ProblemKind& kind = kind_of(p);
+    for (const Axis* axis : block_axes(block)) {
+      const Field<Problem>& f = *find_problem_field(axis->name);
+      if (kind_has_axis(kind, f)) continue;
+      if (f.kind.empty())
+        fail(f.name, "kind " + kind.name() + " derives " + f.name +
+                         " from its own fields; leave it out (" + kind.name() +
+                         "'s fields: " + own_field_names(kind) + ")");
+      fail(f.name, f.name + " is a field of kind " + f.kind + ", not of " + kind.name() +
+                       " (its fields: " + own_field_names(kind) + "); write one block per kind");
+    }
+    if (const std::optional<FieldRefusal> no = kind.refuse(p)) fail(no->field, no->why);
     // A block that sweeps kv_layout may write the page's axes for its paged points alone.
     const bool layouts_swept = written("kv_layout") && !p.paged() &&
                                block_axis(block, "kv_layout")->values.size() > 1;

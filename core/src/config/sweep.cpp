@@ -2,13 +2,14 @@
 
 #include "base/errors.hpp"
 #include "base/hash.hpp"
+#include "base/kinds/problem_kind.hpp"
 #include "base/lengths.hpp"
 #include "base/names.hpp"
 #include "base/problem.hpp"
 
 #include <algorithm>
 #include <filesystem>
-#include <unordered_set>
+#include <unordered_map>
 
 namespace attnbench {
 
@@ -75,8 +76,27 @@ void draw_point_lengths(Problem& p, const SweepConfig& config) {
   }
 }
 
+// The first field of `a`'s kind that tells it from `b` where it matters; nullptr when none does
+// (the same point, written twice: "auto" and an explicit device).
+const Field<Problem>* first_difference(const Problem& a, const Problem& b) {
+  const ProblemKind& kind = kind_of(a);
+  if (a.kind != b.kind) return find_problem_field("kind");
+  for (const auto& f : problem_fields()) {
+    const bool matters = (kind_has_axis(kind, f) || f.derived) && (!f.applies || f.applies(a));
+    if (matters && f.get(a) != f.get(b)) return &f;
+  }
+  return nullptr;
+}
+
+const Axis* axis_named(const std::vector<Factor>& factors, const std::string& name) {
+  for (const Factor& f : factors)
+    for (const Axis* axis : f.axes)
+      if (axis->name == name) return axis;
+  return nullptr;
+}
+
 void expand_block(const SweepBlock& config, const SweepConfig& sweep, bool cuda_available,
-                  std::vector<Point>& points, std::unordered_set<std::string>& ids) {
+                  std::vector<Point>& points, std::unordered_map<std::string, size_t>& ids) {
   // Factors in file order: the free axes written before `zip:`, the zip groups, the axes after.
   std::vector<Factor> factors;
   for (size_t i = 0; i <= config.axes.size(); ++i) {
@@ -102,14 +122,12 @@ void expand_block(const SweepBlock& config, const SweepConfig& sweep, bool cuda_
     for (size_t f = 0; f < factors.size(); ++f)
       for (const Axis* axis : factors[f].axes)
         apply(p, *axis, axis->values[index[f]], cuda_available);
+    kind_of(p).complete(p);  // the widths and the scale its own fields make
     if (p.kv_heads == 0) p.kv_heads = p.heads;
     try {
       draw_point_lengths(p, sweep);
     } catch (const LengthsError& e) {
-      const Axis* at = nullptr;
-      for (const Factor& f : factors)
-        for (const Axis* axis : f.axes)
-          if (axis->name == e.axis) at = axis;
+      const Axis* at = axis_named(factors, e.axis);
       throw ConfigError(sweep.file, at ? at->line : 1, at ? at->column : 1,
                         at ? at->key : "sweep." + e.axis, e.what() + std::string(" (point ") +
                                                               point_id(p) + ")");
@@ -117,8 +135,20 @@ void expand_block(const SweepBlock& config, const SweepConfig& sweep, bool cuda_
     if (p.seq_len_kv == 0) p.seq_len_kv = p.seq_len;
     if (p.paged() && p.page_size == 0) p.page_size = 16;
     Point point{p, point_id(p)};
-    // "auto" and an explicit device can name the same point: measure it once.
-    if (ids.insert(point.id).second) points.push_back(point);
+    // "auto" and an explicit device can name the same point: measure it once. Two points that
+    // differ where it matters under one id would be one row: the id leaves a field out.
+    const auto [at, added] = ids.emplace(point.id, points.size());
+    if (added) {
+      points.push_back(point);
+    } else if (const Field<Problem>* f = first_difference(points[at->second].problem, p)) {
+      const Axis* axis = axis_named(factors, f->name);
+      throw ConfigError(sweep.file, axis ? axis->line : 1, axis ? axis->column : 1,
+                        axis ? axis->key : "sweep." + f->name,
+                        "two points differ in " + f->name + " (" +
+                            field_text(f->get(points[at->second].problem)) + " and " +
+                            field_text(f->get(p)) + ") but share the id " + point.id +
+                            ": the kind's id leaves " + f->name + " out");
+    }
 
     // Odometer: the last factor turns fastest.
     size_t f = factors.size();
@@ -136,7 +166,7 @@ void expand_block(const SweepBlock& config, const SweepConfig& sweep, bool cuda_
 
 std::vector<Point> expand_sweep(const SweepConfig& config, bool cuda_available) {
   std::vector<Point> points;
-  std::unordered_set<std::string> ids;
+  std::unordered_map<std::string, size_t> ids;  // id -> its point
   for (const SweepBlock& block : config.sweeps)
     expand_block(block, config, cuda_available, points, ids);
   return points;
@@ -151,7 +181,7 @@ FieldValue read_problem_value(const YamlReader& r, const Field<Problem>& f, cons
   switch (f.type) {
     case FieldType::integer: return r.integer(node, key, 1);
     case FieldType::boolean: return r.boolean(node, key);
-    case FieldType::number: return r.number(node, key, 0, /*exclusive=*/false);
+    case FieldType::number: return r.number(node, key, 0, /*exclusive=*/f.above_zero);
     case FieldType::text: {
       // A list is one value of a text axis: a list of lengths, a window's two edges.
       std::string text;

@@ -283,9 +283,12 @@ PassResults Runner::measure(const Point& point, const LoadedBackend& loaded) {
     PassContext ctx{problem, m, host_, *loaded.backend};
     ctx.on_pass = options_.on_pass;
     // supports() is the backend's code too (a Python function's, say): what it throws is a row.
+    // First what it declares (kinds, variants), so that no backend sees a kind it does not know.
     Support support;
-    results.refused =
-        attempt("supports", ctx, [&] { support = loaded.backend->supports(problem); });
+    results.refused = attempt("supports", ctx, [&] {
+      support = declared_support(*loaded.backend, problem);
+      if (support.supported) support = loaded.backend->supports(problem);
+    });
     if (!results.refused && !support.supported)
       results.refused = PassFailure{Status::unsupported, support.reason};
     results.feed = support.feed;

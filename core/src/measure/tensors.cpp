@@ -74,6 +74,12 @@ at::Tensor masked(const at::Tensor& rows, int64_t keys, int64_t offset, int64_t 
 
 }  // namespace
 
+std::vector<int64_t> output_sizes(const InputTensors& in) {
+  std::vector<int64_t> sizes = in.q.sizes().vec();
+  sizes.back() = in.problem.v_dim();
+  return sizes;
+}
+
 InputTensors make_inputs(const Problem& p, uint64_t seed) {
   const bool fp8 = p.dtype == DType::fp8_e4m3;
   const auto options = at::TensorOptions()
@@ -83,10 +89,16 @@ InputTensors make_inputs(const Problem& p, uint64_t seed) {
   InputTensors in;
   in.problem = p;
   in.seed = seed;
+  // v of its own, or (v_in_k: MLA's latent cache) a view of k's first head_dim_v columns.
+  auto values_for = [&](const at::Tensor& k, std::vector<int64_t> sizes) {
+    if (p.v_in_k) return k.narrow(-1, 0, p.v_dim());
+    sizes.back() = p.v_dim();
+    return at::randn(sizes, options);
+  };
   if (!p.packed()) {
     in.q = at::randn({p.batch, p.heads, p.seq_len, p.head_dim}, options);
     in.k = at::randn({p.batch, p.kv_heads, p.seq_len_kv, p.head_dim}, options);
-    in.v = at::randn({p.batch, p.kv_heads, p.seq_len_kv, p.head_dim}, options);
+    in.v = values_for(in.k, in.k.sizes().vec());
   } else {
     const std::vector<int64_t> cu_q = offsets(p, false), cu_kv = offsets(p, true);
     in.q = at::randn({cu_q.back(), p.heads, p.head_dim}, options);
@@ -96,13 +108,13 @@ InputTensors make_inputs(const Problem& p, uint64_t seed) {
     in.kv_lens = int32_on(lens, options);
     if (!p.paged()) {
       in.k = at::randn({cu_kv.back(), p.kv_heads, p.head_dim}, options);
-      in.v = at::randn({cu_kv.back(), p.kv_heads, p.head_dim}, options);
+      in.v = values_for(in.k, in.k.sizes().vec());
       in.cu_seqlens_kv = int32_on(cu_kv, options);
     } else {
       int64_t pages = 0, widest = 0;
       for (int64_t b = 0; b < p.batch; ++b) pages += pages_of(p, b), widest = std::max(widest, pages_of(p, b));
       in.k = at::randn({pages, p.page_size, p.kv_heads, p.head_dim}, options);
-      in.v = at::randn({pages, p.page_size, p.kv_heads, p.head_dim}, options);
+      in.v = values_for(in.k, in.k.sizes().vec());
       // Page ids in order, or a permutation of them: sequence b's pages are then scattered.
       const at::Tensor ids = p.page_order == PageOrder::shuffled
                                  ? at::randperm(pages, at::TensorOptions().dtype(at::kLong))
@@ -114,16 +126,19 @@ InputTensors make_inputs(const Problem& p, uint64_t seed) {
       in.page_table = table.to(at::kInt).to(options.device());
     }
   }
-  if (p.direction == Direction::bwd) in.grad_out = at::randn_like(in.q);
+  if (p.direction == Direction::bwd) in.grad_out = at::randn(output_sizes(in), in.q.options());
   if (fp8) {
     in.q_scale = quantize_fp8(in.q);
     in.k_scale = quantize_fp8(in.k);
-    in.v_scale = quantize_fp8(in.v);
+    if (p.v_in_k)  // the view of the quantized cache, under its scale
+      in.v = in.k.narrow(-1, 0, p.v_dim()), in.v_scale = in.k_scale;
+    else
+      in.v_scale = quantize_fp8(in.v);
   }
   if (!p.packed() && (p.causal || p.windowed()))
     in.mask = masked(at::arange(p.seq_len, options.dtype(at::kLong)), p.seq_len_kv,
                      p.seq_len_kv - p.seq_len, p.window_left, p.right_edge());
-  in.scale = 1.0 / std::sqrt(static_cast<double>(p.head_dim));
+  in.scale = p.softmax_scale();
   return in;
 }
 
@@ -275,11 +290,11 @@ ReferenceError forward_error(const InputTensors& in, const at::Tensor& out_as_re
     else if (out.scalar_type() != at::kBFloat16)
       throw std::runtime_error("output dtype is " + std::string(c10::toString(out.scalar_type())) +
                                "; fp8 inputs take a bf16 or float8_e4m3fn output");
-    if (out.sizes() != in.q.sizes())
+    if (out.sizes() != at::IntArrayRef(output_sizes(in)))
       throw std::runtime_error("output has shape " + c10::str(out.sizes()) + ", expected " +
-                               c10::str(in.q.sizes()));
+                               c10::str(output_sizes(in)));
   } else {
-    check_like(out, in.q, "output");
+    check_like(out, at::empty(output_sizes(in), in.q.options().device(at::kMeta)), "output");
   }
   out = widened(out);
   if (!at::isfinite(out).all().item<bool>())
@@ -313,8 +328,7 @@ ReferenceError forward_error(const InputTensors& in, const at::Tensor& out_as_re
           q.narrow(1, start, n).reshape({p.kv_heads, group, n, p.head_dim});
       const at::Tensor ref = reference_attention(q_rows, k.unsqueeze(1), v.unsqueeze(1), rows,
                                                  offset, p, in.scale);
-      const at::Tensor got =
-          got_all.narrow(1, start, n).reshape({p.kv_heads, group, n, p.head_dim});
+      const at::Tensor got = got_all.narrow(1, start, n).reshape({p.kv_heads, group, n, p.v_dim()});
       worst_f32 = at::maximum(worst_f32, row_errors(got, ref).max());
     }
   }

@@ -37,6 +37,9 @@ struct InputTensors {
   }
 };
 
+// The output's shape: q's with head_dim_v features.
+std::vector<int64_t> output_sizes(const InputTensors& inputs);
+
 // Fresh standard-normal q, k, v (and grad_out for bwd) from `seed`: never zeros, they hide
 // unwritten outputs. fp8_e4m3 points draw the same numbers and quantize each tensor with the scale
 // that maps its largest magnitude to fp8's largest (448); grad_out is then bf16. A paged cache's

@@ -14,6 +14,28 @@
 namespace attnbench {
 
 namespace {
+
+// What each plugin ABI version added (backend.hpp's kPluginAbiVersion), for a plugin built for an
+// older one: " (2 added ...; 3 ...; 5 ...)"; empty for a newer or unknown one.
+std::string abi_changes_since(int abi) {
+  static const char* const added[] = {
+      nullptr,
+      nullptr,
+      "kv_heads, seq_len_kv, direction and prepare_backward",
+      "fp8_e4m3 and the inputs' scales",
+      "ragged, paged, window and softcap",
+      "problem kinds (mla), the v width, the scale, Backend::kinds() and variants()",
+  };
+  static_assert(sizeof(added) / sizeof(added[0]) == kPluginAbiVersion + 1,
+                "say what the new plugin ABI version adds");
+  if (abi < 1 || abi >= kPluginAbiVersion) return "";
+  std::string out;
+  for (int v = abi + 1; v <= kPluginAbiVersion; ++v)
+    out += (out.empty() ? " (" + std::to_string(v) + " added " : "; " + std::to_string(v) + " ") +
+           added[v];
+  return out + ")";
+}
+
 constexpr const char* kAbiSymbol = "attnbench_abi_version";
 constexpr const char* kFactorySymbol = "attnbench_create_backend";
 constexpr const char* kFilePrefix = "attnbench_";
@@ -47,17 +69,9 @@ LoadedBackend load_plugin(const std::filesystem::path& file) {
     throw std::runtime_error("not an attnbench plugin: it exports no '" + std::string(kAbiSymbol) +
                              "'");
   if (*abi != kPluginAbiVersion)
-    throw std::runtime_error(
-        "built for ABI " + std::to_string(*abi) + ", this attnbench speaks " +
-        std::to_string(kPluginAbiVersion) +
-        (*abi == 1   ? " (2 added kv_heads, seq_len_kv, direction and prepare_backward; 3 fp8_e4m3 "
-                       "and the inputs' scales; 4 ragged, paged, window and softcap)"
-         : *abi == 2 ? " (3 added fp8_e4m3 and the inputs' scales; 4 ragged, paged, window and "
-                       "softcap)"
-         : *abi == 3 ? " (4 added ragged batches, paged caches, windows, softcap and the "
-                       "Problem in Inputs)"
-                     : "") +
-        "; rebuild the plugin against this attnbench's headers");
+    throw std::runtime_error("built for ABI " + std::to_string(*abi) + ", this attnbench speaks " +
+                             std::to_string(kPluginAbiVersion) + abi_changes_since(*abi) +
+                             "; rebuild the plugin against this attnbench's headers");
   if (!has_factory)
     throw std::runtime_error("no factory: the plugin exports no '" + std::string(kFactorySymbol) +
                              "' (use ATTNBENCH_PLUGIN(YourBackend))");

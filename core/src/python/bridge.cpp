@@ -147,8 +147,10 @@ PyObject* python_list(const std::vector<int64_t>& values) {
   return list;
 }
 
-// A problem field's value as Python sees it: int, bool or str (a choice by its name).
+// A problem field's value as Python sees it: int, bool or str (a choice by its name); None for
+// another kind's field.
 PyObject* python_value(const FieldValue& value) {
+  if (std::holds_alternative<std::monostate>(value)) return Py_NewRef(Py_None);
   if (const int64_t* i = std::get_if<int64_t>(&value)) return PyLong_FromLongLong(*i);
   if (const bool* b = std::get_if<bool>(&value)) return PyBool_FromLong(*b);
   if (const double* d = std::get_if<double>(&value)) return PyFloat_FromDouble(*d);
@@ -159,7 +161,7 @@ class PythonBackend final : public Backend {
  public:
   PythonBackend(PythonFunctionRef ref, PyObject* harness, PyObject* loaded)
       : ref_(std::move(ref)), harness_(harness) {
-    // loaded: (function, supports or None, description, keywords)
+    // loaded: (function, supports or None, description, keywords, kinds)
     fn_ = Ref(Py_NewRef(PyTuple_GetItem(loaded, 0)));
     PyObject* supports = PyTuple_GetItem(loaded, 1);
     if (supports != Py_None) supports_ = Ref(Py_NewRef(supports));
@@ -167,6 +169,9 @@ class PythonBackend final : public Backend {
     PyObject* keywords = PyTuple_GetItem(loaded, 3);
     for (Py_ssize_t i = 0; i < PyList_Size(keywords); ++i)
       keywords_.emplace_back(utf8(PyList_GetItem(keywords, i)));
+    PyObject* kinds = PyTuple_GetItem(loaded, 4);
+    for (Py_ssize_t i = 0; i < PyList_Size(kinds); ++i)
+      kinds_.emplace_back(utf8(PyList_GetItem(kinds, i)));
   }
   ~PythonBackend() override {
     Gil gil;
@@ -175,6 +180,7 @@ class PythonBackend final : public Backend {
 
   std::string name() const override { return ref_.name; }
   std::string description() const override { return description_; }
+  std::vector<std::string> kinds() const override { return kinds_; }
 
   Support supports(const Problem& problem) const override {
     // A variant reaches the function as keywords; one it does not take would be dropped silently.
@@ -308,6 +314,7 @@ class PythonBackend final : public Backend {
   Ref fn_, supports_;
   std::string description_;
   std::vector<std::string> keywords_;  // of harness.KEYWORDS, those the function takes
+  std::vector<std::string> kinds_;     // the problem kinds it runs
   mutable Problem problem_;
   mutable Ref problem_object_;
 };

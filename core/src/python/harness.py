@@ -41,7 +41,9 @@ def _module(path):
 
 
 def load(path, function):
-    """(function, supports or None, description, keywords it takes), or a str: what is missing."""
+    """(function, supports or None, description, keywords it takes, problem kinds it runs), or a
+    str: what is missing. The kinds: the function's `kinds` attribute, else the module's KINDS,
+    else ("attention",); a point of another kind is refused before supports() is asked."""
     module = _module(path)
     fn = getattr(module, function, None)
     if not callable(fn):
@@ -55,7 +57,10 @@ def load(path, function):
         supports = None
     doc = (inspect.getdoc(fn) or "").strip().splitlines()
     description = doc[0] if doc else f"python {os.path.relpath(path)}:{function}"
-    return fn, supports, description, _keywords(fn)
+    kinds = getattr(fn, "kinds", None) or getattr(module, "KINDS", None) or ("attention",)
+    if isinstance(kinds, str):
+        kinds = (kinds,)
+    return fn, supports, description, _keywords(fn), [str(k) for k in kinds]
 
 
 def _keywords(fn):

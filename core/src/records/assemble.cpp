@@ -1,5 +1,6 @@
 #include "records/assemble.hpp"
 
+#include "base/kinds/problem_kind.hpp"
 #include "base/names.hpp"
 #include "base/problem.hpp"
 #include "records/trace.hpp"
@@ -18,8 +19,8 @@ Row base_row(const RowSetup& setup) {
   row.backend = setup.backend;
   row.problem = setup.problem;
   row.run = setup.run;
-  row.gflop = attention_flop(setup.problem) / 1e9;
-  row.gbytes = attention_bytes(setup.problem) / 1e9;
+  row.gflop = point_flop(setup.problem) / 1e9;
+  row.gbytes = point_bytes(setup.problem) / 1e9;
   row.total_q_tokens = total_q_tokens(setup.problem);
   row.total_kv_tokens = total_kv_tokens(setup.problem);
   if (setup.peak_tflops && setup.bandwidth_gbps && *row.gbytes > 0) {
@@ -172,7 +173,7 @@ RowSetup row_setup(const std::string& point_id, const Problem& problem, const st
   setup.modes = problem.device == Device::cuda ? options.measurement.timing_modes
                                                : std::vector<TimingMode>{TimingMode::wall};
   if (auto it = options.tolerance.find(problem.dtype); it != options.tolerance.end())
-    setup.tolerance = scaled_tolerance(it->second, problem);
+    setup.tolerance = point_tolerance(it->second, problem);
   setup.peak_tflops =
       problem.dtype == DType::fp8_e4m3 ? options.peak_tflops_fp8 : options.peak_tflops;
   setup.bandwidth_gbps = options.bandwidth_gbps;

@@ -1,6 +1,7 @@
 #include "run/run_plan.hpp"
 
 #include "base/hash.hpp"
+#include "base/kinds/problem_kind.hpp"
 #include "base/names.hpp"
 #include "base/problem.hpp"
 
@@ -171,12 +172,12 @@ RunPlan plan_run(Sweep sweep, const RunOverrides& o, const std::vector<std::stri
   }
   if (plan.backends.empty()) throw InputError("no backend plugins found");
   double total_flop = 0;
-  for (const Point& p : plan.points) total_flop += attention_flop(p.problem);
+  for (const Point& p : plan.points) total_flop += point_flop(p.problem);
   const double fixed =
       plan.points.empty() ? 0 : total_flop / static_cast<double>(plan.points.size());
   for (size_t i = 0; i < plan.points.size(); ++i)
     for (const auto& b : plan.backends)
-      plan.tasks.push_back({i, b, attention_flop(plan.points[i].problem) + fixed});
+      plan.tasks.push_back({i, b, point_flop(plan.points[i].problem) + fixed});
   if (!o.shard.empty()) {
     plan.shard = parse_shard(o.shard);
     // More parts than measurements would leave parts empty (and make the split's bookkeeping as

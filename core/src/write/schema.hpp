@@ -24,9 +24,11 @@ namespace attnbench {
 // `sm_clock_mhz_median`, `_min`, `clock_dropped_samples`, `cooldown_s`) and the energy
 // (`energy_j_per_call`, `energy_power_w`), 13 `clock_limited_ms`, 14 `sm_clock_mhz` in the samples
 // file and the SM clocks as each sample's mean during it (sm_clock_span.hpp), 15
-// `device_mem_grown_mib`, 16 `kernel_us_per_call`; readers read columns by name and accept every
-// version (a missing repetition is 0, a missing variant is none).
-inline constexpr int kCsvSchemaVersion = 16;
+// `device_mem_grown_mib`, 16 `kernel_us_per_call`, 17 problem kinds (`kind`, MLA's
+// `qk_nope_head_dim`, `qk_rope_head_dim`, `v_head_dim`, `kv_lora_rank`, `absorbed`) and `scale`,
+// `head_dim_v`, `v_in_k`; readers read columns by name and accept every version (a missing
+// repetition is 0, a missing variant is none, a missing kind attention).
+inline constexpr int kCsvSchemaVersion = 17;
 bool readable_schema_version(const std::string& text);
 
 // <output>.csv: one row per (point, backend, timing mode).

@@ -1,0 +1,109 @@
+// `attention`: multi-head and grouped-query attention, q·k and v of one width (head_dim), with its
+// variants: ragged lengths and paged caches (common fields), a sliding window and a softcap (its
+// own). The kind every sweep had before kinds, so its ids have no prefix.
+#include "base/kinds/problem_kind.hpp"
+
+#include "base/names.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace attnbench {
+
+namespace {
+
+// window: "LEFT,RIGHT", or empty when both are unbounded.
+Field<Problem> window_field() {
+  Field<Problem> f;
+  f.name = "window";
+  f.type = FieldType::text;
+  f.example = "4,0";
+  f.doc =
+      "keys a query sees behind and ahead of its position, `[LEFT, RIGHT]` (-1: unbounded; "
+      "causal makes RIGHT 0); empty: no window";
+  f.get = [](const Problem& p) -> FieldValue {
+    if (p.window_left < 0 && p.window_right < 0) return std::string();
+    return std::to_string(p.window_left) + "," + std::to_string(p.window_right);
+  };
+  f.set = [](Problem& p, const FieldValue& v) {
+    const std::string& text = field_detail::as<std::string>(v);
+    if (text.empty()) {
+      p.window_left = p.window_right = -1;
+      return;
+    }
+    const std::vector<std::string> parts = split(text, ',');
+    auto edge = [&](const std::string& s) {
+      FieldValue value;
+      try {
+        value = parse_field_text(FieldType::integer, s);
+      } catch (const std::invalid_argument&) {
+      }
+      const int64_t* e = std::get_if<int64_t>(&value);
+      if (!e || *e < -1)
+        throw std::invalid_argument(
+            "a window is [LEFT, RIGHT], each -1 (unbounded) or a count "
+            "of keys, not '" +
+            text + "'");
+      return *e;
+    };
+    if (parts.size() != 2)
+      throw std::invalid_argument("a window is [LEFT, RIGHT], two numbers, not '" + text + "'");
+    p.window_left = edge(parts[0]);
+    p.window_right = edge(parts[1]);
+  };
+  f.id_part = [](const Problem& p) -> std::string {
+    if (p.window_left < 0 && p.window_right < 0) return "";
+    return "-win" + std::to_string(p.window_left) + "_" + std::to_string(p.window_right);
+  };
+  return f;
+}
+
+Field<Problem> softcap_field() {
+  Field<Problem> f = field(
+      "softcap", &Problem::softcap, "",
+      "above 0: scores s become softcap * tanh(s / softcap) before the softmax (Gemma-2: 50)");
+  f.id_part = [](const Problem& p) -> std::string {
+    if (p.softcap <= 0) return "";
+    char cap[32];
+    std::snprintf(cap, sizeof cap, "-cap%g", p.softcap);
+    return cap;
+  };
+  return f;
+}
+
+class AttentionKind final : public ProblemKind {
+ public:
+  std::string name() const override { return "attention"; }
+  std::string summary() const override {
+    return "multi-head and grouped-query attention: q, k and v of head_dim features, a softmax "
+           "scale of 1/sqrt(head_dim) unless written";
+  }
+  std::string id_prefix() const override { return ""; }
+  std::vector<Field<Problem>> own_fields() const override {
+    return {owned_by(name(), window_field()), owned_by(name(), softcap_field())};
+  }
+  void complete(Problem& p) const override {
+    p.head_dim_v = p.head_dim;
+    p.v_in_k = false;
+    if (p.scale == 0) p.scale = default_scale(p);
+  }
+  double default_scale(const Problem& p) const override {
+    return 1.0 / std::sqrt(static_cast<double>(p.head_dim));
+  }
+  std::optional<FieldRefusal> refuse(const Problem& p) const override {
+    if (p.causal && p.window_right > 0)
+      return FieldRefusal{"window",
+                          "a causal mask sees no key ahead (RIGHT is 0); write RIGHT 0 or -1, or "
+                          "causal: false"};
+    return std::nullopt;
+  }
+};
+
+}  // namespace
+
+const ProblemKind& attention_kind() {
+  static const AttentionKind kind;
+  return kind;
+}
+
+}  // namespace attnbench

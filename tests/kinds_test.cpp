@@ -1,0 +1,330 @@
+// Problem kinds on the CPU, without LibTorch: the kinds' fields as sweep keys (and refused on
+// another kind's points, at their line), what MLA derives, the scale axis, the point id read off
+// the kinds' field tables (every axis of every kind changes it; the ids attention always had are
+// kept), and the work model of each kind computed by hand.
+#include "base/errors.hpp"
+#include "base/kinds/problem_kind.hpp"
+#include "base/problem.hpp"
+#include "config/config.hpp"
+#include "config/sweep.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace attnbench {
+namespace {
+
+Problem only_point(const std::string& yaml) {
+  const std::vector<Point> points = expand_sweep(parse_config(yaml, "k.yaml"), false);
+  EXPECT_EQ(points.size(), 1u) << yaml;
+  return points.at(0).problem;
+}
+
+// The error a sweep gets: its key, its line, and a piece of its message.
+void expect_refused(const std::string& yaml, const std::string& key, int line,
+                    const std::string& says) {
+  try {
+    parse_config(yaml, "k.yaml");
+    ADD_FAILURE() << "accepted:\n" << yaml;
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), key) << e.what();
+    EXPECT_EQ(e.line(), line) << e.what();
+    EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+  }
+}
+
+TEST(Kinds, TheListHasAttentionFirstThenMla) {
+  ASSERT_GE(problem_kinds().size(), 2u);
+  EXPECT_EQ(problem_kinds()[0]->name(), "attention");
+  EXPECT_EQ(problem_kinds()[1]->name(), "mla");
+  EXPECT_EQ(find_problem_kind("mla"), problem_kinds()[1]);
+  EXPECT_EQ(find_problem_kind("gqa"), nullptr);
+  Problem p;
+  p.kind = "gqa";
+  EXPECT_THROW(kind_of(p), std::invalid_argument);
+}
+
+TEST(Kinds, ASweepWithoutAKindIsAttentionWithItsDefaultScale) {
+  const Problem p = only_point("sweep:\n  seq_len: 8\n  head_dim: 16\n");
+  EXPECT_EQ(p.kind, "attention");
+  EXPECT_EQ(p.head_dim_v, 16);
+  EXPECT_FALSE(p.v_in_k);
+  EXPECT_DOUBLE_EQ(p.scale, 0.25);
+}
+
+TEST(Kinds, MlaPrefillDerivesItsWidthsAndScaleFromItsOwnFields) {
+  const Problem p = only_point(
+      "sweep:\n  kind: mla\n  heads: 4\n  seq_len: 8\n  qk_nope_head_dim: 32\n"
+      "  qk_rope_head_dim: 16\n  v_head_dim: 24\n");
+  EXPECT_EQ(p.kind, "mla");
+  EXPECT_EQ(p.head_dim, 48);  // nope + rope
+  EXPECT_EQ(p.head_dim_v, 24);
+  EXPECT_FALSE(p.v_in_k);
+  EXPECT_EQ(p.kv_heads, 4);  // as many as query heads unless written
+  EXPECT_DOUBLE_EQ(p.scale, 1 / std::sqrt(48.0));
+}
+
+TEST(Kinds, MlaAbsorbedIsOneLatentHeadWhoseFirstColumnsAreV) {
+  const Problem p = only_point(
+      "sweep:\n  kind: mla\n  absorbed: true\n  heads: 16\n  seq_len: 1\n  seq_len_kv: 64\n");
+  EXPECT_EQ(p.head_dim, 512 + 64);  // DeepSeek-V3's defaults
+  EXPECT_EQ(p.head_dim_v, 512);
+  EXPECT_TRUE(p.v_in_k);
+  EXPECT_EQ(p.kv_heads, 1);
+  // The scale of the attention it computes, 1/sqrt(128 + 64), not of its 576-wide dot products.
+  EXPECT_DOUBLE_EQ(p.scale, 1 / std::sqrt(192.0));
+  EXPECT_NE(p.scale, 1 / std::sqrt(576.0));
+  // The rank and the rope width each move both widths; the nope width only the scale.
+  const Problem q = only_point(
+      "sweep:\n  kind: mla\n  absorbed: true\n  seq_len: 1\n  kv_lora_rank: 256\n"
+      "  qk_rope_head_dim: 32\n  qk_nope_head_dim: 96\n");
+  EXPECT_EQ(q.head_dim, 288);
+  EXPECT_EQ(q.head_dim_v, 256);
+  EXPECT_DOUBLE_EQ(q.scale, 1 / std::sqrt(128.0));
+}
+
+TEST(Kinds, AWrittenScaleIsKeptForEveryKind) {
+  for (const char* kind : {"attention", "mla"}) {
+    const Problem p =
+        only_point(std::string("sweep:\n  kind: ") + kind + "\n  seq_len: 8\n  scale: 0.0625\n");
+    EXPECT_DOUBLE_EQ(p.scale, 0.0625) << kind;
+    EXPECT_NE(point_id(p).find("-scale0.0625"), std::string::npos) << point_id(p);
+  }
+  // Gemma 3's: 1/sqrt(168) with head_dim 128.
+  EXPECT_DOUBLE_EQ(
+      only_point("sweep:\n  seq_len: 8\n  head_dim: 128\n  scale: 0.07715167498104596\n").scale,
+      1 / std::sqrt(168.0));
+  // A scale equal to the kind's default is no part of the id: the same point as leaving it out.
+  EXPECT_EQ(point_id(only_point("sweep:\n  seq_len: 8\n  head_dim: 16\n  scale: 0.25\n")),
+            point_id(only_point("sweep:\n  seq_len: 8\n  head_dim: 16\n")));
+}
+
+TEST(Kinds, AScaleOfZeroOrBelowIsRefusedAtItsKey) {
+  expect_refused("sweep:\n  seq_len: 8\n  scale: 0\n", "sweep.scale", 3, "greater than 0, got 0");
+  expect_refused("sweep:\n  seq_len: 8\n  scale: -0.5\n", "sweep.scale", 3,
+                 "greater than 0, got -0.5");
+}
+
+TEST(Kinds, AnotherKindsFieldIsRefusedAtItsLine) {
+  expect_refused("sweep:\n  kind: mla\n  seq_len: 8\n  window: [4, 0]\n", "sweep.window", 4,
+                 "window is a field of kind attention, not of mla");
+  expect_refused("sweep:\n  kind: mla\n  seq_len: 8\n  softcap: 30\n", "sweep.softcap", 4,
+                 "softcap is a field of kind attention");
+  for (const char* own : {"qk_nope_head_dim: 64", "qk_rope_head_dim: 32", "v_head_dim: 64",
+                          "kv_lora_rank: 256", "absorbed: true"}) {
+    const std::string name = std::string(own).substr(0, std::string(own).find(':'));
+    expect_refused("sweep:\n  seq_len: 8\n  " + std::string(own) + "\n", "sweep." + name, 3,
+                   name + " is a field of kind mla, not of attention");
+  }
+}
+
+TEST(Kinds, WhatMlaDerivesCannotBeWritten) {
+  expect_refused("sweep:\n  kind: mla\n  seq_len: 8\n  head_dim: 192\n", "sweep.head_dim", 4,
+                 "kind mla derives head_dim from its own fields");
+  // Derived columns are no sweep keys at all.
+  for (const char* derived : {"head_dim_v: 64", "v_in_k: true"})
+    EXPECT_THROW(parse_config("sweep:\n  seq_len: 8\n  " + std::string(derived) + "\n", "k.yaml"),
+                 ConfigError)
+        << derived;
+}
+
+TEST(Kinds, MlaRefusesWhatItsAbsorbedFormCannotBe) {
+  expect_refused(
+      "sweep:\n  kind: mla\n  absorbed: true\n  heads: 16\n  seq_len: 1\n  kv_heads: 2\n",
+      "sweep.kv_heads", 6, "one latent kv head");
+  expect_refused("sweep:\n  kind: mla\n  absorbed: true\n  seq_len: 1\n  direction: bwd\n",
+                 "sweep.direction", 5, "no backward");
+  // kv_heads 1 written is the same point as left out; the prefill form takes other counts and a
+  // backward.
+  EXPECT_EQ(
+      only_point("sweep:\n  kind: mla\n  absorbed: true\n  seq_len: 1\n  kv_heads: 1\n").kv_heads,
+      1);
+  EXPECT_EQ(only_point("sweep:\n  kind: mla\n  heads: 4\n  kv_heads: 2\n  seq_len: 8\n"
+                       "  direction: bwd\n")
+                .kv_heads,
+            2);
+}
+
+TEST(Kinds, AnUnknownKindNamesTheKinds) {
+  expect_refused("sweep:\n  kind: gqa\n  seq_len: 8\n", "sweep.kind", 2, "attention or mla");
+}
+
+TEST(Kinds, AttentionIdsAreTheOnesReportsAlwaysHad) {
+  EXPECT_EQ(
+      point_id(only_point("sweep:\n  batch: 4\n  heads: 16\n  seq_len: 2048\n  device: cuda\n")),
+      "b4-h16-s2048-d64-bf16-causal-cuda");
+  EXPECT_EQ(
+      point_id(only_point("sweep:\n  heads: 32\n  kv_heads: 8\n  seq_len: 1\n  seq_len_kv: 131072\n"
+                          "  head_dim: 128\n  causal: false\n  device: cuda\n")),
+      "b1-h32-kv8-s1-skv131072-d128-bf16-full-cuda");
+  EXPECT_EQ(point_id(only_point("sweep:\n  batch: 8\n  heads: 16\n  seq_len: 2048\n  device: cuda\n"
+                                "  direction: bwd\n")),
+            "b8-h16-s2048-d64-bf16-causal-cuda-bwd");
+  EXPECT_EQ(point_id(only_point("sweep:\n  seq_len: 1\n  seq_len_kv: 64\n  kv_layout: paged\n"
+                                "  page_size: 16\n  page_order: shuffled\n  window: [31, 0]\n"
+                                "  softcap: 50\n  device: cpu\n")),
+            "b1-h1-s1-skv64-d64-bf16-causal-cpu-paged16-shuffled-win31_0-cap50");
+}
+
+TEST(Kinds, MlaIdsStartWithTheKindAndNameItsWidths) {
+  EXPECT_EQ(
+      point_id(only_point("sweep:\n  kind: mla\n  heads: 128\n  seq_len: 4096\n  device: cuda\n")),
+      "mla-b1-h128-s4096-bf16-causal-cuda-nope128-rope64-v128");
+  EXPECT_EQ(
+      point_id(only_point("sweep:\n  kind: mla\n  absorbed: true\n  batch: 64\n  heads: 16\n"
+                          "  seq_len: 1\n  seq_len_kv: 8192\n  kv_layout: paged\n  page_size: 64\n"
+                          "  device: cuda\n")),
+      "mla-b64-h16-kv1-s1-skv8192-bf16-causal-cuda-paged64-nope128-rope64-latent512-absorbed");
+}
+
+// A value of `f` other than the one `p` has, as a sweep would write it.
+std::string other_value(const Field<Problem>& f, const Problem& p) {
+  const FieldValue now = f.get(p);
+  switch (f.type) {
+    case FieldType::integer: {  // twice as many; half the kv heads and queries (they bound)
+      const int64_t n = std::get<int64_t>(now);
+      return std::to_string(f.name == "kv_heads" || f.name == "seq_len" ? n / 2 : n * 2);
+    }
+    case FieldType::boolean: return std::get<bool>(now) ? "false" : "true";
+    case FieldType::number: return std::get<double>(now) == 0.5 ? "0.25" : "0.5";
+    case FieldType::choice:
+      for (const std::string& c : f.choices)
+        if (FieldValue(c) != now) return c;
+      return "";
+    case FieldType::text:
+      if (f.name == "window") return "[3, 0]";
+      if (f.name == "seq_lens") return "\"uniform(5,7)\"";
+      if (f.name == "seq_lens_kv") return "\"uniform(9,12)\"";
+      return "";
+    default: return "";
+  }
+}
+
+// A point with every axis of a kind written, and the axes it must keep (another value there is
+// a point the sweep refuses, checked in another base).
+struct Base {
+  std::string kind, yaml;
+  std::set<std::string> fixed;
+};
+
+const char* kPackedAxes =
+    "  batch: 3\n  heads: 4\n  seq_lens: \"uniform(6,8)\"\n  seq_lens_kv: \"uniform(8,10)\"\n"
+    "  dtype: fp16\n  causal: true\n  device: cpu\n  direction: fwd\n  kv_layout: paged\n"
+    "  page_size: 4\n  page_order: in_order\n  scale: 0.125\n";
+const char* kUniformAxes =
+    "  heads: 4\n  seq_len: 6\n  seq_len_kv: 8\n  kv_layout: contiguous\n  device: cpu\n";
+
+// Every axis of every kind, changed alone from a point where it matters, changes the point id:
+// an axis left out of its id would make two points one row (which the sweep refuses, below).
+TEST(Kinds, EveryAxisOfEveryKindChangesThePointId) {
+  const std::string mla_own =
+      "  qk_nope_head_dim: 8\n  qk_rope_head_dim: 4\n  v_head_dim: 6\n  kv_lora_rank: 16\n";
+  const std::vector<Base> bases = {
+      {"attention",
+       std::string(kPackedAxes) +
+           "  kv_heads: 4\n  head_dim: 16\n  window: [5, 0]\n  softcap: 20\n",
+       {"kv_layout"}},
+      {"attention", std::string(kUniformAxes) + "  head_dim: 16\n", {}},
+      {"mla",
+       std::string(kPackedAxes) + "  kv_heads: 4\n" + mla_own + "  absorbed: false\n",
+       {"kv_layout", "absorbed"}},  // absorbed with 4 kv heads is refused: the next base has it
+      {"mla",
+       std::string(kPackedAxes) + "  kv_heads: 1\n" + mla_own + "  absorbed: true\n",
+       {"kv_layout", "kv_heads", "direction"}},
+      {"mla", std::string(kUniformAxes) + mla_own, {}},
+  };
+  std::map<std::string, std::set<std::string>> checked;
+  for (const Base& base : bases) {
+    const std::string yaml = "sweep:\n  kind: " + base.kind + "\n" + base.yaml;
+    const Problem p = only_point(yaml);
+    const ProblemKind& kind = kind_of(p);
+    for (const auto& f : problem_fields()) {
+      const size_t at = yaml.find("  " + f.name + ": ");
+      if (!kind_has_axis(kind, f) || f.name == "kind" || base.fixed.count(f.name) ||
+          at == std::string::npos || (f.applies && !f.applies(p)))
+        continue;
+      const std::string value = other_value(f, p);
+      ASSERT_FALSE(value.empty()) << f.name;
+      std::string changed = yaml;
+      changed.replace(at, changed.find('\n', at) - at, "  " + f.name + ": " + value);
+      EXPECT_NE(point_id(only_point(changed)), point_id(p))
+          << base.kind << ": " << f.name << " -> " << value << " in\n"
+          << yaml;
+      checked[base.kind].insert(f.name);
+    }
+  }
+  for (const ProblemKind* kind : problem_kinds())
+    for (const auto& f : problem_fields())
+      if (kind_has_axis(*kind, f) && f.name != "kind")
+        EXPECT_TRUE(checked[kind->name()].count(f.name)) << kind->name() << "'s " << f.name;
+}
+
+TEST(Kinds, TheKindChangesTheIdOfTheSameFields) {
+  const Problem a = only_point("sweep:\n  seq_len: 8\n  heads: 2\n");
+  const Problem m = only_point("sweep:\n  kind: mla\n  seq_len: 8\n  heads: 2\n");
+  EXPECT_NE(point_id(a), point_id(m));
+  EXPECT_EQ(point_id(m).rfind("mla-", 0), 0u);
+}
+
+TEST(Kinds, AFieldThatDoesNotApplyGivesOnePointNotTwo) {
+  // kv_layout swept with page sizes: the contiguous points are one point each, as before kinds.
+  const std::vector<Point> points = expand_sweep(
+      parse_config("sweep:\n  seq_len: 8\n  kv_layout: [contiguous, paged]\n  page_size: [4, 8]\n",
+                   "k.yaml"),
+      false);
+  EXPECT_EQ(points.size(), 3u);
+  // mla's v_head_dim does not apply to the absorbed form: one point.
+  EXPECT_EQ(expand_sweep(parse_config("sweep:\n  kind: mla\n  absorbed: true\n  seq_len: 1\n"
+                                      "  v_head_dim: [64, 128]\n",
+                                      "k.yaml"),
+                         false)
+                .size(),
+            1u);
+}
+
+TEST(Kinds, MlaColumnsAreEmptyOnAttentionRowsAndAttentionsOnMlaRows) {
+  const Problem a = only_point("sweep:\n  seq_len: 8\n");
+  const Problem m = only_point("sweep:\n  kind: mla\n  seq_len: 8\n");
+  for (const char* name :
+       {"qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "kv_lora_rank", "absorbed"}) {
+    EXPECT_TRUE(std::holds_alternative<std::monostate>(find_problem_field(name)->get(a))) << name;
+    EXPECT_FALSE(std::holds_alternative<std::monostate>(find_problem_field(name)->get(m))) << name;
+  }
+  for (const char* name : {"window", "softcap"}) {
+    EXPECT_TRUE(std::holds_alternative<std::monostate>(find_problem_field(name)->get(m))) << name;
+    EXPECT_FALSE(std::holds_alternative<std::monostate>(find_problem_field(name)->get(a))) << name;
+  }
+  // An empty cell read back leaves the field as it was.
+  Problem back = m;
+  find_problem_field("qk_nope_head_dim")->set(back, FieldValue{});
+  EXPECT_EQ(back.mla.qk_nope_head_dim, 128);
+}
+
+// FLOPs 2 (d_qk + d_v) per attended pair and head; bytes: q, the output and the cache once, the
+// latent cache (v inside k) read once.
+TEST(Kinds, TheWorkModelOfEachFormByHand) {
+  const Problem prefill =
+      only_point("sweep:\n  kind: mla\n  heads: 2\n  seq_len: 4\n  causal: false\n");
+  EXPECT_DOUBLE_EQ(point_flop(prefill), 2.0 * 2 * (192 + 128) * 16);
+  EXPECT_DOUBLE_EQ(point_bytes(prefill), 2.0 * (4 * 2 * 192 + 4 * 2 * 128 + 4 * 2 * (192 + 128)));
+  const Problem causal = only_point("sweep:\n  kind: mla\n  heads: 2\n  seq_len: 4\n");
+  EXPECT_DOUBLE_EQ(point_flop(causal), 2.0 * 2 * (192 + 128) * 10);  // 1 + 2 + 3 + 4 pairs
+  const Problem decode = only_point(
+      "sweep:\n  kind: mla\n  absorbed: true\n  batch: 2\n  heads: 16\n  seq_len: 1\n"
+      "  seq_len_kv: 100\n  kv_layout: paged\n  page_size: 64\n");
+  EXPECT_DOUBLE_EQ(point_flop(decode), 2.0 * 16 * (576 + 512) * 200);
+  // q 576 and out 512 per head, 576 cache values a token (1152 bytes in bf16), 2 pages each.
+  EXPECT_DOUBLE_EQ(point_bytes(decode), 2.0 * 2 * 16 * (576 + 512) + 2.0 * 200 * 576 + 4 * 4);
+  const Problem backward = only_point(
+      "sweep:\n  kind: mla\n  heads: 2\n  seq_len: 4\n  causal: false\n  direction: bwd\n");
+  EXPECT_DOUBLE_EQ(point_flop(backward), 2.5 * 2.0 * 2 * (192 + 128) * 16);
+  // The tolerance grows with the q·k width as attention's does.
+  EXPECT_DOUBLE_EQ(point_tolerance(0.02, prefill), 0.02 * std::sqrt(3.0));
+  EXPECT_DOUBLE_EQ(point_tolerance(0.02, decode), 0.02 * 3);
+}
+
+}  // namespace
+}  // namespace attnbench
