@@ -49,8 +49,10 @@ class FlashInferBackend final : public attnbench::Backend {
     return "FlashInfer 0.7 compiled for sm_90a, bf16: Hopper prefill of uniform and ragged "
            "batches (head_dim 64/128, causal and full; d128 window, d256 softcap with and without "
            "window) and decode over a paged cache with its page table (head_dim 64/128/256, "
-           "d128 window, d256 softcap with and without window; GQA groups 1-4, 6, 8, 16)";
+           "d128 window, d256 softcap with and without window; GQA groups 1-4, 6, 8, 16); MLA's "
+           "absorbed decode (latent 512, rope 64) with its Hopper MLA kernel";
   }
+  std::vector<std::string> kinds() const override { return {"attention", "mla"}; }
 
   Support supports(const Problem& p) const override {
     if (auto cuda = attnbench::sdpa::needs_cuda(p, "FlashInfer"); !cuda.supported) return cuda;
@@ -58,6 +60,7 @@ class FlashInferBackend final : public attnbench::Backend {
       return Support::no("FlashInfer has no backward pass (an inference library)");
     if (p.dtype != attnbench::DType::bf16)
       return Support::no("this plugin compiles FlashInfer's kernels for bf16 only");
+    if (p.kind == "mla") return mla_support(p);
     if (is_decode(p)) {
       if (p.ragged() && !p.paged())
         return Support::no("FlashInfer's decode reads a paged cache; ragged contexts come "
@@ -87,6 +90,7 @@ class FlashInferBackend final : public attnbench::Backend {
   }
 
   at::Tensor forward(const attnbench::Inputs& in) override {
+    if (in.problem.kind == "mla") return mla_forward(in);
     const fk::Shape s = shape(in);
     const Schedule& schedule = schedule_for(s, in);
     at::Tensor out = at::empty_like(in.q);
@@ -101,6 +105,69 @@ class FlashInferBackend final : public attnbench::Backend {
   }
 
  private:
+  static Support mla_support(const Problem& p) {
+    if (!p.mla.absorbed)
+      return Support::no("this plugin compiles FlashInfer's MLA decode (absorbed: true); its "
+                         "prefill instances take q·k and v of one width, not MLA's 192 / 128");
+    if (!fk::mla_compiled(p.mla.kv_lora_rank, p.mla.qk_rope_head_dim))
+      return Support::no("FlashInfer's MLA kernel is compiled here for a latent rank of 512 and "
+                         "rope 64, not " + std::to_string(p.mla.kv_lora_rank) + " and " +
+                         std::to_string(p.mla.qk_rope_head_dim));
+    if (!p.packed() && p.seq_len > 1)
+      return Support::no("FlashInfer's MLA kernel takes packed query rows: 2+ queries a sequence "
+                         "come with a paged cache or ragged lengths here");
+    return Support::yes();
+  }
+
+  // MLA's absorbed decode. The cache as FlashInfer's pages in every layout: a paged one through
+  // its page table, a packed one as pages of one token, a uniform one as one page a sequence.
+  at::Tensor mla_forward(const attnbench::Inputs& in) {
+    const Problem& p = in.problem;
+    const int64_t width = p.head_dim, latent = p.mla.kv_lora_rank;
+    const auto key = std::make_tuple(p.batch, p.heads, p.seq_len, p.seq_len_kv, p.causal,
+                                     p.q_lens, p.kv_lens, p.page_size, int(p.kv_layout),
+                                     in.page_table ? in.page_table->data_ptr() : nullptr);
+    if (!mla_ || mla_->key != key) {
+      ensure_workspace();
+      schedule_.reset(), mla_.reset();  // one workspace: a new plan overwrites the last
+      MlaSchedule next{key, {}, {}, {}, in.page_table ? *in.page_table : at::Tensor()};
+      fk::MlaShape& s = next.shape;
+      s.batch = p.batch, s.heads = p.heads, s.latent = latent, s.rope = p.mla.qk_rope_head_dim;
+      s.causal = p.causal && (p.seq_len > 1 || !p.q_lens.empty());
+      s.scale = static_cast<float>(in.scale);
+      s.q_stride_n = p.heads * width, s.o_stride_n = p.heads * latent;
+      std::vector<int32_t> indices;
+      s.qo_indptr = {0}, s.page_indptr = {0};
+      const at::Tensor table = in.page_table ? in.page_table->cpu() : at::Tensor();
+      for (int64_t b = 0; b < p.batch; ++b) {
+        s.qo_indptr.push_back(s.qo_indptr.back() + static_cast<int32_t>(p.q_len(b)));
+        s.kv_len.push_back(static_cast<int32_t>(p.kv_len(b)));
+        if (p.paged()) {
+          const auto rows = table.accessor<int32_t, 2>();
+          for (int64_t i = 0; i < (p.kv_len(b) + p.page_size - 1) / p.page_size; ++i)
+            indices.push_back(rows[b][i]);
+        } else if (p.packed()) {  // pages of one token: the sequence's rows
+          const int32_t start = s.page_indptr.back();
+          for (int32_t t = 0; t < p.kv_len(b); ++t) indices.push_back(start + t);
+        } else {  // one page of seq_len_kv tokens a sequence
+          indices.push_back(static_cast<int32_t>(b));
+        }
+        s.page_indptr.push_back(static_cast<int32_t>(indices.size()));
+      }
+      s.page_size = p.paged() ? p.page_size : p.packed() ? 1 : p.seq_len_kv;
+      next.indices = at::tensor(indices, at::kInt).to(at::kCUDA);
+      s.device_indices = next.indices.data_ptr<int32_t>();
+      next.plan = fk::plan_mla(s, workspace_, at::cuda::getCurrentCUDAStream().stream());
+      mla_ = std::move(next);
+    }
+    std::vector<int64_t> sizes = in.q.sizes().vec();
+    sizes.back() = latent;
+    at::Tensor out = at::empty(sizes, in.q.options());
+    fk::run_mla(mla_->shape, workspace_, mla_->plan, in.q.data_ptr(), in.k.data_ptr(),
+                out.data_ptr(), at::cuda::getCurrentCUDAStream().stream());
+    return out;
+  }
+
   static fk::Shape shape(const attnbench::Inputs& in) {
     const Problem& p = in.problem;
     fk::Shape s{p.batch, p.heads, p.kv_heads, p.seq_len, p.seq_len_kv, p.head_dim,
@@ -130,7 +197,7 @@ class FlashInferBackend final : public attnbench::Backend {
           "this GPU is sm_" +
           std::to_string(gpu->major * 10 + gpu->minor));
     ensure_workspace();
-    schedule_.reset();  // its plan is about to be overwritten
+    schedule_.reset(), mla_.reset();  // their plans are about to be overwritten
     Schedule next{key, {}, std::nullopt, {}, in.page_table ? *in.page_table : at::Tensor()};
     void* stream = at::cuda::getCurrentCUDAStream().stream();
     if (s.seq_len == 1 && !s.packed()) {
@@ -213,9 +280,22 @@ class FlashInferBackend final : public attnbench::Backend {
                   float_device_.data_ptr(), size_t(kFloatWorkspaceBytes)};
   }
 
+  // MLA's schedule, keyed by the shape, the lengths and the page table it read (held, as
+  // Schedule's), with the page indices it uploaded.
+  struct MlaSchedule {
+    std::tuple<int64_t, int64_t, int64_t, int64_t, bool, std::vector<int64_t>,
+               std::vector<int64_t>, int64_t, int, const void*>
+        key;
+    fk::MlaShape shape;
+    std::vector<int64_t> plan;
+    at::Tensor indices;
+    at::Tensor page_table;
+  };
+
   at::Tensor int_device_, int_host_, float_device_;
   fk::Workspace workspace_{};
   std::optional<Schedule> schedule_;
+  std::optional<MlaSchedule> mla_;
 };
 
 }  // namespace

@@ -64,4 +64,24 @@ void run_decode(const Shape& shape, const PagedCache& cache, const Workspace& ws
                 const std::vector<int64_t>& plan, const void* q, const void* k, const void* v,
                 void* o, void* stream);
 
+// MLA's absorbed decode (FlashInfer's Hopper MLA kernel, mla.cu): q [rows, heads, latent + rope]
+// (the absorbed nope part first) against one latent cache of pages [pages, page_size, latent +
+// rope] whose first `latent` columns are v, read through each sequence's pages; o [rows, heads,
+// latent]. Row r of q starts at r * q_stride_n elements, of o at r * o_stride_n.
+struct MlaShape {
+  int64_t batch, heads, page_size;
+  int64_t latent, rope;
+  bool causal;  // bottom-right, for 2+ queries a sequence
+  float scale;
+  int64_t q_stride_n, o_stride_n;
+  std::vector<int32_t> qo_indptr;    // host, batch + 1: each sequence's query rows
+  std::vector<int32_t> page_indptr;  // host, batch + 1: each sequence's entries in the indices
+  std::vector<int32_t> kv_len;       // host, batch: each sequence's keys
+  const int32_t* device_indices;     // the pages, sequence after sequence
+};
+bool mla_compiled(int64_t latent, int64_t rope);
+std::vector<int64_t> plan_mla(const MlaShape& shape, const Workspace& ws, void* stream);
+void run_mla(const MlaShape& shape, const Workspace& ws, const std::vector<int64_t>& plan,
+             const void* q, const void* cache, void* o, void* stream);
+
 }  // namespace attnbench::flashinfer_kernels
