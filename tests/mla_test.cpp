@@ -210,7 +210,7 @@ TEST(GpuMla, EveryBackendThatDeclaresItIsRightOrSaysWhyNot) {
   };
   int ok = 0;
   for (const auto& [what, p] : points) {
-    for (const char* name : {"cudnn-fe", "fa3", "cudnn", "efficient", "math", "flash"}) {
+    for (const char* name : {"cudnn-fe", "fa3", "flashinfer", "cudnn", "efficient", "math", "flash"}) {
       const LoadedBackend* loaded = test::plugins().find(name);
       if (!loaded) continue;
       const BackendRecords r = runner.measure({p, point_id(p)}, *loaded);

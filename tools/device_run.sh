@@ -239,13 +239,13 @@ for step in "$@"; do
     mla)
       # MLA: its tests (the CPU ones and the GPU ones), cudnn-frontend's published prefill shape
       # (burst), and the two presets (without flex, whose compiles take minutes a shape:
-      # $ATTNBENCH_MLA_BACKENDS overrides).
+      # $ATTNBENCH_MLA_BACKENDS overrides; $ATTNBENCH_MLA_CONFIGS picks the configs).
       log mla
       mkdir -p "$res/mla"
       nvidia-smi --query-gpu=name,clocks.max.sm,memory.total --format=csv | tee "$res/mla/card.txt"
       (cd "$build" && ./measure_tests --gtest_filter='Mla*:GpuMla*' 2>&1) | tee "$res/mla/tests.txt" \
         | grep -E "measured|skipped|OK|FAILED|PASSED|Failure" | head -60
-      for cfg in mla-published models/deepseek-v3 models/kimi-k2; do
+      for cfg in ${ATTNBENCH_MLA_CONFIGS:-mla-published models/deepseek-v3 models/kimi-k2}; do
         name=$(basename "$cfg")
         pick=; [ "$name" != mla-published ] && pick="--backends ${ATTNBENCH_MLA_BACKENDS:-cudnn,efficient,cudnn-fe,fa3,flashinfer}"
         "$build/attnbench" run "configs/$cfg.yaml" --force $pick -o "$res/mla/$name.csv" 2>"$out/$name.stderr" \

@@ -85,7 +85,7 @@ class Fa3Backend final : public attnbench::Backend {
     if (p.v_in_k) {
       const int64_t latent = p.mla.kv_lora_rank, rope = p.mla.qk_rope_head_dim;
       q = in.q.narrow(-1, latent, rope), k = in.k.narrow(-1, latent, rope);
-      args["qv"] =
+      args["q_v"] =
           p.packed() ? in.q.narrow(-1, 0, latent) : in.q.narrow(-1, 0, latent).transpose(1, 2);
     }
     if (!p.packed()) {

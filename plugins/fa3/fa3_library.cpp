@@ -168,9 +168,10 @@ at::Tensor call_forward(const Library& lib, const std::map<std::string, c10::IVa
              .first;
   const c10::OperatorHandle& op = it->second;
   std::vector<c10::IValue> stack;
+  size_t used = 0;
   for (const c10::Argument& a : op.schema().arguments()) {
     if (auto it = args.find(a.name()); it != args.end())
-      stack.push_back(it->second);
+      stack.push_back(it->second), ++used;
     else if (a.default_value())
       stack.push_back(*a.default_value());
     else
@@ -178,6 +179,13 @@ at::Tensor call_forward(const Library& lib, const std::map<std::string, c10::IVa
                                "', which attnbench does "
                                "not give: another FA3 version than the one this plugin knows");
   }
+  // An argument the schema does not name would be dropped, and the call run without it (`qv`
+  // for the schema's `q_v` once ran the MLA decode without its latent part: wrong, not refused).
+  if (used != args.size())
+    for (const auto& [name, value] : args)
+      if (!op.schema().argumentIndexWithName(name))
+        throw std::runtime_error(lib.op + " takes no argument '" + name +
+                                 "': another FA3 version than the one this plugin knows");
   try {
     op.callBoxed(&stack);
   } catch (const std::exception& e) {

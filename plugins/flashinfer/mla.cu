@@ -35,6 +35,10 @@ std::vector<int64_t> plan_mla(const MlaShape& s, const Workspace& ws, void* stre
                                      static_cast<uint32_t>(s.heads),
                                      static_cast<uint32_t>(s.latent), s.causal, stream),
         "MLAPlan");
+  // MLAPlan writes the schedule into the pinned buffer only (FlashInfer's wrapper stages it):
+  // copy what it wrote to the device.
+  check(cudaMemcpyAsync(ws.int_device, ws.int_host, staged_bytes, cudaMemcpyHostToDevice, stream),
+        "plan copy");
   check(cudaStreamSynchronize(stream), "plan copy");
   return info.ToVector();
 }
