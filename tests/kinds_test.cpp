@@ -102,6 +102,18 @@ TEST(Kinds, AWrittenScaleIsKeptForEveryKind) {
             point_id(only_point("sweep:\n  seq_len: 8\n  head_dim: 16\n")));
 }
 
+// A problem made in code (a plugin's test, the bridge) has scale 0, "the kind's default": no part.
+TEST(Kinds, AScaleOfZeroIsTheDefaultAndNoPartOfTheId) {
+  Problem p;
+  p.head_dim = 64;
+  EXPECT_EQ(p.scale, 0);
+  EXPECT_EQ(point_id(p), "b1-h1-s1-d64-bf16-full-cpu");
+  p.scale = 0.125;  // 1/sqrt(64): the default, written
+  EXPECT_EQ(point_id(p), "b1-h1-s1-d64-bf16-full-cpu");
+  p.scale = 0.25;
+  EXPECT_EQ(point_id(p), "b1-h1-s1-d64-bf16-full-cpu-scale0.25");
+}
+
 TEST(Kinds, AScaleOfZeroOrBelowIsRefusedAtItsKey) {
   expect_refused("sweep:\n  seq_len: 8\n  scale: 0\n", "sweep.scale", 3, "greater than 0, got 0");
   expect_refused("sweep:\n  seq_len: 8\n  scale: -0.5\n", "sweep.scale", 3,
@@ -119,6 +131,14 @@ TEST(Kinds, AnotherKindsFieldIsRefusedAtItsLine) {
     expect_refused("sweep:\n  seq_len: 8\n  " + std::string(own) + "\n", "sweep." + name, 3,
                    name + " is a field of kind mla, not of attention");
   }
+}
+
+// The rule reads every axis of a block: the free ones and those of its zip groups.
+TEST(Kinds, AnotherKindsFieldInAZipGroupIsRefusedAtItsKey) {
+  expect_refused("sweep:\n  seq_len: 8\n  zip:\n    - heads: [2, 4]\n      qk_nope_head_dim: [64, 128]\n",
+                 "sweep.zip[0].qk_nope_head_dim", 5, "qk_nope_head_dim is a field of kind mla");
+  expect_refused("sweep:\n  kind: mla\n  seq_len: 8\n  zip:\n    - heads: [2, 4]\n      window: [[4, 0], [8, 0]]\n",
+                 "sweep.zip[0].window", 6, "window is a field of kind attention");
 }
 
 TEST(Kinds, WhatMlaDerivesCannotBeWritten) {
@@ -167,6 +187,21 @@ TEST(Kinds, AttentionIdsAreTheOnesReportsAlwaysHad) {
                                 "  page_size: 16\n  page_order: shuffled\n  window: [31, 0]\n"
                                 "  softcap: 50\n  device: cpu\n")),
             "b1-h1-s1-skv64-d64-bf16-causal-cpu-paged16-shuffled-win31_0-cap50");
+}
+
+// attention's window rule and id part at their edges: a window that looks ahead is refused only
+// under causal; one unbounded side is still a window.
+TEST(Kinds, AttentionsWindowAtItsEdges) {
+  EXPECT_EQ(point_id(only_point("sweep:\n  seq_len: 8\n  causal: false\n  window: [4, 4]\n  device: cpu\n")),
+            "b1-h1-s8-d64-bf16-full-cpu-win4_4");
+  expect_refused("sweep:\n  seq_len: 8\n  window: [4, 4]\n", "sweep.window", 3,
+                 "a causal mask sees no key ahead");
+  EXPECT_EQ(point_id(only_point("sweep:\n  seq_len: 8\n  window: [4, 0]\n  device: cpu\n")),
+            "b1-h1-s8-d64-bf16-causal-cpu-win4_0");  // RIGHT 0 under causal: allowed
+  EXPECT_EQ(point_id(only_point("sweep:\n  seq_len: 8\n  causal: false\n  window: [-1, 0]\n  device: cpu\n")),
+            "b1-h1-s8-d64-bf16-full-cpu-win-1_0");
+  EXPECT_EQ(point_id(only_point("sweep:\n  seq_len: 8\n  causal: false\n  window: [3, -1]\n  device: cpu\n")),
+            "b1-h1-s8-d64-bf16-full-cpu-win3_-1");
 }
 
 TEST(Kinds, MlaIdsStartWithTheKindAndNameItsWidths) {
@@ -276,6 +311,16 @@ TEST(Kinds, AFieldThatDoesNotApplyGivesOnePointNotTwo) {
                    "k.yaml"),
       false);
   EXPECT_EQ(points.size(), 3u);
+  // The page's other axis likewise: the contiguous point is one, without a page order in its id.
+  const std::vector<Point> orders = expand_sweep(
+      parse_config("sweep:\n  seq_len: 8\n  device: cpu\n  kv_layout: [contiguous, paged]\n"
+                   "  page_order: [in_order, shuffled]\n",
+                   "k.yaml"),
+      false);
+  ASSERT_EQ(orders.size(), 3u);
+  EXPECT_EQ(orders[0].id, "b1-h1-s8-d64-bf16-causal-cpu");
+  EXPECT_EQ(orders[1].id, "b1-h1-s8-d64-bf16-causal-cpu-paged16");
+  EXPECT_EQ(orders[2].id, "b1-h1-s8-d64-bf16-causal-cpu-paged16-shuffled");
   // mla's v_head_dim does not apply to the absorbed form: one point.
   EXPECT_EQ(expand_sweep(parse_config("sweep:\n  kind: mla\n  absorbed: true\n  seq_len: 1\n"
                                       "  v_head_dim: [64, 128]\n",
@@ -321,6 +366,10 @@ TEST(Kinds, TheWorkModelOfEachFormByHand) {
   const Problem backward = only_point(
       "sweep:\n  kind: mla\n  heads: 2\n  seq_len: 4\n  causal: false\n  direction: bwd\n");
   EXPECT_DOUBLE_EQ(point_flop(backward), 2.5 * 2.0 * 2 * (192 + 128) * 16);
+  // Backward reads q, k, v, out and grad_out and writes dq, dk, dv: q and dq at 192, out and
+  // grad_out at 128, k and v (and dk, dv) at 192 + 128, 2 bytes each.
+  EXPECT_DOUBLE_EQ(point_bytes(backward), 2.0 * 2 * (4 * 2 * 192) + 2.0 * 2 * (4 * 2 * 128) +
+                                              2.0 * 2 * (4 * 2 * (192 + 128)));
   // The tolerance grows with the q·k width as attention's does.
   EXPECT_DOUBLE_EQ(point_tolerance(0.02, prefill), 0.02 * std::sqrt(3.0));
   EXPECT_DOUBLE_EQ(point_tolerance(0.02, decode), 0.02 * 3);

@@ -74,6 +74,34 @@ TEST(Mla, TheAbsorbedCacheIsOneLatentHeadWhoseFirst512ColumnsAreV) {
   EXPECT_DOUBLE_EQ(in.scale, 1 / std::sqrt(192.0));
 }
 
+// Every layout holds v as the view: uniform, packed (ragged), paged, and fp8 under k's scale.
+TEST(Mla, EveryLayoutHoldsVAsAViewOfTheCache) {
+  c10::InferenceMode guard;
+  Problem ragged = mla(true, 3, 4, 1, 40);
+  ragged.kv_lens = {40, 7, 23};
+  // One query head: q's 576 values stay below the cap CPU's bf16 draw has (|x| <= 3.33, which a
+  // cache of thousands reaches), so q's scale differs from the cache's.
+  Problem fp8 = mla(true, 1, 1, 1, 400);
+  fp8.dtype = DType::fp8_e4m3;
+  for (const Problem& p : {mla(true, 2, 4, 1, 40), ragged, fp8}) {
+    const InputTensors in = make_inputs(p, 12);
+    EXPECT_EQ(in.v.data_ptr(), in.k.data_ptr()) << point_id(p);
+    EXPECT_EQ(in.v.size(-1), 512) << point_id(p);
+    auto bits = [](const at::Tensor& t) {  // fp8 has no equality in ATen: compare its bytes
+      return t.scalar_type() == at::kFloat8_e4m3fn ? t.view(at::kByte) : t;
+    };
+    EXPECT_TRUE(at::equal(bits(in.v), bits(in.k.narrow(-1, 0, 512)))) << point_id(p);
+    EXPECT_EQ(in.v_scale, in.k_scale) << point_id(p);
+  }
+  const InputTensors packed = make_inputs(ragged, 12);
+  EXPECT_EQ(packed.k.sizes(), (c10::IntArrayRef{40 + 7 + 23, 1, 576}));
+  // fp8: the cache quantized once, v under its scale; q with a scale of its own (the values drawn
+  // so that they differ: v under q's scale would be caught).
+  const InputTensors quantized = make_inputs(fp8, 12);
+  EXPECT_EQ(quantized.k.scalar_type(), at::kFloat8_e4m3fn);
+  ASSERT_NE(quantized.q_scale, quantized.k_scale) << "draw other values";
+}
+
 TEST(Mla, TheTextbookAndMathBackendsRunBothFormsRight) {
   c10::InferenceMode guard;
   for (bool absorbed : {false, true}) {
@@ -180,6 +208,24 @@ TEST(Mla, BackendsThatDoNotDeclareItRefuseItNamingTheKind) {
   }
   for (const char* name : {"naive", "inplace", "math", "efficient", "cudnn"})
     EXPECT_TRUE(declared_support(backend(name), p).supported) << name;
+}
+
+// Through the runner, as a sweep measures it: a backend that does not declare the kind is refused
+// before its supports() is asked (flash's would say "a CUDA kernel" of this CPU point).
+TEST(Mla, TheRunnerRefusesAnUndeclaredKindBeforeSupports) {
+  RunOptions options;
+  options.measurement = test::quick_settings();
+  options.measurement.passes = {Pass::correctness};
+  options.tolerance = default_tolerances();
+  test::MeasuringRunner runner(test::host(), options);
+  const Problem p = mla(false, 1, 2, 8, 8);
+  const BackendRecords flash = runner.measure({p, point_id(p)}, *test::plugins().find("flash"));
+  ASSERT_FALSE(flash.rows.empty());
+  EXPECT_EQ(flash.rows[0].status, Status::unsupported);
+  EXPECT_EQ(flash.rows[0].reason, "flash does not run kind mla (it declares attention)");
+  const BackendRecords naive = runner.measure({p, point_id(p)}, *test::plugins().find("naive"));
+  ASSERT_FALSE(naive.rows.empty());
+  EXPECT_EQ(naive.rows[0].status, Status::ok) << naive.rows[0].reason;
 }
 
 // On a GPU: every backend that declares MLA, at both forms, through the runner as a sweep runs it:

@@ -167,3 +167,25 @@ TEST(PluginLoader, BackendKeepsItsLibraryAlive) {
 
 }  // namespace
 }  // namespace attnbench
+
+namespace attnbench {
+namespace {
+
+// The message's list of what each ABI version added, at its edges: none for the current version,
+// a newer one, or one below 1 (version 0 has no entry to read); every version after an older one.
+TEST(PluginLoader, AbiChangesAreListedFromTheVersionAfterThePluginsOwn) {
+  EXPECT_EQ(abi_changes_since(kPluginAbiVersion), "");
+  EXPECT_EQ(abi_changes_since(kPluginAbiVersion + 1), "");
+  EXPECT_EQ(abi_changes_since(0), "");
+  EXPECT_EQ(abi_changes_since(-3), "");
+  EXPECT_EQ(abi_changes_since(kPluginAbiVersion - 1),
+            " (5 added problem kinds (mla), the v width, the scale, Backend::kinds() and "
+            "variants())");
+  const std::string from_one = abi_changes_since(1);
+  EXPECT_EQ(from_one.rfind(" (2 added kv_heads", 0), 0u) << from_one;
+  for (const char* v : {"; 3 ", "; 4 ", "; 5 "})
+    EXPECT_NE(from_one.find(v), std::string::npos) << from_one;
+}
+
+}  // namespace
+}  // namespace attnbench

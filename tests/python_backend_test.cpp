@@ -263,6 +263,32 @@ TEST_F(PythonBackends, EachRowsProblemReachesPythonFieldByField) {
 
 // An import that crashes the interpreter takes its worker down while loading: the next worker
 // starts without that module, whose rows say so, and the other backends are measured.
+// A Python backend runs the kinds it declares (its function's `kinds`, a string or a list; else
+// the module's KINDS; else attention): the others are refused before it is called, naming both.
+TEST_F(PythonBackends, EachRunsTheKindsItDeclares) {
+  const std::string module = kFaulty + "/kinds.py";
+  const std::string sweep =
+      "backends: [" + python(module, "mla_only", "mla-only") + ", " +
+      python(module, "attention_only", "attention-only") +
+      "]\nmeasurement: {warmup_ms: 1, max_time_s: 0.05, cpu_pass_calls: 3}\n"
+      "sweep:\n"
+      "  - {device: cpu, dtype: fp32, heads: 2, seq_len: 8, head_dim: 16}\n"
+      "  - {kind: mla, device: cpu, dtype: fp32, heads: 2, seq_len: 8, qk_nope_head_dim: 16,"
+      " qk_rope_head_dim: 8, v_head_dim: 8}\n";
+  const Result r = run("run " + write("c.yaml", sweep) + " -o " + path("out.csv"), kAtRoot);
+  EXPECT_EQ(r.code, 0) << r.output;
+  const auto rows = rows_of(path("out.csv"));
+  ASSERT_EQ(rows.size(), 4u) << r.output;
+  const std::string attention = "b1-h2-s8-d16-fp32-causal-cpu ";
+  const std::string mla = "mla-b1-h2-s8-fp32-causal-cpu-nope16-rope8-v8 ";
+  EXPECT_EQ(rows.at(mla + "mla-only wall").at("status"), "ok");
+  EXPECT_EQ(rows.at(attention + "attention-only wall").at("status"), "ok");
+  EXPECT_EQ(rows.at(attention + "mla-only wall").at("reason"),
+            "mla-only does not run kind attention (it declares mla)");
+  EXPECT_EQ(rows.at(mla + "attention-only wall").at("reason"),
+            "attention-only does not run kind mla (it declares attention)");
+}
+
 TEST_F(PythonBackends, AnImportThatCrashesCostsOnlyItsOwnRows) {
   const std::string backends =
       "naive, " + python(kFaulty + "/import_crashes.py", "attention", "crasher");

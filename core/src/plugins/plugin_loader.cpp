@@ -15,8 +15,12 @@ namespace attnbench {
 
 namespace {
 
-// What each plugin ABI version added (backend.hpp's kPluginAbiVersion), for a plugin built for an
-// older one: " (2 added ...; 3 ...; 5 ...)"; empty for a newer or unknown one.
+constexpr const char* kAbiSymbol = "attnbench_abi_version";
+constexpr const char* kFactorySymbol = "attnbench_create_backend";
+constexpr const char* kFilePrefix = "attnbench_";
+}  // namespace
+
+// What each plugin ABI version added (backend.hpp's kPluginAbiVersion).
 std::string abi_changes_since(int abi) {
   static const char* const added[] = {
       nullptr,
@@ -35,11 +39,6 @@ std::string abi_changes_since(int abi) {
            added[v];
   return out + ")";
 }
-
-constexpr const char* kAbiSymbol = "attnbench_abi_version";
-constexpr const char* kFactorySymbol = "attnbench_create_backend";
-constexpr const char* kFilePrefix = "attnbench_";
-}  // namespace
 
 const LoadedBackend* PluginSet::find(const std::string& name) const {
   for (const auto& b : backends)

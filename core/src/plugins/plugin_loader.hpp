@@ -50,6 +50,10 @@ LoadedBackend load_plugin(const std::filesystem::path& file);
 // A file (or folder) reached twice, through two names of one folder, is loaded once. `skip`: files
 // not to load (a worker's parent names those that took an earlier worker down); `on_loading` is
 // told each file just before it is loaded.
+// What each plugin ABI version since `abi` added, for the refusal of a plugin built for it:
+// " (2 added ...; 3 ...; 5 ...)"; empty for the current one, a newer one, or one below 1.
+std::string abi_changes_since(int abi);
+
 PluginSet load_plugins(const std::vector<std::filesystem::path>& dirs,
                        const std::vector<std::string>& skip = {},
                        const std::function<void(const std::string&)>& on_loading = {});
