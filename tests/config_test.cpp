@@ -80,12 +80,17 @@ TEST(Config, RangeWithStepAndZipGroups) {
 
 // Ranges up to int64's largest value end without overflowing: both ends of each kind, exactly.
 TEST(Config, RangesStopBeforeOverflowing) {
+  // head_dim: a range reads the same on every integer axis, and head_dim has no bound of its own
+  // (a batch's tokens do: Kinds.AUniformBatchPastInt32TokensIsRefusedAtBatch).
   const SweepConfig mul = parse_config(
-      "sweep:\n  seq_len: {from: 1, to: 9223372036854775807, mul: 2}\n  device: cpu\n", "m.yaml");
-  ASSERT_EQ(mul.sweeps[0].axes.size(), 2u);
+      "sweep:\n  head_dim: {from: 1, to: 9223372036854775807, mul: 2}\n  seq_len: 8\n"
+      "  device: cpu\n",
+      "m.yaml");
+  ASSERT_EQ(mul.sweeps[0].axes.size(), 3u);
   EXPECT_EQ(mul.sweeps[0].axes[0].values.size(), 63u);  // 2^0 .. 2^62
   const SweepConfig step = parse_config(
-      "sweep:\n  seq_len: {from: 9223372036854775800, to: 9223372036854775807, step: 3}\n",
+      "sweep:\n  head_dim: {from: 9223372036854775800, to: 9223372036854775807, step: 3}\n"
+      "  seq_len: 8\n",
       "s.yaml");
   EXPECT_EQ(step.sweeps[0].axes[0].values.size(), 3u);  // ...800, ...803, ...806
   const SweepConfig exact =

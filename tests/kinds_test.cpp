@@ -204,6 +204,41 @@ TEST(Kinds, AttentionsWindowAtItsEdges) {
             "b1-h1-s8-d64-bf16-full-cpu-win3_-1");
 }
 
+// attention's own fields at their limits: window edges up to 1e9 keys, a window that leaves no
+// key to some query (more queries than keys, bounded on the right), a softcap past the dtype.
+TEST(Kinds, AttentionsFieldsAtTheirLimits) {
+  EXPECT_NO_THROW(parse_config("sweep:\n  seq_len: 8\n  causal: false\n  window: [1000000000, 0]\n", "k.yaml"));
+  expect_refused("sweep:\n  seq_len: 8\n  causal: false\n  window: [1000000001, 0]\n",
+                 "sweep.window", 4, "up to 1e9");
+  expect_refused("sweep:\n  seq_len: 8\n  causal: false\n  window: [0, 9223372036854775807]\n",
+                 "sweep.window", 4, "up to 1e9");
+  // 10 queries, 4 keys: the first 10 - 4 - RIGHT queries see none; RIGHT 6 is the least that works.
+  expect_refused("sweep:\n  seq_len: 10\n  seq_len_kv: 4\n  causal: false\n  window: [2, 5]\n",
+                 "sweep.window", 5, "the first 1 queries see no key");
+  EXPECT_NO_THROW(parse_config("sweep:\n  seq_len: 10\n  seq_len_kv: 4\n  causal: false\n  window: [2, 6]\n", "k.yaml"));
+  EXPECT_NO_THROW(parse_config("sweep:\n  seq_len: 10\n  seq_len_kv: 4\n  causal: false\n  window: [2, -1]\n", "k.yaml"));
+  // A ragged batch: the sequence with too few keys is named.
+  expect_refused("sweep:\n  batch: 2\n  causal: false\n  seq_lens: [\"4,9\"]\n"
+                 "  seq_lens_kv: [\"4,5\"]\n  window: [2, 3]\n",
+                 "sweep.window", 6, "with 9 queries and 5 keys (sequence 1) the first 1 queries");
+  expect_refused("sweep:\n  seq_len: 8\n  dtype: fp32\n  softcap: 1e300\n", "sweep.softcap", 4,
+                 "past the largest number of fp32");
+  EXPECT_NO_THROW(parse_config("sweep:\n  seq_len: 8\n  dtype: fp16\n  softcap: 65504\n", "k.yaml"));
+  expect_refused("sweep:\n  seq_len: 8\n  dtype: fp16\n  softcap: 65505\n", "sweep.softcap", 4,
+                 "past the largest number of fp16");
+}
+
+// A uniform batch's tokens are bounded up front, at int32's count; the equality edge runs.
+TEST(Kinds, AUniformBatchPastInt32TokensIsRefusedAtBatch) {
+  expect_refused("sweep:\n  batch: 1099511627776\n  seq_len: 64\n", "sweep.batch", 2,
+                 "past 2147483647");
+  expect_refused("sweep:\n  batch: 2147483648\n  seq_len: 1\n", "sweep.batch", 2,
+                 "past 2147483647");
+  const Problem p = only_point("sweep:\n  batch: 2147483647\n  seq_len: 1\n");
+  EXPECT_EQ(total_q_tokens(p), 2147483647);
+  EXPECT_DOUBLE_EQ(point_bytes(p), 2147483647.0 * 64 * 2 * 2 + 2147483647.0 * 64 * 2 * 2);
+}
+
 TEST(Kinds, MlaIdsStartWithTheKindAndNameItsWidths) {
   EXPECT_EQ(
       point_id(only_point("sweep:\n  kind: mla\n  heads: 128\n  seq_len: 4096\n  device: cuda\n")),

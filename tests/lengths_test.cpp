@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -91,6 +93,56 @@ TEST(Lengths, AHistogramDrawsItsBucketsByWeight) {
   double total = 0;
   for (const auto& b : azure) total += b.weight;
   EXPECT_EQ(total, 19366);
+}
+
+// A histogram file as people save them: a UTF-8 BOM before the first bucket keeps that bucket; a
+// header is one first line, never a bad bucket (a negative LO) or a second line; weights whose
+// sum is past a double's range are refused, not drawn around.
+TEST(Lengths, AHistogramsFirstBucketIsNeverTakenForAHeader) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "attnbench-lengths";
+  std::filesystem::create_directories(dir);
+  auto write = [&](const char* name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  };
+  const auto bom = read_length_histogram(write("bom.csv", "\xEF\xBB\xBF" "1,10,3\n100,110,1\n"));
+  ASSERT_EQ(bom.size(), 2u);
+  EXPECT_EQ(bom[0].lo, 1);
+  const auto headed = read_length_histogram(write("headed.csv", "\xEF\xBB\xBFlo,hi,weight\n5,9,1\n"));
+  ASSERT_EQ(headed.size(), 1u);
+  EXPECT_EQ(headed[0].lo, 5);
+  auto refused = [&](const char* name, const std::string& text, const std::string& says) {
+    try {
+      read_length_histogram(write(name, text));
+      ADD_FAILURE() << name << " was read";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  refused("negative.csv", "-5,10,1\n10,20,1\n", "negative.csv:1");
+  refused("two-headers.csv", "lo,hi,weight\nLO,HI,W\n1,10,1\n", "two-headers.csv:2");
+  refused("huge.csv", "1,10,1e308\n10,20,1e308\n", "the weights sum past the largest number");
+  // The largest weights that still sum: both buckets drawn.
+  const auto big = read_length_histogram(write("big.csv", "1,10,8e307\n10,20,8e307\n"));
+  const auto lens = draw_lengths(parse_length_spec("histogram(big.csv)"), 200, 3, dir.string());
+  EXPECT_TRUE(std::any_of(lens.begin(), lens.end(), [](int64_t x) { return x < 10; }));
+  EXPECT_TRUE(std::any_of(lens.begin(), lens.end(), [](int64_t x) { return x >= 10; }));
+}
+
+// A length is at most 1e9 tokens however it is written: a centre past it is refused when read, a
+// draw past it (a wide lognormal) when drawn, naming MAX; with MAX it draws.
+TEST(Lengths, NoDrawnLengthIsPastALongestSequence) {
+  EXPECT_THROW(parse_length_spec("normal(1e300,1)"), std::invalid_argument);
+  EXPECT_THROW(parse_length_spec("lognormal(1000000001,0.5)"), std::invalid_argument);
+  EXPECT_NO_THROW(parse_length_spec("normal(1000000000,1)"));
+  try {
+    draw_lengths(parse_length_spec("lognormal(4096,50)"), 64, 1, "");
+    ADD_FAILURE() << "a length past 1e9 was drawn";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("give the spec a MAX"), std::string::npos) << e.what();
+  }
+  for (int64_t x : draw_lengths(parse_length_spec("lognormal(4096,50,100000)"), 64, 1, ""))
+    EXPECT_TRUE(x >= 1 && x <= 100000) << x;
 }
 
 TEST(Lengths, ASweepDrawsEachPointsLengthsAndWritesTheSpecInItsId) {

@@ -36,9 +36,11 @@ double number(const std::string& text, const std::string& whole) {
   throw std::invalid_argument("'" + whole + "': '" + t + "' is not a number; write " + kForms);
 }
 
+constexpr double kLongest = 1e9;  // tokens of one sequence: far past any served context
+
 int64_t length(const std::string& text, const std::string& whole) {
   const double v = number(text, whole);
-  if (v < 1 || v != std::floor(v) || v > 1e9)
+  if (v < 1 || v != std::floor(v) || v > kLongest)
     throw std::invalid_argument("'" + whole + "': a length is a whole number of at least 1, not " +
                                 trimmed(text));
   return static_cast<int64_t>(v);
@@ -109,6 +111,9 @@ LengthSpec parse_length_spec(const std::string& written) {
                                 " and an optional MAX");
   const double centre = number(items[0], text), spread = number(items[1], text);
   if (centre < 1) throw std::invalid_argument("'" + text + "': the centre is below 1");
+  if (centre > kLongest)
+    throw std::invalid_argument("'" + text + "': the centre is above 1e9 tokens, the longest a "
+                                "sequence may be");
   if (spread < 0) throw std::invalid_argument("'" + text + "': the spread is negative");
   spec.args = {centre, spread};
   if (items.size() == 3) spec.max = length(items[2], text);
@@ -120,7 +125,9 @@ std::vector<LengthBucket> read_length_histogram(const std::string& path) {
   if (!in) throw std::invalid_argument("cannot read the histogram file " + path);
   std::vector<LengthBucket> buckets;
   std::string line;
+  bool first = true;  // the first line with content may be a header
   for (int number_of_line = 1; std::getline(in, line); ++number_of_line) {
+    if (number_of_line == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // UTF-8 BOM
     line = trimmed(line.substr(0, line.find('#')));
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
@@ -128,8 +135,11 @@ std::vector<LengthBucket> read_length_histogram(const std::string& path) {
     const std::string where = path + ":" + std::to_string(number_of_line);
     if (cells.size() != 3)
       throw std::invalid_argument(where + ": a bucket is LO,HI,WEIGHT, not '" + line + "'");
-    if (buckets.empty() && !std::isdigit(static_cast<unsigned char>(trimmed(cells[0])[0])))
-      continue;  // a header line
+    // A header is a first line whose LO is no number ("lo,hi,weight"); "-5" is a number, and
+    // a bad one.
+    const bool header = first && std::isalpha(static_cast<unsigned char>(trimmed(cells[0])[0]));
+    first = false;
+    if (header) continue;
     LengthBucket b{};
     try {
       b = {length(cells[0], line), length(cells[1], line), number(cells[2], line)};
@@ -144,6 +154,9 @@ std::vector<LengthBucket> read_length_histogram(const std::string& path) {
   for (const auto& b : buckets) total += b.weight;
   if (buckets.empty() || total <= 0)
     throw std::invalid_argument(path + ": no bucket with a weight above 0");
+  if (!std::isfinite(total))
+    throw std::invalid_argument(path + ": the weights sum past the largest number (" +
+                                "a double's); scale them down, only their ratios count");
   return buckets;
 }
 
@@ -197,6 +210,11 @@ std::vector<int64_t> drawn_lengths(const LengthSpec& spec, int64_t batch, uint64
     }
     v = std::max(v, 1.0);
     if (spec.max > 0) v = std::min(v, static_cast<double>(spec.max));
+    // A wide lognormal draws past any sequence (and past int64: its cast would be undefined).
+    if (!(v <= kLongest))
+      throw std::invalid_argument("drew a length of " + format_number(v) +
+                                  ", past 1e9 tokens, the longest a sequence may be; give the "
+                                  "spec a MAX (its third argument)");
     out.push_back(static_cast<int64_t>(v));
   }
   return out;

@@ -227,12 +227,14 @@ double attended_pairs(const Problem& p) {
 }
 
 int64_t total_q_tokens(const Problem& p) {
+  if (p.q_lens.empty()) return p.batch * p.seq_len;
   int64_t n = 0;
   for (int64_t b = 0; b < p.batch; ++b) n += p.q_len(b);
   return n;
 }
 
 int64_t total_kv_tokens(const Problem& p) {
+  if (p.kv_lens.empty()) return p.batch * p.seq_len_kv;
   int64_t n = 0;
   for (int64_t b = 0; b < p.batch; ++b) n += p.kv_len(b);
   return n;
@@ -267,13 +269,16 @@ double attention_bytes(const Problem& p) {
   const double kv_row = static_cast<double>(p.kv_heads) *
                         static_cast<double>(p.head_dim + (p.v_in_k ? 0 : p.v_dim()));
   double q_tokens = 0, kv_tokens = 0, pages = 0;
-  for (int64_t b = 0; b < p.batch; ++b) {
+  const int64_t sequences = p.ragged() ? p.batch : 1;  // a uniform batch's are all alike
+  for (int64_t b = 0; b < sequences; ++b) {
     const int64_t keys = keys_read(p.q_len(b), p.kv_len(b), p.window_left, p.right_edge());
     q_tokens += static_cast<double>(p.q_len(b));
     kv_tokens += static_cast<double>(keys);
     if (p.paged() && p.page_size > 0)
       pages += std::ceil(static_cast<double>(p.kv_len(b)) / static_cast<double>(p.page_size));
   }
+  const double copies = static_cast<double>(p.batch / sequences);
+  q_tokens *= copies, kv_tokens *= copies, pages *= copies;
   const double q_bytes = q_tokens * q_row, out_bytes = q_tokens * out_row;
   const double kv_bytes = kv_tokens * kv_row;
   if (p.direction == Direction::bwd)  // read q, k, v, out, grad_out; write dq, dk, dv

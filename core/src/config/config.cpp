@@ -217,6 +217,16 @@ void check_point(const SweepConfig& config, const SweepBlock& block, const Point
                                    " does not divide heads " + std::to_string(p.heads) +
                                    "; grouped-query attention shares each kv head among an equal "
                                    "number of query heads");
+    // Every token of a point is an input row on one device: past int32's count of them no device
+    // holds a uniform batch's inputs (a ragged one's lengths are bounded where they are drawn),
+    // and the loops over its sequences would run for hours.
+    const double tokens =
+        static_cast<double>(p.batch) * static_cast<double>(std::max(p.seq_len, p.seq_len_kv));
+    if (!p.ragged() && tokens > 2147483647.0)
+      fail("batch", "batch " + std::to_string(p.batch) + " of " +
+                        std::to_string(std::max(p.seq_len, p.seq_len_kv)) + " tokens is " +
+                        format_number(tokens) +
+                        " tokens, past 2147483647 (int32): no device holds the inputs");
     auto written = [&](const char* name) { return block_axis(block, name) != nullptr; };
     for (auto [one, per_sequence] : {std::pair{"seq_len", "seq_lens"}, {"seq_len_kv", "seq_lens_kv"}})
       if (written(one) && written(per_sequence))

@@ -39,10 +39,11 @@ Field<Problem> window_field() {
       } catch (const std::invalid_argument&) {
       }
       const int64_t* e = std::get_if<int64_t>(&value);
-      if (!e || *e < -1)
+      // Past 1e9 keys (a sequence's most) an edge would overflow the mask's positions.
+      if (!e || *e < -1 || *e > 1000000000)
         throw std::invalid_argument(
             "a window is [LEFT, RIGHT], each -1 (unbounded) or a count "
-            "of keys, not '" +
+            "of keys up to 1e9, not '" +
             text + "'");
       return *e;
     };
@@ -95,6 +96,26 @@ class AttentionKind final : public ProblemKind {
       return FieldRefusal{"window",
                           "a causal mask sees no key ahead (RIGHT is 0); write RIGHT 0 or -1, or "
                           "causal: false"};
+    // Bottom-right, a sequence with more queries than keys puts its first queries before key 0:
+    // a window bounded on the right leaves them no key at all (causal's twin: config's check).
+    const int64_t sequences = p.ragged() ? p.batch : 1;  // a uniform batch's are all alike
+    if (!p.causal && p.window_right >= 0)
+      for (int64_t b = 0; b < sequences; ++b)
+        if (p.q_len(b) - p.kv_len(b) > p.window_right)
+          return FieldRefusal{
+              "window", "with " + std::to_string(p.q_len(b)) + " queries and " +
+                            std::to_string(p.kv_len(b)) + " keys (sequence " + std::to_string(b) +
+                            ") the first " +
+                            std::to_string(p.q_len(b) - p.kv_len(b) - p.window_right) +
+                            " queries see no key inside a window whose RIGHT is " +
+                            std::to_string(p.window_right) +
+                            " (aligned bottom-right); widen RIGHT or give the sequences keys"};
+    // A cap past the dtype's largest number is infinite in it: every score NaN.
+    const double largest = p.dtype == DType::f16 ? 65504.0 : 3.3895313892515355e38;
+    if (p.softcap > largest)
+      return FieldRefusal{"softcap", "softcap " + format_number(p.softcap) +
+                                         " is past the largest number of " + to_string(p.dtype) +
+                                         "'s scores (" + format_number(largest) + ")"};
     return std::nullopt;
   }
 };
