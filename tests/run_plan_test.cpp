@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <map>
 
 namespace attnbench {
@@ -161,6 +163,23 @@ TEST(RunPlan, TheFingerprintFollowsWhatDecidesTheNumbers) {
   RunOverrides timeout;
   timeout.timeout_s = 3;
   EXPECT_EQ(plan_run(config(base), timeout, kAvailable, false).config.measurement.timeout_s, 3);
+}
+
+// The lengths a histogram draws are in the fingerprint, not only its file's name: the file edited
+// under the same name is another sweep (--resume and merge refuse to mix their rows); the same
+// file again is the same sweep.
+TEST(RunPlan, AHistogramEditedUnderItsNameChangesTheFingerprint) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "attnbench-fp-hist";
+  std::filesystem::create_directories(dir);
+  const std::string yaml = "sweep:\n  batch: 8\n  causal: false\n  seq_lens: [\"histogram(h.csv)\"]\n";
+  auto fingerprint = [&](const std::string& buckets) {
+    std::ofstream(dir / "h.csv") << buckets;
+    return plan_run(parse_sweep(yaml, (dir / "plan.yaml").string()), {}, kAvailable, false)
+        .fingerprint;
+  };
+  const std::string first = fingerprint("1,10,1\n100,120,1\n");
+  EXPECT_EQ(fingerprint("1,10,1\n100,120,1\n"), first);
+  EXPECT_NE(fingerprint("50,60,1\n100,120,1\n"), first);
 }
 
 // Each measurement key changed alone changes the fingerprint exactly when the settings table says

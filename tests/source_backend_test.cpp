@@ -74,6 +74,21 @@ TEST_F(SourceBackends, CompiledOnFirstUseCachedUntilTheUserEditsIt) {
             "ok");
 }
 
+// A dry run lists the points at once: it compiles nothing, and says so of the source backend,
+// which it still lists; the next real run compiles.
+TEST_F(SourceBackends, ADryRunCompilesNothing) {
+  const std::string backends = "naive, {source: " + path("scaled_textbook.cpp") + ", name: mine}";
+  const Result dry = run("run " + write("dry.yaml", small_sweep(backends)) + " --dry-run", env_);
+  ASSERT_EQ(dry.code, 0) << dry.output;
+  EXPECT_EQ(count(dry.output, "compiling "), 0u) << dry.output;
+  EXPECT_NE(dry.output.find("not compiled: a dry run compiles nothing"), std::string::npos)
+      << dry.output;
+  EXPECT_NE(dry.output.find("mine"), std::string::npos) << dry.output;
+  EXPECT_FALSE(std::filesystem::exists(path("dry.csv")));
+  const Result real = run_with(backends, "real");
+  EXPECT_EQ(count(real.output, "compiling "), 1u) << real.output;
+}
+
 TEST_F(SourceBackends, ACompileErrorIsThatBackendsRowsQuotingTheCompiler) {
   const Result r = run_with("naive, {source: " + path("does_not_compile.cpp") + "}", "out");
   EXPECT_EQ(r.code, 1) << r.output;

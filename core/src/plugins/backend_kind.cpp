@@ -67,7 +67,7 @@ PluginSet load_backends(const BackendSources& sources, const std::vector<std::st
 
 BackendSources prepare_backends(const std::vector<std::string>& plugin_dirs,
                                 const std::vector<BackendSpec>& specs,
-                                const std::string& config_file) {
+                                const std::string& config_file, bool dry_run) {
   BackendSources sources{plugin_dirs, {}, {}};
   for (BackendSpec spec : specs) {
     const BackendKind* kind = find_backend_kind(spec.kind);
@@ -76,6 +76,10 @@ BackendSources prepare_backends(const std::vector<std::string>& plugin_dirs,
     if (const std::string lacking = kind->unavailable(); !lacking.empty())
       throw ConfigError(config_file, spec.line, spec.column, "backends",
                         "'" + spec.written + "' is a " + kind->noun() + ", and " + lacking);
+    if (dry_run && kind->prepares()) {
+      sources.failures.push_back(spec_failure(spec, "not compiled: a dry run compiles nothing"));
+      continue;
+    }
     if (auto failed = kind->prepare(spec)) {
       sources.failures.push_back(std::move(*failed));
       continue;

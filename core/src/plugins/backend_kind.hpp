@@ -66,6 +66,8 @@ class BackendKind {
   // In the parent, before any worker: makes what the worker will load (compiles a source). A
   // failure there is the backend's (its rows say it), not the run's.
   virtual std::optional<LoadFailure> prepare(BackendSpec& /*spec*/) const { return std::nullopt; }
+  // Whether prepare() does work a dry run skips (a compile: seconds to minutes).
+  virtual bool prepares() const { return false; }
   // In a worker: loads this kind's backends of `sources` into `set`, announcing each just
   // before; `skip`: ids that took an earlier worker down while loading. Every failure is one of
   // `set.failures`, never an exception.
@@ -98,9 +100,10 @@ PluginSet load_backends(const BackendSources& sources, const std::vector<std::st
 
 // The specs of the parent's run: each kind checked available (a ConfigError at its entry
 // otherwise, `config_file` naming the file) and prepared. Plugin specs are left out: the plugin
-// folders provide them.
+// folders provide them. `dry_run`: nothing is compiled; such backends are listed as not loaded,
+// saying so.
 BackendSources prepare_backends(const std::vector<std::string>& plugin_dirs,
                                 const std::vector<BackendSpec>& specs,
-                                const std::string& config_file);
+                                const std::string& config_file, bool dry_run = false);
 
 }  // namespace attnbench

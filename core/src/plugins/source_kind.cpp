@@ -214,6 +214,7 @@ class SourceKind final : public BackendKind {
                                "names one)";
   }
 
+  bool prepares() const override { return true; }  // it compiles
   std::optional<LoadFailure> prepare(BackendSpec& spec) const override {
     auto failed = [&](const std::string& why) { return spec_failure(spec, why); };
     Recipe recipe;

@@ -112,7 +112,18 @@ std::string config_fingerprint(const SweepConfig& config, const std::vector<Poin
   text << "|seed " << config.seed << "|peak " << (config.peak_tflops ? *config.peak_tflops : 0);
   if (config.peak_tflops_fp8) text << "|peak fp8 " << *config.peak_tflops_fp8;  // new: old stay
   text << "|points";
-  for (const auto& p : all_points) text << ' ' << p.id;
+  for (const auto& p : all_points) {
+    text << ' ' << p.id;
+    // The lengths drawn, not only their spec: a histogram file edited under the same name draws
+    // other lengths at the same id, and a report must not hold rows of both.
+    if (p.problem.ragged()) {
+      std::ostringstream lens;
+      for (int64_t n : p.problem.q_lens) lens << n << ',';
+      lens << ';';
+      for (int64_t n : p.problem.kv_lens) lens << n << ',';
+      text << '[' << fnv1a_hex(lens.str()) << ']';
+    }
+  }
   return fnv1a_hex(text.str());
 }
 

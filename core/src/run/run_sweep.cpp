@@ -53,14 +53,14 @@ RunOptions run_options(const RunPlan& plan, const HostInfo& host, const RunReque
 
 // The plugin folders, and the config's backends of other kinds (those --backends keeps), each
 // checked available (a kind this attnbench cannot run refuses the config at its entry) and
-// prepared (a source compiled) before any worker starts.
+// prepared (a source compiled, unless a dry run) before any worker starts.
 BackendSources backend_sources(const RunRequest& request, const SweepConfig& config) {
   const auto& only = request.overrides.backends;
   std::vector<BackendSpec> specs;
   for (const BackendSpec& spec : config.backends)
     if (only.empty() || std::find(only.begin(), only.end(), spec.name) != only.end())
       specs.push_back(spec);
-  return prepare_backends(request.plugin_dirs, specs, config.file);
+  return prepare_backends(request.plugin_dirs, specs, config.file, request.dry_run);
 }
 
 // What a worker could not load that the run cannot go on without: two backends with one name, a
