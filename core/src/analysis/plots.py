@@ -31,6 +31,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 # cache's layout and pages, the scale, the length specs. FAMILY_COLUMNS name the usual ones first.
 FAMILY_COLUMNS = ["heads", "kv_heads", "head_dim", "dtype", "causal", "device", "direction"]
 LENGTH_COLUMNS = {"batch", "seq_len", "seq_len_kv"}
+DERIVED_COLUMNS = {"head_dim_v", "v_in_k"}  # the kind's, read off the others: in the key, not the name
 COUNT_COLUMNS = [
     ("kernels_per_call", "kernels"),
     ("memcpy_per_call", "memcpy"),
@@ -66,6 +67,16 @@ def family_key(row, columns):
     return tuple(row.get(c, "") for c in columns if c not in LENGTH_COLUMNS)
 
 
+def default_scale(row):
+    """Whether the row's softmax scale is its kind's default (no part of a family's name)."""
+    scale = number(row.get("scale"))
+    if row.get("kind", "attention") == "mla":
+        width = (number(row.get("qk_nope_head_dim")) or 0) + (number(row.get("qk_rope_head_dim")) or 0)
+    else:
+        width = number(row.get("head_dim")) or 0
+    return scale is None or width <= 0 or abs(scale - width ** -0.5) <= 1e-12 * scale
+
+
 def family_name(row, varying=()):
     """h32-kv8-d128-bf16-causal-cuda, then each other column that varies in the report."""
     parts = ["h" + row.get("heads", "?")]
@@ -76,8 +87,11 @@ def family_name(row, varying=()):
     if row.get("direction", "fwd") != "fwd":
         parts.append(row["direction"])
     for c in varying:
-        if c not in FAMILY_COLUMNS and c not in LENGTH_COLUMNS and row.get(c, "") != "":
-            parts.append(f"{c}{row[c]}")
+        if c in FAMILY_COLUMNS or c in LENGTH_COLUMNS or c in DERIVED_COLUMNS:
+            continue
+        if row.get(c, "") == "" or (c == "scale" and default_scale(row)):
+            continue
+        parts.append(f"{c}{row[c]}")
     # A file name: no path separators or spaces from a length spec or a window.
     return "-".join(parts).translate(str.maketrans("/ ,()", "_____"))
 
