@@ -969,5 +969,24 @@ TEST_F(Cli, ListRefusesABadPluginWithoutRunningItsCode) {
       << r.output;
 }
 
+// Bad flags name the bound they break, and nothing is measured: --repetitions below 1 (at 0,
+// its edge), an empty -o (never the config's default output in its place).
+TEST_F(Cli, RepetitionsBelowOneAndAnEmptyOutputAreRefusedSayingWhy) {
+  const std::string config = write("c.yaml", "sweep:\n  seq_len: 8\n  device: cpu\n");
+  for (const char* n : {"0", "-1", "x"}) {
+    const Result r = run("run " + config + " --repetitions " + n + " -o " + path("r.csv"));
+    EXPECT_EQ(r.code, 2) << n << ": " << r.output;
+    EXPECT_NE(r.output.find("a whole number of at least 1, not '" + std::string(n) + "'"),
+              std::string::npos)
+        << r.output;
+  }
+  const Result one = run("run " + config + " --repetitions 1 --dry-run -o " + path("one.csv"));
+  EXPECT_EQ(one.code, 0) << one.output;
+  const Result empty = run("run " + config + " -o ''");
+  EXPECT_EQ(empty.code, 2) << empty.output;
+  EXPECT_NE(empty.output.find("the output path is empty"), std::string::npos) << empty.output;
+  EXPECT_FALSE(std::filesystem::exists(path("r.csv")));
+}
+
 }  // namespace
 }  // namespace attnbench

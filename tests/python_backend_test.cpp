@@ -192,6 +192,30 @@ TEST_F(PythonBackends, PythonErrorsAreRowsThatNameTheUsersLine) {
       << row(48, "checked").at("reason");
 }
 
+// supports() answers True, None, False, a reason or (False, reason); anything else (a tensor, truthy
+// as it is) is the backend's error naming the type, never a yes. False is a no, saying so.
+TEST_F(PythonBackends, ASupportsAnswerOfAnotherTypeIsAnErrorNotAYes) {
+  const std::string answers = kFaulty + "/answers.py";
+  const std::string backends = python(answers, "tensor_answer", "tensor-answer") + ", " +
+                               python(answers, "false_answer", "false-answer");
+  const Result r =
+      run("run " + write("c.yaml", small_sweep(backends)) + " -o " + path("out.csv"), kAtRoot);
+  EXPECT_EQ(r.code, 1) << r.output;
+  const auto rows = rows_of(path("out.csv"));
+  ASSERT_EQ(rows.size(), 4u) << r.output;
+  for (int seq : {32, 48}) {
+    const std::string point = "b1-h2-s" + std::to_string(seq) + "-d16-fp32-causal-cpu ";
+    const auto& tensor = rows.at(point + "tensor-answer wall");
+    EXPECT_EQ(tensor.at("status"), "error");
+    EXPECT_NE(tensor.at("reason").find("supports() returned a Tensor; return True, None, False"),
+              std::string::npos)
+        << tensor.at("reason");
+    const auto& no = rows.at(point + "false-answer wall");
+    EXPECT_EQ(no.at("status"), "unsupported");
+    EXPECT_EQ(no.at("reason"), "supports() returned False");
+  }
+}
+
 // Text with a lone surrogate (an exception's message, what supports() says, a docstring) reaches
 // the rows escaped (\udcff) and the CSV as valid UTF-8; it had segfaulted the bridge.
 TEST_F(PythonBackends, TextWithALoneSurrogateReachesTheRowsEscaped) {

@@ -93,7 +93,12 @@ Subcommand add_run(CLI::App& app) {
       "run", "Run a YAML sweep and write CSV reports (exit 1 if a row ends error, oom or wrong)");
   cmd->add_option("config", r.config, "Sweep config (YAML)")->required();
   cmd->add_option("-o,--output", overrides.output,
-                  "CSV path (default: the config's output, else results/<config>.csv)");
+                  "CSV path (default: the config's output, else results/<config>.csv)")
+      ->check(CLI::Validator(
+          [](std::string& path) {
+            return path.empty() ? std::string("the output path is empty") : std::string();
+          },
+          "PATH"));
   cmd->add_option("--plugin-dir", r.plugin_dirs, kPluginDirHelp)->expected(1)->take_all();
   cmd->add_option("--backends", overrides.backends, "Only these backends (overrides the config)")
       ->delimiter(',');
@@ -113,7 +118,14 @@ Subcommand add_run(CLI::App& app) {
   cmd->add_option("--repetitions", overrides.repetitions,
                   "Measure every (point, backend) N times, the sweep run through once per "
                   "repetition (default: measurement.repetitions, else 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Validator(
+          [](std::string& n) {
+            return n.find_first_not_of("0123456789") == std::string::npos &&
+                           n.find_first_not_of('0') != std::string::npos
+                       ? std::string()
+                       : "a whole number of at least 1, not '" + n + "'";
+          },
+          "N >= 1"));
   cmd->add_option("--power", overrides.power,
                   "sustained (samples back to back) or burst (each sample at the rested SM "
                   "clock), overrides measurement.power")

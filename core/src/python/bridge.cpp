@@ -211,8 +211,10 @@ class PythonBackend final : public Backend {
       Ref why(PyObject_Str(PyTuple_GetItem(answer.p, 1)));
       return Support::no(why ? utf8(why.p) : "supports() said no");
     }
-    if (PyObject_IsTrue(answer.p)) return Support::yes();
-    return Support::no("supports() returned False");
+    if (answer.p == Py_False) return Support::no("supports() returned False");
+    // Anything else (a tensor, a number, a list) is no answer: truthiness would make a tensor a yes.
+    throw std::runtime_error("supports() returned a " + std::string(Py_TYPE(answer.p)->tp_name) +
+                             "; return True, None, False, a reason (str) or (False, reason)");
   }
 
   at::Tensor forward(const Inputs& inputs) override { return call(inputs, Direction::fwd); }
