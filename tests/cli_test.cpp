@@ -988,5 +988,14 @@ TEST_F(Cli, RepetitionsBelowOneAndAnEmptyOutputAreRefusedSayingWhy) {
   EXPECT_FALSE(std::filesystem::exists(path("r.csv")));
 }
 
+// --resume keeps a report, --force replaces it: both at once is refused, never one ignored.
+TEST_F(Cli, ResumeAndForceTogetherAreRefused) {
+  const std::string config = write("c.yaml", "sweep:\n  seq_len: 8\n  device: cpu\n");
+  const Result r = run("run " + config + " --resume --force -o " + path("r.csv"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--resume excludes --force"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(path("r.csv")));
+}
+
 }  // namespace
 }  // namespace attnbench

@@ -596,6 +596,22 @@ TEST(Config, EveryProblemFieldIsAnAxisThatSetsItsField) {
 
 // The columns a kind derives (head_dim_v, v_in_k) are no sweep keys: a sweep that writes one is
 // refused as any unknown key is, naming the keys it may write.
+// A whole number past int64 (a valid uint64 seed) names the range it must be in, not "an integer".
+TEST(Config, AnIntegerPastInt64NamesItsRange) {
+  try {
+    parse_config("seed: 9223372036854775808\nsweep:\n  seq_len: 8\n", "s.yaml");
+    ADD_FAILURE() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "seed");
+    EXPECT_NE(std::string(e.what()).find("expected an integer from 0 to 9223372036854775807, got "
+                                         "9223372036854775808"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(parse_config("seed: 9223372036854775807\nsweep:\n  seq_len: 8\n", "s.yaml").seed,
+            9223372036854775807ull);
+}
+
 TEST(Config, DerivedFieldsAreNoSweepKeys) {
   int derived = 0;
   for (const auto& f : problem_fields()) {

@@ -134,10 +134,11 @@ Subcommand add_run(CLI::App& app) {
                   "Seconds a worker may spend on one (point, backend) before it is killed "
                   "(default: measurement.timeout_s, else 600)")
       ->check(CLI::PositiveNumber);
-  cmd->add_flag(
+  auto* resume = cmd->add_flag(
       "--resume", r.resume,
       "Keep the complete rows of an interrupted report of the same sweep; measure the rest");
-  cmd->add_flag("--force", r.force, "Overwrite an existing report");
+  // --resume keeps a report, --force replaces it: one or the other, never both.
+  cmd->add_flag("--force", r.force, "Overwrite an existing report")->excludes(resume);
   cmd->add_flag("--dry-run", r.dry_run, "Print the expanded points and backends; write nothing");
   cmd->add_flag("--no-summary", a->no_summary, "Do not print the summary table");
   cmd->add_option(

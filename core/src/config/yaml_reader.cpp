@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -104,6 +105,10 @@ int64_t YamlReader::integer(const YAML::Node& node, const std::string& key,
     size_t used = 0;
     value = std::stoll(text, &used, 10);
     if (used != text.size()) throw std::invalid_argument(text);
+  } catch (const std::out_of_range&) {  // a whole number past int64: name the bound it broke
+    fail(node, key,
+         "expected an integer from " + std::to_string(min_value) + " to " +
+             std::to_string(std::numeric_limits<int64_t>::max()) + ", got " + text);
   } catch (const std::exception&) {
     fail(node, key, "expected an integer, got '" + text + "'");
   }
