@@ -997,5 +997,14 @@ TEST_F(Cli, ResumeAndForceTogetherAreRefused) {
   EXPECT_FALSE(std::filesystem::exists(path("r.csv")));
 }
 
+// export refuses a file that is no attnbench report, and leaves no output file behind.
+TEST_F(Cli, ExportOfARefusedReportWritesNothing) {
+  const std::string bad = write("bad.csv", "a,b\n1,2\n");
+  const Result r = run("export " + bad + " --format gbench -o " + path("out.json"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("not an attnbench report"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(path("out.json")));
+}
+
 }  // namespace
 }  // namespace attnbench

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <iostream>
 #include <memory>
 
@@ -40,9 +41,12 @@ int cmd_export(const std::string& report, const std::string& format, const std::
     return 0;
   }
   check_output(report, output, force);
+  // Made whole before the file is opened: a report refused on the way leaves no empty file.
+  std::ostringstream json;
+  write_gbench_json(table, samples, json);
   std::ofstream out(output);
   if (!out) throw InputError(output + ": cannot write");
-  write_gbench_json(table, samples, out);
+  out << json.str();
   if (!out.flush()) throw InputError(output + ": cannot write");
   std::cerr << "wrote " << output << '\n';
   return 0;
