@@ -385,6 +385,26 @@ TEST_F(Cli, WithoutPythonAPythonBackendIsRefusedAtItsLine) {
   EXPECT_EQ(r.code, 0) << r.output;
 }
 
+// $ATTNBENCH_PYTHON naming no program is said, on the Python backend's rows; the plugins run.
+TEST_F(PythonBackends, AnAttnbenchPythonThatIsNoProgramIsSaid) {
+  const std::string config = write(
+      "c.yaml", small_sweep("naive, " + python(kExamples + "/sdpa.py", "attention", "sdpa-py")));
+  const Result r =
+      run("run " + config + " -o " + path("out.csv"), "ATTNBENCH_PYTHON=/nonexistent/python3");
+  EXPECT_EQ(r.code, 1) << r.output;
+  const auto rows = rows_of(path("out.csv"));
+  ASSERT_EQ(rows.size(), 4u) << r.output;
+  for (int seq : {32, 48}) {
+    const std::string point = "b1-h2-s" + std::to_string(seq) + "-d16-fp32-causal-cpu ";
+    EXPECT_EQ(rows.at(point + "naive wall").at("status"), "ok");
+    EXPECT_NE(rows.at(point + "sdpa-py wall")
+                  .at("reason")
+                  .find("$ATTNBENCH_PYTHON names /nonexistent/python3, which is no executable file"),
+              std::string::npos)
+        << rows.at(point + "sdpa-py wall").at("reason");
+  }
+}
+
 // FlexAttention compiled by torch.compile on the CPU (the first call compiles: first_call_ms is
 // seconds, later calls are not).
 TEST_F(PythonBackends, FlexAttentionCompilesAndRunsOnTheCpu) {

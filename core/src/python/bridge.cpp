@@ -17,6 +17,7 @@
 #include <boost/dll/alias.hpp>
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -110,6 +111,14 @@ PyObject* harness_module() {
   // torch.compile starts. $ATTNBENCH_PYTHON names another.
   const char* env = std::getenv("ATTNBENCH_PYTHON");
   const std::string executable = env && *env ? env : ATTNBENCH_PYTHON_EXECUTABLE;
+  // A name that is no program would start the embedded interpreter all the same, quietly with
+  // the build's prefix: say so instead.
+  if (env && *env && access(env, X_OK) != 0) {
+    failed = std::string("$ATTNBENCH_PYTHON names ") + env +
+             ", which is no executable file (unset it to use " + ATTNBENCH_PYTHON_EXECUTABLE +
+             ")";
+    throw std::runtime_error(failed);
+  }
   PyConfig config;
   PyConfig_InitPythonConfig(&config);
   config.install_signal_handlers = 0;  // the worker's signals stay the worker's
