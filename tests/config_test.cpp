@@ -612,6 +612,20 @@ TEST(Config, AnIntegerPastInt64NamesItsRange) {
             9223372036854775807ull);
 }
 
+// Lines ended by CR alone (or CRLF) read as lines: the points, and an error's line.
+TEST(Config, CarriageReturnLinesAreLines) {
+  EXPECT_EQ(expand_sweep(parse_config("sweep:\r  seq_len: [8, 16]\r  device: cpu\r", "cr.yaml"), false)
+                .size(),
+            2u);
+  EXPECT_EQ(expand_sweep(parse_config("sweep:\r\n  seq_len: 8\r\n", "crlf.yaml"), false).size(), 1u);
+  try {
+    parse_config("name: x\rsweep:\r  seq_len: 8\r  headz: 2\r", "cr.yaml");
+    ADD_FAILURE() << "an unknown key was read";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.line(), 4) << e.what();
+  }
+}
+
 TEST(Config, DerivedFieldsAreNoSweepKeys) {
   int derived = 0;
   for (const auto& f : problem_fields()) {

@@ -317,7 +317,17 @@ BackendSpec parse_backend_entry(const YamlReader& r, const YAML::Node& item) {
   return spec;
 }
 
-SweepConfig parse_config_unguarded(const std::string& yaml_text, const std::string& file_name) {
+// Lines ended by a lone CR (classic Mac files) as LF: yaml-cpp breaks lines at LF only, and read
+// the whole file as one line ("illegal map value" at line 1).
+std::string with_lf_lines(const std::string& text) {
+  std::string out = text;
+  for (size_t i = 0; i < out.size(); ++i)
+    if (out[i] == '\r' && (i + 1 == out.size() || out[i + 1] != '\n')) out[i] = '\n';
+  return out;
+}
+
+SweepConfig parse_config_unguarded(const std::string& raw_text, const std::string& file_name) {
+  const std::string yaml_text = with_lf_lines(raw_text);
   YamlReader r(file_name);
   YAML::Node root;
   try {
