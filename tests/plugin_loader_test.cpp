@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include <unistd.h>
 
@@ -99,6 +100,29 @@ TEST(ElfExports, ReadsTheAbiWithoutLoadingTheLibrary) {
   EXPECT_THROW(ElfExports(fs::path(ATTNBENCH_BAD_PLUGIN_DIR) / "attnbench_not_a_library.so"),
                std::runtime_error);
   EXPECT_THROW(ElfExports("/nonexistent/attnbench_x.so"), std::runtime_error);
+}
+
+// A file that is not a library says so, however short: a text file is not an ELF file, never a
+// "truncated" one; a file cut inside its header after the magic number is truncated.
+TEST(ElfExports, ATextFileIsNotAnElfFileHoweverShort) {
+  const fs::path dir = fs::temp_directory_path() / "attnbench-elf";
+  fs::create_directories(dir);
+  for (const std::string& text : {std::string("hi\n"), std::string(200, 'x')}) {
+    std::ofstream(dir / "attnbench_text.so") << text;
+    try {
+      ElfExports e(dir / "attnbench_text.so");
+      ADD_FAILURE() << "a text file was read as ELF";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("not an ELF file"), std::string::npos) << e.what();
+    }
+  }
+  std::ofstream(dir / "attnbench_cut.so") << "\x7f" "ELF" << std::string(8, '\0');
+  try {
+    ElfExports e(dir / "attnbench_cut.so");
+    ADD_FAILURE() << "a cut header was read";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+  }
 }
 
 // Installed libraries are often stripped: the dynamic symbol table, which the check reads, stays.

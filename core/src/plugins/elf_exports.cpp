@@ -33,9 +33,16 @@ class Reader {
 };
 
 std::vector<Elf64_Shdr> section_headers(Reader& r) {
+  // The magic number first: a text file shorter than an ELF header is no library, not a
+  // truncated one.
+  unsigned char magic[SELFMAG] = {};
+  try {
+    r.read(0, magic, SELFMAG);
+  } catch (const std::runtime_error&) {
+  }
+  if (std::memcmp(magic, ELFMAG, SELFMAG) != 0)
+    throw std::runtime_error("not an ELF file (a shared library starts with \\x7fELF)");
   const auto header = r.at<Elf64_Ehdr>(0);
-  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0)
-    throw std::runtime_error("not an ELF file");
   if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB)
     throw std::runtime_error("not a 64-bit little-endian ELF file");
   if (header.e_type != ET_DYN) throw std::runtime_error("not a shared library");
