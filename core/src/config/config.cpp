@@ -168,15 +168,7 @@ void parse_sweep(const YamlReader& r, const YAML::Node& node, SweepConfig& confi
 
 void check_point(const SweepConfig& config, const SweepBlock& block, const Point& point);
 
-const Axis* block_axis(const SweepBlock& block, const std::string& name) {
-  for (const auto& a : block.axes)
-    if (a.name == name) return &a;
-  for (const auto& z : block.zips)
-    for (const auto& a : z.axes)
-      if (a.name == name) return &a;
-  return nullptr;
-}
-
+// Every axis of a block: its free ones, then those of its zip groups.
 std::vector<const Axis*> block_axes(const SweepBlock& block) {
   std::vector<const Axis*> out;
   for (const auto& a : block.axes) out.push_back(&a);
@@ -185,7 +177,14 @@ std::vector<const Axis*> block_axes(const SweepBlock& block) {
   return out;
 }
 
-// A kind's own fields, for messages: "qk_nope_head_dim, ..., absorbed"; "none" when it has none.
+const Axis* block_axis(const SweepBlock& block, const std::string& name) {
+  for (const Axis* a : block_axes(block))
+    if (a->name == name) return a;
+  return nullptr;
+}
+
+// A kind's own fields, for messages: "qk_nope_head_dim, ..., absorbed"; "none of its own" when it
+// has none.
 std::string own_field_names(const ProblemKind& kind) {
   std::string out;
   for (const auto& f : kind.own_fields()) out += (out.empty() ? "" : ", ") + f.name;
