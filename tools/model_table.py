@@ -11,16 +11,30 @@ import os
 import re
 from collections import defaultdict
 
-from who_wins import cells, ranked, read_report  # tools/, beside this file
+from who_wins import cells, phase, ranked, read_report  # tools/, beside this file
+
+# Problem columns a label names when they differ between a report's points (a preset sweeps the
+# heads of two tensor-parallel degrees, say); the lengths, layout and variants are always named.
+NAMED_WHEN_THEY_VARY = {"kind": "{}", "heads": "h{}", "kv_heads": "kv{}", "head_dim": "d{}",
+                        "dtype": "{}", "direction": "{}"}
 
 
-def shape(r):
-    """The point in a reader's words: prefill or decode, lengths, layout and variants."""
-    kind = "decode" if r["seq_len"] == "1" else "prefill"
+def varying_columns(rows):
+    """The columns of NAMED_WHEN_THEY_VARY that take more than one value in these rows."""
+    return [c for c in NAMED_WHEN_THEY_VARY if len({r.get(c, "") for r in rows}) > 1]
+
+
+def shape(r, varying=()):
+    """The point in a reader's words: prefill or decode (with its queries a sequence), lengths,
+    the columns that vary in its report, layout and variants."""
+    kind = phase(r)
     lens = r["seq_lens_kv"] if kind == "decode" else r["seq_lens"]
     lens = lens or (r["seq_len_kv"] if kind == "decode" else r["seq_len"])
     lens = re.sub(r"histogram\((?:[^)]*/)?([^/)]+)\.csv\)", r"histogram \1", lens)
-    words = [f"{kind} b{r['batch']}", lens]
+    words = [" ".join([f"{kind} b{r['batch']}"] + [NAMED_WHEN_THEY_VARY[c].format(r[c]) for c in varying]),
+             lens]
+    if kind == "decode" and r["seq_len"] != "1":
+        words.append(f"{r['seq_len']} queries")
     if r.get("kv_layout") == "paged":
         words.append(f"paged {r['page_size']} {r['page_order']}")
     if r.get("window"):
@@ -41,6 +55,7 @@ def roof(r):
 
 def table(path, mode):
     rows, points, by_point, backends = read_report(path, mode)
+    varying = varying_columns(rows)
     name = os.path.basename(path).removesuffix(".csv")
     print(f"### {name} ({mode} mode)\n")
     print("| point | winner | time (ms) | roof | runner-up (x slower) | " + " | ".join(backends) + " |")
@@ -49,7 +64,7 @@ def table(path, mode):
         ok = ranked(by_point[p])
         row_cells = cells(by_point[p], backends, lambda r: f"{float(r['time_ms_median']):.3g}"
                           + (" (fed)" if r.get("feed") else "") if r["time_ms_median"] else None)
-        head = f"| {shape(by_point[p][0])} | "
+        head = f"| {shape(by_point[p][0], varying)} | "
         if not ok:
             print(head + "none | | | | " + " | ".join(row_cells) + " |")
             continue

@@ -23,6 +23,19 @@ def read_report(path, mode):
     return rows, points, by_point, list(dict.fromkeys(r["backend"] for r in rows))
 
 
+# A point is a decode when each sequence brings a few queries (speculative or multi-token decode
+# brings 2-8) against a longer cache; a ragged query batch is a prefill.
+DECODE_MAX_QUERIES = 16
+
+
+def phase(r):
+    """'decode' or 'prefill', as a serving engine would call the point."""
+    s = int(r["seq_len"])
+    if not r.get("seq_lens") and s <= DECODE_MAX_QUERIES and s < int(r["seq_len_kv"]):
+        return "decode"
+    return "prefill"
+
+
 def ranked(point_rows):
     """A point's measured rows, fastest first."""
     return sorted((r for r in point_rows if r["status"] == "ok" and r["time_ms_median"]),
@@ -49,7 +62,7 @@ def main():
 
     def family(point):
         r = by_point[point][0]
-        return "decode" if r["seq_len"] == "1" else f"prefill {r['dtype']}"
+        return "decode" if phase(r) == "decode" else f"prefill {r['dtype']}"
 
     family_wins = defaultdict(lambda: defaultdict(int))
     family_points = defaultdict(int)

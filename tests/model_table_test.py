@@ -1,0 +1,44 @@
+"""tools/model_table.py's labels: a point is a decode when each sequence brings 1-16 queries
+against a longer cache (a ragged query batch, 17 queries or a square point is a prefill), a decode
+of several queries says how many, and a column that differs between a report's points is named.
+Run by ctest (Tools.ModelTableNamesThePhaseAndWhatVaries)."""
+import sys
+
+sys.path.insert(0, sys.argv[1])  # tools/
+from model_table import shape, varying_columns  # noqa: E402
+from who_wins import phase  # noqa: E402
+
+
+def row(**changed):
+    r = {"batch": "4", "heads": "16", "kv_heads": "1", "head_dim": "576", "dtype": "bf16",
+         "direction": "fwd", "kind": "mla", "seq_len": "1", "seq_len_kv": "8192", "seq_lens": "",
+         "seq_lens_kv": "", "kv_layout": "contiguous", "page_size": "0", "page_order": "",
+         "window": "", "softcap": "0"}
+    r.update(changed)
+    return r
+
+
+failures = []
+for changed, want in [({}, "decode"), ({"seq_len": "2"}, "decode"), ({"seq_len": "16"}, "decode"),
+                      ({"seq_len": "17"}, "prefill"), ({"seq_len": "8192"}, "prefill"),
+                      ({"seq_len": "8", "seq_len_kv": "8"}, "prefill"),
+                      ({"seq_len": "2", "seq_lens": "uniform(1,3)"}, "prefill")]:
+    if phase(row(**changed)) != want:
+        failures.append(f"{changed} is not a {want}")
+if shape(row()) != "decode b4, 8192":
+    failures.append(f"one query: {shape(row())!r}")
+if shape(row(seq_len="2")) != "decode b4, 8192, 2 queries":
+    failures.append(f"two queries: {shape(row(seq_len='2'))!r}")
+for column, value, named in [("heads", "128", "h128"), ("kv_heads", "16", "kv16"),
+                             ("head_dim", "192", "d192"), ("dtype", "fp8", "fp8"),
+                             ("direction", "bwd", "bwd"), ("kind", "attention", "attention")]:
+    rows = [row(), row(**{column: value})]
+    varying = varying_columns(rows)
+    if varying != [column]:
+        failures.append(f"rows that differ in {column} vary in {varying}")
+    elif named not in shape(rows[1], varying).split(",")[0].split():
+        failures.append(f"{column} is not named: {shape(rows[1], varying)!r}")
+if varying_columns([row(), row(batch="8", seq_len_kv="4096")]):
+    failures.append("the batch and the lengths are named as varying columns")
+print("\n".join(failures) or "ok")
+sys.exit(1 if failures else 0)
