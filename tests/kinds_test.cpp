@@ -168,6 +168,37 @@ TEST(Kinds, MlaRefusesWhatItsAbsorbedFormCannotBe) {
             2);
 }
 
+// kv_dtype: a cache of another dtype than q's is fp8_e4m3, under bf16 or fp16 queries, forward
+// only; each refusal at its key and line, for each kind.
+TEST(Kinds, AnFp8CacheIsRefusedWhereItCannotBe) {
+  for (const char* kind : {"attention", "mla"}) {
+    const std::string head = std::string("sweep:\n  kind: ") + kind + "\n  seq_len: 8\n";
+    expect_refused(head + "  dtype: bf16\n  kv_dtype: fp16\n", "sweep.kv_dtype", 5,
+                   "kv_dtype fp16 under dtype bf16");
+    expect_refused(head + "  dtype: fp16\n  kv_dtype: bf16\n", "sweep.kv_dtype", 5,
+                   "kv_dtype bf16 under dtype fp16");
+    expect_refused(head + "  dtype: fp32\n  kv_dtype: fp8_e4m3\n", "sweep.kv_dtype", 5,
+                   "under bf16 or fp16 queries, not fp32");
+    expect_refused(head + "  kv_dtype: fp8_e4m3\n  direction: bwd\n", "sweep.direction", 5,
+                   "forward pass only");
+    for (const char* dtype : {"bf16", "fp16"}) {
+      const Problem p = only_point(head + "  dtype: " + dtype + "\n  kv_dtype: fp8_e4m3\n");
+      EXPECT_TRUE(p.fp8_kv()) << kind << " " << dtype;
+      EXPECT_EQ(p.variant_names(), std::vector<std::string>{"fp8_kv"}) << kind << " " << dtype;
+    }
+    // The cache of q's dtype written is the point without kv_dtype: one id, no variant.
+    for (const char* dtype : {"bf16", "fp16", "fp32", "fp8_e4m3"}) {
+      const Problem same =
+          only_point(head + "  dtype: " + dtype + "\n  kv_dtype: " + dtype + "\n");
+      EXPECT_FALSE(same.fp8_kv()) << kind << " " << dtype;
+      EXPECT_EQ(point_id(same), point_id(only_point(head + "  dtype: " + dtype + "\n")))
+          << kind << " " << dtype;
+    }
+  }
+  EXPECT_EQ(point_id(only_point("sweep:\n  seq_len: 8\n  kv_dtype: fp8_e4m3\n")),
+            "b1-h1-s8-d64-bf16-kvfp8_e4m3-causal-cpu");
+}
+
 TEST(Kinds, AnUnknownKindNamesTheKinds) {
   expect_refused("sweep:\n  kind: gqa\n  seq_len: 8\n", "sweep.kind", 2, "attention or mla");
 }
@@ -297,7 +328,10 @@ TEST(Kinds, EveryAxisOfEveryKindChangesThePointId) {
        std::string(kPackedAxes) +
            "  kv_heads: 4\n  head_dim: 16\n  window: [5, 0]\n  softcap: 20\n",
        {"kv_layout"}},
-      {"attention", std::string(kUniformAxes) + "  head_dim: 16\n", {}},
+      {"attention", std::string(kUniformAxes) + "  head_dim: 16\n  sinks: true\n  chunk: 4\n", {}},
+      // An fp8 cache under fp16 queries: its forward only, kv_dtype's other value q's own.
+      {"attention",
+       std::string(kUniformAxes) + "  head_dim: 16\n  dtype: fp16\n  kv_dtype: fp8_e4m3\n", {}},
       {"mla",
        std::string(kPackedAxes) + "  kv_heads: 4\n" + mla_own + "  absorbed: false\n",
        {"kv_layout", "absorbed"}},  // absorbed with 4 kv heads is refused: the next base has it
@@ -305,6 +339,7 @@ TEST(Kinds, EveryAxisOfEveryKindChangesThePointId) {
        std::string(kPackedAxes) + "  kv_heads: 1\n" + mla_own + "  absorbed: true\n",
        {"kv_layout", "kv_heads", "direction"}},
       {"mla", std::string(kUniformAxes) + mla_own, {}},
+      {"mla", std::string(kUniformAxes) + mla_own + "  dtype: fp16\n  kv_dtype: fp8_e4m3\n", {}},
   };
   std::map<std::string, std::set<std::string>> checked;
   for (const Base& base : bases) {
@@ -385,6 +420,28 @@ TEST(Kinds, MlaColumnsAreEmptyOnAttentionRowsAndAttentionsOnMlaRows) {
 
 // FLOPs 2 (d_qk + d_v) per attended pair and head; bytes: q, the output and the cache once, the
 // latent cache (v inside k) read once.
+// A chunk bounds what a decode reads and what a prefill computes: Llama 4's local layer at 10000
+// keys reads the last chunk's 10000 - 8192 = 1808 (keys 8192 .. 9999), its global layer all.
+TEST(Kinds, AChunkBoundsTheKeysReadAndThePairs) {
+  const std::string decode =
+      "sweep:\n  heads: 8\n  kv_heads: 1\n  head_dim: 128\n  seq_len: 1\n  seq_len_kv: 10000\n";
+  const Problem local = only_point(decode + "  chunk: 8192\n");
+  const Problem global = only_point(decode);
+  EXPECT_DOUBLE_EQ(point_bytes(local), 2.0 * 8 * 128 * 2 + 2.0 * 1808 * 256);
+  EXPECT_DOUBLE_EQ(point_bytes(global), 2.0 * 8 * 128 * 2 + 2.0 * 10000 * 256);
+  EXPECT_DOUBLE_EQ(point_flop(local), 2.0 * 8 * 256 * 1808);
+  // At a chunk's last position (8192 keys) the chunk is the whole cache; one past it, one key.
+  EXPECT_DOUBLE_EQ(point_flop(only_point(
+                       "sweep:\n  seq_len: 1\n  seq_len_kv: 8192\n  chunk: 8192\n  head_dim: 8\n")),
+                   2.0 * 16 * 8192);
+  EXPECT_DOUBLE_EQ(point_flop(only_point(
+                       "sweep:\n  seq_len: 1\n  seq_len_kv: 8193\n  chunk: 8192\n  head_dim: 8\n")),
+                   2.0 * 16 * 1);
+  // A causal prefill of 8 in chunks of 4: 1 + 2 + 3 + 4 pairs twice.
+  EXPECT_DOUBLE_EQ(point_flop(only_point("sweep:\n  seq_len: 8\n  chunk: 4\n  head_dim: 8\n")),
+                   2.0 * 16 * 20);
+}
+
 TEST(Kinds, TheWorkModelOfEachFormByHand) {
   const Problem prefill =
       only_point("sweep:\n  kind: mla\n  heads: 2\n  seq_len: 4\n  causal: false\n");
@@ -405,6 +462,16 @@ TEST(Kinds, TheWorkModelOfEachFormByHand) {
   // grad_out at 128, k and v (and dk, dv) at 192 + 128, 2 bytes each.
   EXPECT_DOUBLE_EQ(point_bytes(backward), 2.0 * 2 * (4 * 2 * 192) + 2.0 * 2 * (4 * 2 * 128) +
                                               2.0 * 2 * (4 * 2 * (192 + 128)));
+  // An fp8 cache: its values one byte each, q and the output two.
+  const Problem fp8_decode = only_point(
+      "sweep:\n  kind: mla\n  absorbed: true\n  batch: 2\n  heads: 16\n  seq_len: 1\n"
+      "  seq_len_kv: 100\n  kv_layout: paged\n  page_size: 64\n  kv_dtype: fp8_e4m3\n");
+  EXPECT_DOUBLE_EQ(point_bytes(fp8_decode), 2.0 * 2 * 16 * (576 + 512) + 1.0 * 200 * 576 + 4 * 4);
+  EXPECT_DOUBLE_EQ(point_flop(fp8_decode), point_flop(decode));
+  const Problem fp8_prefill = only_point(
+      "sweep:\n  kind: mla\n  heads: 2\n  seq_len: 4\n  causal: false\n  dtype: fp16\n"
+      "  kv_dtype: fp8_e4m3\n");
+  EXPECT_DOUBLE_EQ(point_bytes(fp8_prefill), 2.0 * (4 * 2 * 192 + 4 * 2 * 128) + 1.0 * 4 * 2 * (192 + 128));
   // The tolerance grows with the q·k width as attention's does.
   EXPECT_DOUBLE_EQ(point_tolerance(0.02, prefill), 0.02 * std::sqrt(3.0));
   EXPECT_DOUBLE_EQ(point_tolerance(0.02, decode), 0.02 * 3);

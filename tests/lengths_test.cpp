@@ -37,6 +37,45 @@ TEST(Lengths, EveryFormParsesAndTheBadOnesSayWhat) {
   }
 }
 
+// A mixed batch: parts COUNT*LENGTHS joined by '+', each part drawn for its own sequences.
+TEST(Lengths, AMixedBatchIsItsPartsInOrder) {
+  const LengthSpec mix = parse_length_spec("2*2048 + 32*uniform(1024,4096)");
+  EXPECT_EQ(mix.form, LengthForm::mix);
+  EXPECT_TRUE(mix.drawn());
+  EXPECT_EQ(mix.counts, (std::vector<int64_t>{2, 32}));
+  ASSERT_EQ(mix.parts.size(), 2u);
+  EXPECT_EQ(mix.parts[0].form, LengthForm::number);
+  EXPECT_EQ(mix.parts[1].form, LengthForm::uniform);
+  const std::vector<int64_t> lens = draw_lengths(mix, 34, 5, "");
+  ASSERT_EQ(lens.size(), 34u);
+  EXPECT_EQ(lens[0], 2048);
+  EXPECT_EQ(lens[1], 2048);
+  for (size_t i = 2; i < lens.size(); ++i) {
+    EXPECT_GE(lens[i], 1024);
+    EXPECT_LE(lens[i], 4096);
+  }
+  EXPECT_EQ(draw_lengths(mix, 34, 5, ""), lens);  // the same seed, the same batch
+  EXPECT_NE(draw_lengths(mix, 34, 6, ""), lens);
+  // One part is a mix too (a count times a spec), and a list part gives its count of lengths.
+  EXPECT_EQ(draw_lengths(parse_length_spec("3*7"), 3, 1, ""), (std::vector<int64_t>{7, 7, 7}));
+  EXPECT_EQ(draw_lengths(parse_length_spec("1*9 + 2*4,5"), 3, 1, ""),
+            (std::vector<int64_t>{9, 4, 5}));
+  // The counts are the batch: one fewer or one more is refused, saying the batch to write.
+  for (int64_t batch : {33, 35}) {
+    try {
+      draw_lengths(mix, batch, 5, "");
+      ADD_FAILURE() << batch;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("the mix gives 34 sequences for a batch of " +
+                                           std::to_string(batch) + "; write batch: 34"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  for (const char* bad : {"2*", "*5", "0*5", "x*5", "2*3*4", "2*5 + 7", "2*5 +", "1.5*4"})
+    EXPECT_THROW(parse_length_spec(bad), std::invalid_argument) << bad;
+}
+
 TEST(Lengths, DrawsAreDeterministicPerSeedAndStayInTheirBounds) {
   const LengthSpec uniform = parse_length_spec("uniform(100,200)");
   const auto a = draw_lengths(uniform, 64, 7, ""), b = draw_lengths(uniform, 64, 7, "");
@@ -170,6 +209,30 @@ sweep:
   EXPECT_NE(expand_sweep(other, false)[0].problem.q_lens, p.q_lens);
 }
 
+// vLLM's "2q2k_32q1s1k" in one line: two prefills of 2048 and 32 one-query decodes over 1k keys;
+// each decode row is aligned bottom-right against its own keys (a ragged causal batch).
+TEST(Lengths, AMixedBatchOfPrefillsAndDecodesIsOneLine) {
+  const Problem p = expand_sweep(parse_config(R"Y(sweep:
+  device: cpu
+  batch: 34
+  seq_lens: "2*2048 + 32*1"
+  seq_lens_kv: "2*2048 + 32*1024"
+)Y",
+                                              "m.yaml"),
+                                 false)
+                        .at(0)
+                        .problem;
+  ASSERT_EQ(p.q_lens.size(), 34u);
+  EXPECT_EQ(p.q_lens[1], 2048);
+  EXPECT_EQ(p.q_lens[2], 1);
+  EXPECT_EQ(p.kv_lens[2], 1024);
+  EXPECT_EQ(total_q_tokens(p), 2 * 2048 + 32);
+  EXPECT_EQ(total_kv_tokens(p), 2 * 2048 + 32 * 1024);
+  EXPECT_DOUBLE_EQ(attended_pairs(p), 2 * (2048.0 * 2049 / 2) + 32 * 1024.0);
+  EXPECT_THROW(parse_config("sweep:\n  batch: 30\n  seq_lens: \"2*8 + 32*1\"\n", "m.yaml"),
+               ConfigError);
+}
+
 TEST(Lengths, DecodeAgainstRaggedPagedContexts) {
   const SweepConfig c = parse_config(R"Y(sweep:
   device: cpu
@@ -245,6 +308,13 @@ TEST(Lengths, UsefulWorkCountsEverySequenceInsideItsWindow) {
   EXPECT_DOUBLE_EQ(sequence_pairs(4, 6, 1, 0), 8);
   // Left 1, right 1 without causal: keys pos-1 .. pos+1, the last row clipped at key 5.
   EXPECT_DOUBLE_EQ(sequence_pairs(4, 6, 1, 1), 3 + 3 + 3 + 2);
+  // Chunks of 4 (positions 2..5 against keys 0..5): causal, position 2 sees 0..2, 3 sees 0..3, 4
+  // sees 4, 5 sees 4..5; without causal each sees its whole chunk (cut at the cache's end).
+  EXPECT_DOUBLE_EQ(sequence_pairs(4, 6, -1, 0, 4), 3 + 4 + 1 + 2);
+  EXPECT_DOUBLE_EQ(sequence_pairs(4, 6, -1, -1, 4), 4 + 4 + 2 + 2);
+  EXPECT_DOUBLE_EQ(sequence_pairs(4, 6, 1, 0, 4), 2 + 2 + 1 + 2);  // and a window of 1 behind
+  EXPECT_DOUBLE_EQ(sequence_pairs(4, 6, -1, 0, 1), 4);             // chunks of 1: itself
+  EXPECT_DOUBLE_EQ(sequence_pairs(4, 6, -1, 0, 6), 3 + 4 + 5 + 6);  // one chunk: causal's
   Problem p;
   p.batch = 3, p.heads = 2, p.kv_heads = 1, p.head_dim = 8, p.causal = true;
   p.q_lens = {1, 4, 2}, p.kv_lens = {1, 6, 2};

@@ -63,14 +63,15 @@ TEST(PluginLoader, BadPluginsAreRefusedWithReasonsWhileGoodOnesLoad) {
   EXPECT_EQ(set.failures.size(), 6u);
   EXPECT_NE(reason_for(set, "missing_factory").find("no factory"), std::string::npos)
       << reason_for(set, "missing_factory");
-  EXPECT_NE(reason_for(set, "wrong_abi").find("built for ABI 46, this attnbench speaks 5;"),
+  EXPECT_NE(reason_for(set, "wrong_abi").find("built for ABI 47, this attnbench speaks 6;"),
             std::string::npos)
       << reason_for(set, "wrong_abi");
   EXPECT_NE(reason_for(set, "abi1")
-                .find("built for ABI 1, this attnbench speaks 5 (2 added "
+                .find("built for ABI 1, this attnbench speaks 6 (2 added "
                       "kv_heads, seq_len_kv, direction and prepare_backward; 3 fp8_e4m3 and the "
                       "inputs' scales; 4 ragged, paged, window and softcap; 5 problem kinds (mla), "
-                      "the v width, the scale, Backend::kinds() and variants())"),
+                      "the v width, the scale, Backend::kinds() and variants(); 6 kv_dtype (an "
+                      "fp8 KV cache), attention sinks and chunked local attention)"),
             std::string::npos)
       << reason_for(set, "abi1");
   EXPECT_NE(reason_for(set, "throwing_factory")
@@ -203,11 +204,10 @@ TEST(PluginLoader, AbiChangesAreListedFromTheVersionAfterThePluginsOwn) {
   EXPECT_EQ(abi_changes_since(0), "");
   EXPECT_EQ(abi_changes_since(-3), "");
   EXPECT_EQ(abi_changes_since(kPluginAbiVersion - 1),
-            " (5 added problem kinds (mla), the v width, the scale, Backend::kinds() and "
-            "variants())");
+            " (6 added kv_dtype (an fp8 KV cache), attention sinks and chunked local attention)");
   const std::string from_one = abi_changes_since(1);
   EXPECT_EQ(from_one.rfind(" (2 added kv_heads", 0), 0u) << from_one;
-  for (const char* v : {"; 3 ", "; 4 ", "; 5 "})
+  for (const char* v : {"; 3 ", "; 4 ", "; 5 ", "; 6 "})
     EXPECT_NE(from_one.find(v), std::string::npos) << from_one;
 }
 

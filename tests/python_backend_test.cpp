@@ -313,6 +313,39 @@ TEST_F(PythonBackends, EachRunsTheKindsItDeclares) {
             "attention-only does not run kind mla (it declares attention)");
 }
 
+// Sinks and an fp8 cache reach a function through the keywords it takes (sinks; k_scale and
+// v_scale); one without them is refused by name. A uniform chunk is in the mask it takes.
+TEST_F(PythonBackends, SinksChunksAndAnFp8CacheReachTheFunctionsThatTakeThem) {
+  const std::string module = kFaulty + "/served.py";
+  const std::string sweep =
+      "backends: [" + python(module, "served", "served") + ", " + python(module, "plain", "plain") +
+      "]\nmeasurement: {warmup_ms: 1, max_time_s: 0.05, cpu_pass_calls: 3}\n"
+      "sweep:\n"
+      "  - {device: cpu, dtype: fp32, heads: 4, kv_heads: 2, seq_len: 1, seq_len_kv: 64,"
+      " head_dim: 16, sinks: true}\n"
+      "  - {device: cpu, dtype: fp32, heads: 4, kv_heads: 2, seq_len: 24, head_dim: 16, chunk: 8}\n"
+      "  - {device: cpu, dtype: bf16, heads: 4, kv_heads: 2, seq_len: 1, seq_len_kv: 64,"
+      " head_dim: 16, kv_dtype: fp8_e4m3}\n";
+  const Result r = run("run " + write("c.yaml", sweep) + " -o " + path("out.csv"), kAtRoot);
+  EXPECT_EQ(r.code, 0) << r.output;
+  const auto rows = rows_of(path("out.csv"));
+  ASSERT_EQ(rows.size(), 6u) << r.output;
+  const std::string sinks = "b1-h4-kv2-s1-skv64-d16-fp32-causal-cpu-sinks ";
+  const std::string chunk = "b1-h4-kv2-s24-d16-fp32-causal-cpu-chunk8 ";
+  const std::string fp8 = "b1-h4-kv2-s1-skv64-d16-bf16-kvfp8_e4m3-causal-cpu ";
+  for (const std::string& point : {sinks, chunk, fp8})
+    EXPECT_EQ(rows.at(point + "served wall").at("status"), "ok")
+        << point << rows.at(point + "served wall").at("reason");
+  EXPECT_EQ(rows.at(chunk + "plain wall").at("status"), "ok");
+  EXPECT_EQ(rows.at(sinks + "plain wall").at("reason"),
+            "plain() takes no sinks keyword, so it cannot run attention sinks (docs/backends.md "
+            "lists the keywords)");
+  EXPECT_NE(rows.at(fp8 + "plain wall").at("reason").find("plain does not run an fp8 KV cache"),
+            std::string::npos)
+      << rows.at(fp8 + "plain wall").at("reason");
+  EXPECT_NE(rows.at(fp8 + "served wall").at("fp8_scale_v"), "");
+}
+
 TEST_F(PythonBackends, AnImportThatCrashesCostsOnlyItsOwnRows) {
   const std::string backends =
       "naive, " + python(kFaulty + "/import_crashes.py", "attention", "crasher");
@@ -411,16 +444,26 @@ TEST_F(PythonBackends, FlexAttentionCompilesAndRunsOnTheCpu) {
   const std::string sweep = "backends: [" + python(kExamples + "/flex.py", "attention", "flex") +
                             "]\nmeasurement:\n  warmup_ms: 1\n  max_time_s: 0.05\n"
                             "  cpu_pass_calls: 3\n  timeout_s: 600\n"
-                            "sweep:\n  heads: 2\n  seq_len: 64\n  head_dim: 16\n  dtype: fp32\n"
-                            "  device: cpu\n  causal: true\n";
+                            "sweep:\n  - {heads: 2, seq_len: 64, head_dim: 16, dtype: fp32, device: "
+                            "cpu, causal: true}\n"
+                            "  - {heads: 2, seq_len: 64, head_dim: 16, dtype: fp32, device: cpu, "
+                            "causal: true, chunk: 16}\n"
+                            "  - {heads: 2, seq_len: 64, head_dim: 16, dtype: fp32, device: cpu, "
+                            "causal: true, sinks: true}\n";
   const Result r = run("run " + write("c.yaml", sweep) + " -o " + path("out.csv"), kAtRoot);
   ASSERT_EQ(r.code, 0) << r.output;
   const auto rows = rows_of(path("out.csv"));
-  ASSERT_EQ(rows.size(), 1u);
-  const auto& row = rows.begin()->second;
-  EXPECT_EQ(row.at("status"), "ok") << row.at("reason");
-  EXPECT_LT(std::stod(row.at("rel_err")), std::stod(row.at("tolerance")));
-  EXPECT_GT(std::stod(row.at("first_call_ms")), 100 * std::stod(row.at("time_ms_median")));
+  ASSERT_EQ(rows.size(), 3u);
+  // gpt-oss's sinks need the log-sum-exp the CPU lowering does not return: refused, saying so.
+  const std::string sinks = "b1-h2-s64-d16-fp32-causal-cpu-sinks flex wall";
+  EXPECT_EQ(rows.at(sinks).at("status"), "unsupported");
+  EXPECT_NE(rows.at(sinks).at("reason").find("log-sum-exp"), std::string::npos);
+  for (auto& [key, row] : rows) {  // plain, and with Llama 4's chunks
+    if (key == sinks) continue;
+    EXPECT_EQ(row.at("status"), "ok") << key << row.at("reason");
+    EXPECT_LT(std::stod(row.at("rel_err")), std::stod(row.at("tolerance"))) << key;
+    EXPECT_GT(std::stod(row.at("first_call_ms")), 100 * std::stod(row.at("time_ms_median")));
+  }
 }
 
 }  // namespace

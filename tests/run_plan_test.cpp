@@ -343,5 +343,22 @@ TEST(RunPlan, ShardTextIsChecked) {
   EXPECT_THROW(plan_run(two_points, o, kAvailable, false), InputError);
 }
 
+// --tp N serves every block at N, whatever its tp: says.
+TEST(RunPlan, TpOnTheCommandLineReplacesEachBlocksDegrees) {
+  RunOverrides o;
+  o.tp = 8;
+  const RunPlan plan = plan_run(
+      config("sweep:\n  - {seq_len: 8, heads: 64, kv_heads: 8, tp: [1, 8], device: cpu}\n"
+             "  - {seq_len: 1, seq_len_kv: 64, heads: 16, kv_heads: 16, device: cpu}\n"),
+      o, kAvailable, false);
+  EXPECT_EQ(ids(plan), (std::vector<std::string>{"b1-h8-kv1-s8-d64-bf16-causal-cpu",
+                                                 "b1-h2-s1-skv64-d64-bf16-causal-cpu"}));
+  o.tp = 3;
+  EXPECT_THROW(plan_run(config("sweep:\n  seq_len: 8\n  heads: 64\n"), o, kAvailable, false),
+               ConfigError);
+  o.tp = -1;
+  EXPECT_THROW(plan_run(config("sweep:\n  seq_len: 8\n"), o, kAvailable, false), InputError);
+}
+
 }  // namespace
 }  // namespace attnbench

@@ -141,5 +141,59 @@ TEST(Types, FlopOfNonSquareCausalGqaAndBackward) {
   EXPECT_DOUBLE_EQ(attended_pairs(p), 1 + 2 + 3);
 }
 
+// tp: each point once per tensor-parallel degree, its heads divided as served.
+std::vector<std::pair<int64_t, int64_t>> heads_of(const std::string& yaml) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const Point& p : expand_sweep(parse_config(yaml, "tp.yaml"), false))
+    out.emplace_back(p.problem.heads, p.problem.kv_heads);
+  return out;
+}
+
+TEST(Sweep, TpDividesTheHeadsAsServed) {
+  using H = std::vector<std::pair<int64_t, int64_t>>;
+  // Qwen3-32B at TP1 and TP8: 64/8, then 8/1 (each GPU one of the 8 kv heads).
+  EXPECT_EQ(heads_of("sweep:\n  seq_len: 8\n  heads: 64\n  kv_heads: 8\n  tp: [1, 8]\n"),
+            (H{{64, 8}, {8, 1}}));
+  // Fewer kv heads than GPUs: one a GPU, replicated (Qwen3-235B's 4 over 8).
+  EXPECT_EQ(heads_of("sweep:\n  seq_len: 8\n  heads: 64\n  kv_heads: 4\n  tp: 8\n"), (H{{8, 1}}));
+  // More: divided (16 over 8 is 2 a GPU); a group of 5 (Llama 4's 40/8 at TP8).
+  EXPECT_EQ(heads_of("sweep:\n  seq_len: 8\n  heads: 32\n  kv_heads: 16\n  tp: 8\n"), (H{{4, 2}}));
+  EXPECT_EQ(heads_of("sweep:\n  seq_len: 8\n  heads: 40\n  kv_heads: 8\n  tp: 8\n"), (H{{5, 1}}));
+  // tp 1 changes nothing; MLA's absorbed decode keeps its one latent head.
+  EXPECT_EQ(heads_of("sweep:\n  seq_len: 8\n  heads: 6\n  kv_heads: 3\n  tp: 1\n"), (H{{6, 3}}));
+  EXPECT_EQ(heads_of("sweep:\n  kind: mla\n  absorbed: true\n  seq_len: 1\n  seq_len_kv: 64\n"
+                     "  heads: 128\n  tp: 8\n"),
+            (H{{16, 1}}));
+  // The points of each degree in turn, and their ids apart.
+  const auto points = expand_sweep(
+      parse_config("sweep:\n  seq_len: [8, 16]\n  heads: 16\n  tp: [1, 2]\n", "tp.yaml"), false);
+  ASSERT_EQ(points.size(), 4u);
+  EXPECT_EQ(points[1].id, "b1-h16-s16-d64-bf16-causal-cpu");
+  EXPECT_EQ(points[2].id, "b1-h8-s8-d64-bf16-causal-cpu");
+}
+
+TEST(Sweep, ATpTheHeadsCannotTakeIsRefusedAtItsKey) {
+  auto refused = [](const std::string& yaml, int line, const std::string& says) {
+    try {
+      expand_sweep(parse_config(yaml, "tp.yaml"), false);
+      ADD_FAILURE() << "accepted:\n" << yaml;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.key(), "sweep.tp") << e.what();
+      EXPECT_EQ(e.line(), line) << e.what();
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  refused("sweep:\n  seq_len: 8\n  heads: 12\n  tp: 8\n", 4, "heads 12 are not divisible");
+  refused("sweep:\n  seq_len: 8\n  heads: 24\n  kv_heads: 3\n  tp: 8\n", 5,
+          "kv_heads 3 neither divide");
+  refused("sweep:\n  seq_len: 8\n  heads: 48\n  kv_heads: 12\n  tp: 8\n", 5,
+          "kv_heads 12 neither divide");
+  refused("sweep:\n  seq_len: 8\n  tp: 0\n", 3, "");
+  refused("sweep:\n  seq_len: 8\n  tp: 1.5\n", 3, "whole number");
+  EXPECT_THROW(parse_config("sweep:\n  seq_len: 8\n  zip:\n    - tp: [1, 2]\n      batch: [1, 2]\n",
+                            "tp.yaml"),
+               ConfigError);
+}
+
 }  // namespace
 }  // namespace attnbench

@@ -5,6 +5,7 @@
 #include <attnbench/sdpa/autograd_backward.hpp>
 #include <attnbench/sdpa/textbook_attention.hpp>
 #include "measure/op_counter.hpp"
+#include "base/kinds/problem_kind.hpp"
 #include "test_support.hpp"
 
 #include <c10/core/InferenceMode.h>
@@ -211,6 +212,29 @@ TEST(Workloads, Fp8OutputIsBf16OrFp8HoldingOutOverTheVScale) {
               std::string::npos)
         << e.what();
   }
+}
+
+// A mixed batch (two prefills and four decodes in one call): the textbook backends are right, and
+// decode rows masked as a prefill's (top-left: the one query sees key 0 alone) are caught.
+TEST(Workloads, AMixedBatchsDecodeRowsMaskedAsPrefillAreCaught) {
+  c10::InferenceMode guard;
+  Problem p = f32_cpu(4, 2, 48, 300, true);
+  p.batch = 6;
+  p.seq_lens = "2*48 + 4*1", p.seq_lens_kv = "2*48 + 4*uniform(100,300)";
+  p.q_lens = {48, 48, 1, 1, 1, 1}, p.kv_lens = {48, 48, 100, 300, 217, 150};
+  const InputTensors in = make_inputs(p, 3);
+  const at::Tensor out = backend("naive").forward(in.view());
+  ASSERT_LT(forward_error(in, out).rel_err, 1e-5);
+  at::Tensor wrong = out.clone();  // [total_q, heads, d]
+  const at::Tensor cu_kv = in.cu_seqlens_kv.cpu();
+  for (int64_t b = 2; b < 6; ++b) {
+    const int64_t row = 2 * 48 + (b - 2), first_key = cu_kv[b].item<int64_t>();
+    wrong[row] = in.v[first_key].repeat_interleave(2, 0);  // each kv head's v for its 2 q heads
+  }
+  Problem bf16 = p;
+  bf16.dtype = DType::bf16;
+  EXPECT_GT(forward_error(in, wrong).rel_err,
+            point_tolerance(default_tolerances().at(DType::bf16), bf16));
 }
 
 }  // namespace

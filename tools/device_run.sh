@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds attnbench on the GPU machine and runs the named steps, copying results to $OUT.
 # Usage (from the repository root there): tools/device_run.sh STEP... with steps among
-#   deps build tests gpu-tests variants source mla models models-prefill published seed study hosttime seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults probes isolation hopper hopper-check hopper-prefill hopper-decode memory-check seed-aa run:NAME
+#   deps build tests gpu-tests variants source mla models models-prefill published seed study hosttime seqlen dtypes decode gqa training example clocks calibrate ncu bench smoke faults probes isolation hopper hopper-check hopper-prefill hopper-decode memory-check seed-aa run:NAME gtest:FILTER
 # tests writes results/h200/tests.txt (ctest) and results/h200/gpu-tests.txt (the GPU tests' own output).
 # The device machine has no .git: pass the commit as ATTNBENCH_GIT_SHA.
 set -uo pipefail
@@ -255,12 +255,21 @@ for step in "$@"; do
       done
       ;;
     run:*)
-      # Any config: run:NAME runs configs/NAME.yaml into results/h200/NAME.csv.
+      # Any config: run:NAME runs configs/NAME.yaml into $res/NAME.csv (results/h100 or h200);
+      # $ATTNBENCH_RUN_ARGS adds options (--plugin-dir, --backends).
       name=${step#run:}
       log "run $name"
-      "$build/attnbench" run "configs/$name.yaml" --force -o "results/h200/$name.csv" 2>"$out/$name.stderr" \
-        | tee "results/h200/$name.summary.txt" | tail -25
-      echo "exit code ${PIPESTATUS[0]}" | tee -a "results/h200/$name.summary.txt"
+      mkdir -p "$(dirname "$res/$name")" "$(dirname "$out/$name")"
+      "$build/attnbench" run "configs/$name.yaml" --force ${ATTNBENCH_RUN_ARGS:-} -o "$res/$name.csv" 2>"$out/$name.stderr" \
+        | tee "$res/$name.summary.txt" | tail -25
+      echo "exit code ${PIPESTATUS[0]}" | tee -a "$res/$name.summary.txt"
+      ;;
+    gtest:*)
+      # The GPU tests matching a gtest filter, with what they print: gtest:'GpuMla*:GpuSinks*'
+      # (after build-run with ATTNBENCH_BUILD_TARGETS=measure_tests) into $res/gtest.txt.
+      log "$step"
+      (cd "$build" && ./measure_tests --gtest_filter="${step#gtest:}" 2>&1) | tee -a "$res/gtest.txt" \
+        | grep -E "measured|skipped|OK|FAILED|PASSED|Failure|error" | head -80
       ;;
     seed-aa)
       log seed-aa

@@ -3,7 +3,8 @@ a Triton kernel. Its first call at a shape compiles; attnbench's first_call_ms c
 that costs, and the other columns what the compiled kernel does.
 
 Every variant attnbench sweeps reaches it as keywords: the causal mask and a sliding `window` as a
-block mask, `softcap` as a score mod, a ragged batch (`cu_seqlens_q`, `cu_seqlens_kv`, q packed
+block mask, Llama 4's `chunk` in the block mask too, `softcap` as a score mod, `sinks` through the
+log-sum-exp it returns, a ragged batch (`cu_seqlens_q`, `cu_seqlens_kv`, q packed
 [total, heads, dim]) as one long sequence with a document mask, as FlexAttention's own examples
 do. A paged cache it refuses (FlexAttention's paged attention needs a page-table conversion of
 its own).
@@ -22,8 +23,9 @@ _flex = torch.compile(flex_attention, dynamic=False)
 _block_masks = {}  # made once per problem (outside the timed calls: the first call makes it)
 
 
-def _mask_mod(problem, cu_q, cu_kv, device):
-    """Query q_idx may see key kv_idx: same sequence, inside the window, bottom-right aligned."""
+def _mask_mod(problem, cu_q, cu_kv, device, chunk):
+    """Query q_idx may see key kv_idx: same sequence, inside the window and the chunk,
+    bottom-right aligned."""
     left, right = problem.window_left, problem.window_right
     if cu_q is None:  # uniform: one sequence per batch entry
         offset = problem.seq_len_kv - problem.seq_len
@@ -50,25 +52,29 @@ def _mask_mod(problem, cu_q, cu_kv, device):
             seen = seen & (key <= pos + right)
         if left >= 0:
             seen = seen & (key >= pos - left)
+        if chunk > 0:
+            seen = seen & (key // chunk == pos // chunk)
         return seen
 
     return mask
 
 
 def attention(q, k, v, scale, problem, cu_seqlens_q=None, cu_seqlens_kv=None, window=None,
-              softcap=0.0):
-    """FlexAttention (torch.compile): block mask for causal, window and ragged; softcap score mod"""
+              softcap=0.0, sinks=None, chunk=0):
+    """FlexAttention (torch.compile): block mask for causal, window, chunk and ragged; softcap score
+    mod; sinks from the returned log-sum-exp"""
     packed = cu_seqlens_q is not None
     if packed:  # [total, heads, dim] -> one batch entry of total rows
         q, k, v = (t.transpose(0, 1).unsqueeze(0) for t in (q, k, v))
-    masked = problem.causal or problem.window_left >= 0 or problem.window_right >= 0 or packed
+    masked = (problem.causal or problem.window_left >= 0 or problem.window_right >= 0 or packed
+              or chunk > 0)
     key = (problem.batch, problem.seq_len, problem.seq_len_kv, tuple(problem.q_lens),
            tuple(problem.kv_lens), problem.window_left, problem.window_right, problem.causal,
-           str(q.device))
+           chunk, str(q.device))
     block_mask = None
     if masked:
         if key not in _block_masks:
-            mod = _mask_mod(problem, cu_seqlens_q, cu_seqlens_kv, q.device)
+            mod = _mask_mod(problem, cu_seqlens_q, cu_seqlens_kv, q.device, chunk)
             _block_masks[key] = create_block_mask(mod, B=None, H=None, Q_LEN=q.size(2),
                                                   KV_LEN=k.size(2), device=q.device)
         block_mask = _block_masks[key]
@@ -76,8 +82,14 @@ def attention(q, k, v, scale, problem, cu_seqlens_q=None, cu_seqlens_kv=None, wi
     if softcap > 0:
         def score_mod(score, b, h, q_idx, kv_idx):
             return softcap * torch.tanh(score / softcap)
-    out = _flex(q, k, v, block_mask=block_mask, score_mod=score_mod, scale=scale,
-                enable_gqa=q.size(1) != k.size(1))
+    if sinks is None:
+        out = _flex(q, k, v, block_mask=block_mask, score_mod=score_mod, scale=scale,
+                    enable_gqa=q.size(1) != k.size(1))
+    else:
+        # A sink joins the softmax's denominator: out * Z / (Z + e^sink) = out * sigmoid(lse - sink).
+        out, lse = _flex(q, k, v, block_mask=block_mask, score_mod=score_mod, scale=scale,
+                         enable_gqa=q.size(1) != k.size(1), return_lse=True)
+        out = out * torch.sigmoid(lse - sinks.view(1, -1, 1)).unsqueeze(-1).to(out.dtype)
     return out.squeeze(0).transpose(0, 1) if packed else out
 
 
@@ -86,6 +98,9 @@ def supports(problem):
         return "flex_attention takes no fp8 inputs"
     if problem.kv_layout == "paged":
         return "this example reads a contiguous cache (FlexAttention's paged attention is not wired)"
+    if problem.sinks and problem.device == "cpu":
+        return ("sinks come from flex_attention's log-sum-exp, which torch.compile's CPU lowering "
+                "does not return (torch 2.11); they run on CUDA")
     if problem.packed and problem.direction == "bwd":
         return "attnbench checks the backward of a ragged batch in no layout but the uniform one"
     return True

@@ -293,10 +293,15 @@ Support sdpa_variants(Kernel kernel, const Problem& p) {
   return Support::yes();
 }
 
+std::vector<std::string> textbook_variant_names() {
+  return {"ragged", "paged", "window", "softcap", "fp8_kv", "sinks", "chunk"};
+}
+
 Support textbook_variants(const Problem& p) {
   if (Support s = common_variants(p, "textbook attention"); !s.supported) return s;
-  if (p.packed()) return Support::fed(kPaddedFeed);
-  return Support::yes();
+  std::string feed = p.packed() ? kPaddedFeed : "";
+  if (p.fp8_kv()) feed += std::string(feed.empty() ? "" : "; ") + kDequantizedFeed;
+  return feed.empty() ? Support::yes() : Support::fed(feed);
 }
 
 }  // namespace attnbench::sdpa

@@ -32,8 +32,8 @@ at::Tensor padded_attention(const Inputs& in,
   const at::Tensor q = pad(in.q, q_rows, batch, s);
   const at::Tensor k = pad(in.k, kv_rows, batch, skv), v = pad(in.v, kv_rows, batch, skv);
 
-  // Query i of sequence b stands at key i + kv_len - q_len; it sees keys inside its sequence and
-  // its window. Padding rows see key 0 alone (no row is all masked) and are dropped afterwards.
+  // Query i of sequence b stands at key i + kv_len - q_len; it sees keys inside its sequence, its
+  // window and its chunk. Padding rows see key 0 alone (no row is all masked) and are dropped afterwards.
   const at::Tensor q_len = (cu_q.narrow(0, 1, batch) - cu_q.narrow(0, 0, batch)).view({batch, 1, 1});
   const at::Tensor kv_len =
       (cu_kv.narrow(0, 1, batch) - cu_kv.narrow(0, 0, batch)).view({batch, 1, 1});
@@ -43,12 +43,14 @@ at::Tensor padded_attention(const Inputs& in,
   at::Tensor masked = (j >= kv_len).logical_or(i >= q_len);
   if (p.right_edge() >= 0) masked = masked.logical_or(j > pos + p.right_edge());
   if (p.window_left >= 0) masked = masked.logical_or(j < pos - p.window_left);
+  if (p.chunk > 0) masked = masked.logical_or(j.div(p.chunk, "floor") != pos.div(p.chunk, "floor"));
   masked = masked.logical_and((i >= q_len).logical_and(j == 0).logical_not()).unsqueeze(1);
 
   Problem uniform = p;
   uniform.q_lens.clear(), uniform.kv_lens.clear();
   uniform.seq_lens.clear(), uniform.seq_lens_kv.clear();
-  const Inputs padded{uniform, q, k, v, &masked, in.scale, in.q_scale, in.k_scale, in.v_scale};
+  Inputs padded{uniform, q, k, v, &masked, in.scale, in.q_scale, in.k_scale, in.v_scale};
+  padded.sinks = in.sinks;  // a head's sink is every row's
   const at::Tensor out = dense(padded);  // [b, h, s, d]
   return out.transpose(1, 2).reshape({batch * s, p.heads, p.v_dim()}).index_select(0, q_rows);
 }

@@ -58,7 +58,8 @@ enum Uid : int64_t {
   kOOffsets,
   // paged: the page table (one for K and V)
   kPageTableK,
-  kPageTableV
+  kPageTableV,
+  kSink  // attention sinks: float32 [1, heads, 1, 1]
 };
 
 // fp8: the softmax probabilities P (in [0, 1]) go to fp8 for the P x V product scaled by this,
@@ -112,10 +113,11 @@ struct Plan {
 
 // A plan per (shape, dtype, mask, direction), built once.
 // Shapes of q, k, then dtype, causal, stats, the window's left edge, the ragged lengths, the page
-// table's shape (empty: not paged), and v's shape and strides (MLA: another width, or a view of k).
+// table's shape (empty: not paged), v's shape and strides (MLA: another width, or a view of k),
+// and whether a sink joins the softmax.
 using ShapeKey = std::tuple<std::vector<int64_t>, std::vector<int64_t>, int, bool, bool, int64_t,
                             std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>,
-                            std::vector<int64_t>>;
+                            std::vector<int64_t>, bool>;
 
 // v's shape and strides, for a plan's key.
 std::vector<int64_t> v_layout(const at::Tensor& v) {
@@ -153,12 +155,16 @@ class CudnnFeBackend final : public attnbench::Backend {
   std::string name() const override { return "cudnn-fe"; }
   std::string description() const override {
     return "cuDNN SDPA through the frontend graph API (no PyTorch SDPA), forward and backward, "
-           "causal bottom-right, GQA, ragged offsets, paged K/V and its sliding window, MLA; one "
+           "causal bottom-right, GQA, ragged offsets, paged K/V and its sliding window, sinks, "
+           "MLA; one "
            "plan per shape built outside the timed calls";
   }
   // MLA: prefill is SDPA with v narrower than q·k; the absorbed decode a graph whose V is the
   // first kv_lora_rank columns of K's cache (strides, no copy). cuDNN decides what it runs.
   std::vector<std::string> kinds() const override { return {"attention", "mla"}; }
+  std::vector<std::string> variants() const override {
+    return {"ragged", "paged", "window", "softcap", "sinks"};
+  }
   Support supports(const Problem& p) const override {
     if (auto cuda = attnbench::sdpa::needs_cuda(p, "cuDNN's fused attention"); !cuda.supported)
       return cuda;
@@ -171,6 +177,8 @@ class CudnnFeBackend final : public attnbench::Backend {
     if (p.v_in_k && p.dtype == attnbench::DType::fp8_e4m3)
       return Support::no("this plugin runs the absorbed MLA decode in fp16 and bf16");
     if (p.softcap > 0) return Support::no("cuDNN's SDPA graph has no softcap");
+    if (p.sinks && p.dtype == attnbench::DType::fp8_e4m3)
+      return Support::no("this plugin gives cuDNN's sink token to its fp16 and bf16 graph only");
     if (p.right_edge() > 0)
       return Support::no(
           "this plugin gives cuDNN's band a right bound of 0 (causal, or a decode's window) "
@@ -210,6 +218,7 @@ class CudnnFeBackend final : public attnbench::Backend {
     if (in.page_table)
       pack.insert(
           {{kPageTableK, in.page_table->data_ptr()}, {kPageTableV, in.page_table->data_ptr()}});
+    if (in.sinks) pack[kSink] = in.sinks->data_ptr();
     if (fp8) {
       auto* s = static_cast<float*>(plan.fp8_scalars.data_ptr());
       const int64_t uids[] = {kDescaleQ, kDescaleK, kDescaleV, kDescaleS,
@@ -233,7 +242,8 @@ class CudnnFeBackend final : public attnbench::Backend {
                        {},
                        {},
                        {},
-                       v_layout(in.v)};
+                       v_layout(in.v),
+                       in.sinks != nullptr};
     const std::lock_guard<std::mutex> lock(mutex_);
     auto it = forward_plans_.find(key);
     if (it != forward_plans_.end() && it->second.fp8_scales == scales) return it->second;
@@ -290,7 +300,8 @@ class CudnnFeBackend final : public attnbench::Backend {
                        p.q_lens,
                        p.kv_lens,
                        in.page_table ? in.page_table->sizes().vec() : std::vector<int64_t>{},
-                       v_layout(in.v)};
+                       v_layout(in.v),
+                       in.sinks != nullptr};
     const std::lock_guard<std::mutex> lock(mutex_);
     auto it = forward_plans_.find(key);
     if (it != forward_plans_.end()) return it->second;
@@ -309,6 +320,13 @@ class CudnnFeBackend final : public attnbench::Backend {
     if (p.window_left >= 0)
       options.set_diagonal_band_left_bound(static_cast<int>(p.window_left + 1))
           .set_diagonal_alignment(fe::DiagonalAlignment_t::BOTTOM_RIGHT);
+    if (in.sinks)  // gpt-oss's sinks: cuDNN's sink_token, a logit per head (cuDNN 9.13+)
+      options.set_sink_token(g->tensor(fe::graph::Tensor_attributes()
+                                           .set_name("sink")
+                                           .set_uid(kSink)
+                                           .set_dim({1, p.heads, 1, 1})
+                                           .set_stride({p.heads, 1, 1, 1})
+                                           .set_data_type(fe::DataType_t::FLOAT)));
     Plan plan;
     if (!p.packed()) {
       auto q = bhsd(*g, "q", kQ, in.q), k = bhsd(*g, "k", kK, in.k), v = bhsd(*g, "v", kV, in.v);
@@ -484,7 +502,8 @@ class CudnnFeBackward final : public attnbench::BackwardPass {
                        {},
                        {},
                        {},
-                       v_layout(in.v)};
+                       v_layout(in.v),
+                       in.sinks != nullptr};
     {
       const std::lock_guard<std::mutex> lock(backend_.mutex_);
       auto it = backend_.backward_plans_.find(key);

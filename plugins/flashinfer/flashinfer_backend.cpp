@@ -53,6 +53,9 @@ class FlashInferBackend final : public attnbench::Backend {
            "absorbed decode (latent 512, rope 64) with its Hopper MLA kernel";
   }
   std::vector<std::string> kinds() const override { return {"attention", "mla"}; }
+  std::vector<std::string> variants() const override {
+    return {"ragged", "paged", "window", "softcap", "fp8_kv"};
+  }
 
   Support supports(const Problem& p) const override {
     if (auto cuda = attnbench::sdpa::needs_cuda(p, "FlashInfer"); !cuda.supported) return cuda;
@@ -61,6 +64,9 @@ class FlashInferBackend final : public attnbench::Backend {
     if (p.dtype != attnbench::DType::bf16)
       return Support::no("this plugin compiles FlashInfer's kernels for bf16 only");
     if (p.kind == "mla") return mla_support(p);
+    if (p.fp8_kv())
+      return Support::no("this plugin compiles FlashInfer's fp8 KV cache path for MLA's decode "
+                         "only; its attention decode and prefill instances read a bf16 cache");
     if (is_decode(p)) {
       if (p.ragged() && !p.paged())
         return Support::no("FlashInfer's decode reads a paged cache; ragged contexts come "
@@ -134,7 +140,6 @@ class FlashInferBackend final : public attnbench::Backend {
       fk::MlaShape& s = next.shape;
       s.batch = p.batch, s.heads = p.heads, s.latent = latent, s.rope = p.mla.qk_rope_head_dim;
       s.causal = p.causal && (p.seq_len > 1 || !p.q_lens.empty());
-      s.scale = static_cast<float>(in.scale);
       s.q_stride_n = p.heads * width, s.o_stride_n = p.heads * latent;
       std::vector<int32_t> indices;
       s.qo_indptr = {0}, s.page_indptr = {0};
@@ -160,6 +165,11 @@ class FlashInferBackend final : public attnbench::Backend {
       next.plan = fk::plan_mla(s, workspace_, at::cuda::getCurrentCUDAStream().stream());
       mla_ = std::move(next);
     }
+    // What the plan does not read is the call's own: two points of one shape and lengths may
+    // differ in their scale or their cache's dtype.
+    fk::MlaShape& s = mla_->shape;
+    s.scale = static_cast<float>(in.scale);
+    s.fp8_cache = p.fp8_kv(), s.cache_scale = static_cast<float>(in.k_scale);
     std::vector<int64_t> sizes = in.q.sizes().vec();
     sizes.back() = latent;
     at::Tensor out = at::empty(sizes, in.q.options());

@@ -67,12 +67,15 @@ void run_decode(const Shape& shape, const PagedCache& cache, const Workspace& ws
 // MLA's absorbed decode (FlashInfer's Hopper MLA kernel, mla.cu): q [rows, heads, latent + rope]
 // (the absorbed nope part first) against one latent cache of pages [pages, page_size, latent +
 // rope] whose first `latent` columns are v, read through each sequence's pages; o [rows, heads,
-// latent]. Row r of q starts at r * q_stride_n elements, of o at r * o_stride_n.
+// latent]. Row r of q starts at r * q_stride_n elements, of o at r * o_stride_n. q and o are
+// bf16; the cache bf16 or fp8_e4m3.
 struct MlaShape {
   int64_t batch, heads, page_size;
   int64_t latent, rope;
   bool causal;  // bottom-right, for 2+ queries a sequence
   float scale;
+  bool fp8_cache;     // the cache is fp8_e4m3: a value is its number times cache_scale
+  float cache_scale;  // 1 for a bf16 cache
   int64_t q_stride_n, o_stride_n;
   std::vector<int32_t> qo_indptr;    // host, batch + 1: each sequence's query rows
   std::vector<int32_t> page_indptr;  // host, batch + 1: each sequence's entries in the indices

@@ -1,7 +1,8 @@
 // MLA's absorbed decode: FlashInfer's Hopper MLA kernel (BatchMLAPageAttentionHopper, as its
 // csrc/batch_mla_sm90_run.cu calls it) over one paged latent cache, scheduled by MLAPlan. The
 // cache's first `latent` columns are the compressed kv (and v), its last `rope` columns the rope
-// keys: two views of one tensor through strides, as q's nope (absorbed) and rope parts are.
+// keys: two views of one tensor through strides, as q's nope (absorbed) and rope parts are. The
+// cache is bf16, or fp8_e4m3 under one scale (the kernel's FP8 KV path, bf16 queries).
 #include "check.cuh"
 #include "kernels.hpp"
 
@@ -11,6 +12,7 @@
 #include <flashinfer/fastdiv.cuh>
 
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 
 #include <stdexcept>
 #include <string>
@@ -43,24 +45,27 @@ std::vector<int64_t> plan_mla(const MlaShape& s, const Workspace& ws, void* stre
   return info.ToVector();
 }
 
-void run_mla(const MlaShape& s, const Workspace& ws, const std::vector<int64_t>& plan,
-             const void* q, const void* cache, void* o, void* stream_ptr) {
-  if (!mla_compiled(s.latent, s.rope))
-    throw std::runtime_error("FlashInfer MLA: no kernel compiled for latent " +
-                             std::to_string(s.latent) + " and rope " + std::to_string(s.rope));
+namespace {
+
+// One launch of the kernel over a cache of KV (bf16, or fp8_e4m3 that it dequantizes to bf16 in
+// shared memory with the cache's scale).
+template <class KV>
+void launch_mla(const MlaShape& s, const Workspace& ws, const std::vector<int64_t>& plan,
+                const void* q, const void* cache, void* o, cudaStream_t stream) {
   flashinfer::MLAPlanInfo info;
   info.FromVector(plan);
   using T = __nv_bfloat16;
-  using Params = flashinfer::MLAParams<T, T, T, int32_t>;
+  using Params = flashinfer::MLAParams<T, KV, T, int32_t>;
   Params p{};
   auto at = [&](int64_t offset) {
     return flashinfer::GetPtrFromBaseOffset<int32_t>(ws.int_device, offset);
   };
   const int64_t width = s.latent + s.rope;
   T* q_base = static_cast<T*>(const_cast<void*>(q));
-  T* kv_base = static_cast<T*>(const_cast<void*>(cache));
+  KV* kv_base = static_cast<KV*>(const_cast<void*>(cache));
   p.q_nope = q_base, p.q_pe = q_base + s.latent;  // q: [rows, heads, latent | rope]
   p.ckv = kv_base, p.kpe = kv_base + s.latent;    // pages: [page, token, latent | rope]
+  p.ckv_scale = p.kpe_scale = s.cache_scale;      // one cache, one scale
   p.q_indptr = at(info.q_indptr_offset);
   p.kv_indptr = at(info.kv_indptr_offset);
   p.partial_indptr = at(info.partial_indptr_offset);
@@ -90,7 +95,6 @@ void run_mla(const MlaShape& s, const Workspace& ws, const std::vector<int64_t>&
   p.o_stride_h = static_cast<uint32_t>(s.latent);
   p.sm_scale = s.scale;
   p.return_lse_base_on_e = false;
-  auto stream = static_cast<cudaStream_t>(stream_ptr);
   const auto blocks_x = static_cast<uint32_t>(info.num_blks_x);
   const auto blocks_y = static_cast<uint32_t>(info.num_blks_y);
   const cudaError_t status =
@@ -101,6 +105,20 @@ void run_mla(const MlaShape& s, const Workspace& ws, const std::vector<int64_t>&
                                                               kLatent, kRope>(p, blocks_x,
                                                                               blocks_y, stream);
   check(status, "MLA");
+}
+
+}  // namespace
+
+void run_mla(const MlaShape& s, const Workspace& ws, const std::vector<int64_t>& plan,
+             const void* q, const void* cache, void* o, void* stream_ptr) {
+  if (!mla_compiled(s.latent, s.rope))
+    throw std::runtime_error("FlashInfer MLA: no kernel compiled for latent " +
+                             std::to_string(s.latent) + " and rope " + std::to_string(s.rope));
+  auto stream = static_cast<cudaStream_t>(stream_ptr);
+  if (s.fp8_cache)
+    launch_mla<__nv_fp8_e4m3>(s, ws, plan, q, cache, o, stream);
+  else
+    launch_mla<__nv_bfloat16>(s, ws, plan, q, cache, o, stream);
 }
 
 }  // namespace attnbench::flashinfer_kernels

@@ -15,6 +15,9 @@ class InplaceBackend final : public attnbench::Backend {
   // MLA is attention over other widths (q·k 192 and v 128, or the latent 576 and 512), which
   // these ops take as they are.
   std::vector<std::string> kinds() const override { return {"attention", "mla"}; }
+  std::vector<std::string> variants() const override {
+    return attnbench::sdpa::textbook_variant_names();
+  }
   attnbench::Support supports(const attnbench::Problem& problem) const override {
     if (auto s = attnbench::sdpa::no_fp8(problem, "the textbook attention (ATen ops)"); !s.supported) return s;
     return attnbench::sdpa::textbook_variants(problem);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -21,8 +22,10 @@ namespace attnbench {
 // direction and the backward pass. 3: fp8_e4m3 and the inputs' per-tensor scales. 4: ragged
 // batches, paged KV caches, sliding windows and softcap; Inputs carry the Problem; Support::feed.
 // 5: problem kinds (Problem::kind, MLA's shape), the v width, v inside k and the softmax scale in
-// the Problem; Backend::kinds() and variants().
-inline constexpr int kPluginAbiVersion = 5;
+// the Problem; Backend::kinds() and variants(). 6: Problem::kv_dtype (an fp8 KV cache under
+// bf16 or fp16 queries, the variant "fp8_kv"), attention sinks (Problem::sinks, Inputs::sinks) and
+// chunked local attention (Problem::chunk).
+inline constexpr int kPluginAbiVersion = 6;
 
 // fp8_e4m3: q, k, v are float8_e4m3fn, each quantized with a per-tensor scale (Inputs::q_scale).
 enum class DType { f16, bf16, f32, fp8_e4m3 };
@@ -70,6 +73,10 @@ struct Problem {
   int64_t seq_len_kv = 1;  // keys per sequence; ragged: the longest sequence's
   int64_t head_dim = 1;    // features of q and k
   DType dtype = DType::bf16;
+  // The KV cache's dtype when it differs from q's: fp8_e4m3 under bf16 or fp16 queries (how
+  // engines serve decode), k and v quantized with a scale each (Inputs::k_scale, v_scale), q and
+  // the output in `dtype`. Unset: k and v are `dtype`.
+  std::optional<DType> kv_dtype;
   bool causal = false;
   Device device = Device::cpu;
   Direction direction = Direction::fwd;
@@ -84,6 +91,12 @@ struct Problem {
   PageOrder page_order = PageOrder::in_order;
   int64_t window_left = -1, window_right = -1;  // keys seen behind and ahead; -1: unbounded
   double softcap = 0;  // > 0: each score s becomes softcap * tanh(s / softcap) before the softmax
+  // Attention sinks (gpt-oss): a learned logit per query head joins every row's softmax, taking
+  // its share of the weight and giving no value: out = sum_j e^(s_j) v_j / (sum_j e^(s_j) + e^sink).
+  bool sinks = false;
+  // Chunked local attention (Llama 4's local layers): > 0, a query sees only the keys of its own
+  // chunk of `chunk` positions (key j with j / chunk == pos / chunk), besides the mask and window.
+  int64_t chunk = 0;
   MlaShape mla;        // kind "mla": its widths, from which it derives head_dim and head_dim_v
   double scale = 0;    // the softmax scale; 0: 1/sqrt(head_dim) (a sweep writes its kind's default)
   int64_t head_dim_v = 0;  // features of v and of the output; 0: head_dim
@@ -98,18 +111,24 @@ struct Problem {
   bool paged() const { return kv_layout == KvLayout::paged; }
   bool packed() const { return ragged() || paged(); }
   bool windowed() const { return window_left >= 0 || (window_right >= 0 && !causal); }
+  DType cache_dtype() const { return kv_dtype.value_or(dtype); }
+  // k and v are fp8 while q is not (the variant "fp8_kv").
+  bool fp8_kv() const { return cache_dtype() == DType::fp8_e4m3 && dtype != DType::fp8_e4m3; }
   int64_t q_len(int64_t b) const { return q_lens.empty() ? seq_len : q_lens[b]; }
   int64_t kv_len(int64_t b) const { return kv_lens.empty() ? seq_len_kv : kv_lens[b]; }
   // The window's right edge with the mask applied: 0 under causal, -1 when unbounded.
   int64_t right_edge() const { return causal ? 0 : window_right; }
   // The variants beyond a uniform, contiguous batch, by name ("ragged", "paged", "window",
-  // "softcap"): what Backend::variants() declares.
+  // "softcap", "fp8_kv", "sinks", "chunk"): what Backend::variants() declares.
   std::vector<std::string> variant_names() const {
     std::vector<std::string> out;
     if (ragged()) out.push_back("ragged");
     if (paged()) out.push_back("paged");
     if (windowed()) out.push_back("window");
     if (softcap > 0) out.push_back("softcap");
+    if (fp8_kv()) out.push_back("fp8_kv");
+    if (sinks) out.push_back("sinks");
+    if (chunk > 0) out.push_back("chunk");
     return out;
   }
   // The same in words ("ragged lengths, a window"), for a refusal's reason; empty when none.
@@ -124,6 +143,9 @@ struct Problem {
     if (name == "paged") return "a paged KV cache";
     if (name == "window") return "a sliding window";
     if (name == "softcap") return "a softcap";
+    if (name == "fp8_kv") return "an fp8 KV cache";
+    if (name == "sinks") return "attention sinks";
+    if (name == "chunk") return "chunked local attention";
     return name;
   }
 };
@@ -147,13 +169,14 @@ struct Inputs {
   const at::Tensor& q;
   const at::Tensor& k;  // packed and paged: the key cache [pages, page_size, kv_heads, head_dim]
   const at::Tensor& v;
-  // Uniform layout: [seq_len, seq_len_kv] bool, true = masked out (the causal mask and the window,
-  // aligned bottom-right); null when nothing is masked. Null in the packed layout.
+  // Uniform layout: [seq_len, seq_len_kv] bool, true = masked out (the causal mask, the window and
+  // the chunk, aligned bottom-right); null when nothing is masked. Null in the packed layout.
   const at::Tensor* mask;
   double scale;  // softmax scale: problem.softmax_scale()
   // fp8_e4m3 only (1 otherwise): a value is its fp8 number times its tensor's scale (the
   // "descale" of FlashAttention-3 and cuDNN). The output is bf16, or fp8_e4m3 holding out / v_scale
-  // (attention's output is a convex combination of v's rows, so that never overflows).
+  // (attention's output is a convex combination of v's rows, so that never overflows). An fp8 KV
+  // cache (Problem::fp8_kv()) has k_scale and v_scale; q_scale is 1, the output q's dtype.
   double q_scale = 1, k_scale = 1, v_scale = 1;
   // Packed layout only (null otherwise), int32 on q's device: cu_seqlens_q [batch + 1] (sequence
   // b's query rows are cu_seqlens_q[b] .. cu_seqlens_q[b + 1]), cu_seqlens_kv likewise for a
@@ -164,6 +187,9 @@ struct Inputs {
   const at::Tensor* cu_seqlens_kv = nullptr;
   const at::Tensor* kv_lens = nullptr;
   const at::Tensor* page_table = nullptr;
+  // Problem::sinks only (null otherwise): the sink logits, float32 [heads] on q's device, in the
+  // units of the scaled scores (added to the softmax's denominator as e^sink).
+  const at::Tensor* sinks = nullptr;
 };
 
 // One forward's backward, ready to run. The backward pass needs what its forward saved (the

@@ -17,7 +17,21 @@ namespace {
 
 const char* kForms =
     "a length (512), a list (100,2000,37), uniform(LO,HI), normal(MEAN,STD[,MAX]), "
-    "lognormal(MEDIAN,SIGMA[,MAX]) or histogram(FILE)";
+    "lognormal(MEDIAN,SIGMA[,MAX]), histogram(FILE), or a mix of them (2*2048 + 32*1)";
+
+// `text` cut at each `sep` outside parentheses.
+std::vector<std::string> top_level_split(const std::string& text, char sep) {
+  std::vector<std::string> out{""};
+  int depth = 0;
+  for (char c : text) {
+    depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+    if (c == sep && depth == 0)
+      out.emplace_back();
+    else
+      out.back() += c;
+  }
+  return out;
+}
 
 std::string trimmed(const std::string& s) {
   const size_t a = s.find_first_not_of(" \t");
@@ -74,6 +88,23 @@ class Generator {
 LengthSpec parse_length_spec(const std::string& written) {
   const std::string text = trimmed(written);
   LengthSpec spec;
+  const std::vector<std::string> terms = top_level_split(text, '+');
+  if (terms.size() > 1 || top_level_split(text, '*').size() > 1) {  // a mixed batch
+    spec.form = LengthForm::mix;
+    for (const std::string& term : terms) {
+      const std::vector<std::string> factors = top_level_split(term, '*');
+      if (factors.size() != 2)
+        throw std::invalid_argument("'" + text + "': a mixed batch is parts COUNT*LENGTHS joined "
+                                    "by '+' (2*2048 + 32*1), not '" + trimmed(term) + "'");
+      const int64_t count = length(factors[0], text);
+      LengthSpec part = parse_length_spec(factors[1]);
+      if (part.form == LengthForm::mix)
+        throw std::invalid_argument("'" + text + "': a part of a mix is not a mix");
+      spec.counts.push_back(count);
+      spec.parts.push_back(std::move(part));
+    }
+    return spec;
+  }
   const size_t open = text.find('(');
   if (open == std::string::npos) {
     const std::vector<std::string> items = split(text, ',');
@@ -171,6 +202,20 @@ std::vector<int64_t> drawn_lengths(const LengthSpec& spec, int64_t batch, uint64
                                 std::to_string(kMaxRaggedBatch) + " (their offsets are int32)");
   if (spec.form == LengthForm::number)
     return std::vector<int64_t>(batch, static_cast<int64_t>(spec.args.at(0)));
+  if (spec.form == LengthForm::mix) {  // each part its own sequences, drawn with its own seed
+    const int64_t total = std::accumulate(spec.counts.begin(), spec.counts.end(), int64_t{0});
+    if (total != batch)
+      throw std::invalid_argument("the mix gives " + std::to_string(total) +
+                                  " sequences for a batch of " + std::to_string(batch) +
+                                  "; write batch: " + std::to_string(total));
+    for (size_t i = 0; i < spec.parts.size(); ++i) {
+      const uint64_t part_seed = seed ^ ((i + 1) * 0x9e3779b97f4a7c15ull);
+      const std::vector<int64_t> part =
+          drawn_lengths(spec.parts[i], spec.counts[i], part_seed, base_dir);
+      out.insert(out.end(), part.begin(), part.end());
+    }
+    return out;
+  }
   if (spec.form == LengthForm::list) {
     if (static_cast<int64_t>(spec.args.size()) != batch)
       throw std::invalid_argument("the list gives " + std::to_string(spec.args.size()) +

@@ -9,7 +9,7 @@
 
 namespace attnbench {
 
-enum class LengthForm { number, list, uniform, normal, lognormal, histogram };
+enum class LengthForm { number, list, uniform, normal, lognormal, histogram, mix };
 
 struct LengthSpec {
   LengthForm form = LengthForm::number;
@@ -17,11 +17,16 @@ struct LengthSpec {
                                 // {MEAN, STD}; lognormal: {MEDIAN, SIGMA}; histogram: none
   std::string file;             // histogram only, as written
   int64_t max = 0;              // the largest length drawn; 0: no cap (normal, lognormal: MAX)
+  // mix only: part i gives counts[i] sequences their lengths from parts[i] (a mixed batch).
+  std::vector<int64_t> counts;
+  std::vector<LengthSpec> parts;
   bool drawn() const { return form != LengthForm::number; }  // gives a length per sequence
 };
 
 // "512", "100,2000,37", "uniform(128,4096)", "normal(2048,512)", "lognormal(1024,0.8)",
-// "normal(2048,512,8192)" (a third argument caps the lengths), "histogram(lengths.csv)".
+// "normal(2048,512,8192)" (a third argument caps the lengths), "histogram(lengths.csv)", and a
+// mixed batch of such parts, "2*2048 + 32*1" (two sequences of 2048, then 32 of 1; with
+// seq_lens_kv "2*2048 + 32*uniform(1024,4096)": two prefills and 32 decodes in one call).
 // Throws std::invalid_argument with what is wrong and the forms allowed.
 LengthSpec parse_length_spec(const std::string& text);
 
@@ -39,7 +44,7 @@ inline constexpr int64_t kMaxRaggedBatch = int64_t{1} << 20;
 
 // `batch` lengths drawn from `spec` (each at least 1) with a generator seeded by `seed`: the same
 // on every machine (no std:: distributions, whose algorithms are the library's). A list must have
-// `batch` entries. `base_dir` resolves a histogram's relative path (the config file's folder).
+// `batch` entries, a mix's counts sum to `batch`. `base_dir` resolves a histogram's relative path (the config file's folder).
 // Throws std::invalid_argument past kMaxRaggedBatch sequences or INT32_MAX tokens.
 std::vector<int64_t> draw_lengths(const LengthSpec& spec, int64_t batch, uint64_t seed,
                                   const std::string& base_dir);

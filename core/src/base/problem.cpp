@@ -99,6 +99,12 @@ std::vector<Field<Problem>> make_problem_fields() {
                [](const P& p) { return count_part("-d", p.head_dim); }),
       id_field(field("dtype", &P::dtype, "", "`fp16`, `bf16` or `fp32`"),
                [](const P& p) { return "-" + to_string(p.dtype); }),
+      id_field(field("kv_dtype", &P::kv_dtype, "",
+                     "the KV cache's dtype: `fp8_e4m3` under bf16 or fp16 queries (a scale each "
+                     "for k and v); unset: dtype"),
+               [](const P& p) {
+                 return p.cache_dtype() == p.dtype ? std::string() : "-kv" + to_string(p.cache_dtype());
+               }),
       id_field(field("causal", &P::causal, "",
                      "causal mask aligned bottom-right (query i sees keys 0 .. i + seq_len_kv - "
                      "seq_len)"),
@@ -194,10 +200,11 @@ std::string point_id(const Problem& p) {
   return id;
 }
 
-double sequence_pairs(int64_t queries, int64_t keys, int64_t window_left, int64_t window_right) {
+double sequence_pairs(int64_t queries, int64_t keys, int64_t window_left, int64_t window_right,
+                      int64_t chunk) {
   const double s = static_cast<double>(queries), skv = static_cast<double>(keys);
-  if (window_left < 0 && window_right < 0) return s * skv;
-  if (window_left < 0 && window_right == 0) {
+  if (window_left < 0 && window_right < 0 && chunk <= 0) return s * skv;
+  if (window_left < 0 && window_right == 0 && chunk <= 0) {
     // Causal: query i sees keys 0 .. i + skv - s; rows 0 .. s-1 see (skv - s + 1) .. skv keys,
     // each at least none.
     const double offset = skv - s;
@@ -208,8 +215,12 @@ double sequence_pairs(int64_t queries, int64_t keys, int64_t window_left, int64_
   double pairs = 0;
   for (int64_t i = 0; i < queries; ++i) {
     const int64_t pos = i + keys - queries;
-    const int64_t lo = window_left < 0 ? 0 : std::max<int64_t>(0, pos - window_left);
-    const int64_t hi = window_right < 0 ? keys - 1 : std::min(keys - 1, pos + window_right);
+    int64_t lo = window_left < 0 ? 0 : std::max<int64_t>(0, pos - window_left);
+    int64_t hi = window_right < 0 ? keys - 1 : std::min(keys - 1, pos + window_right);
+    if (chunk > 0 && pos >= 0) {  // the query's own chunk of positions
+      lo = std::max(lo, pos / chunk * chunk);
+      hi = std::min(hi, pos / chunk * chunk + chunk - 1);
+    }
     if (hi >= lo) pairs += static_cast<double>(hi - lo + 1);
   }
   return pairs;
@@ -219,10 +230,10 @@ double attended_pairs(const Problem& p) {
   const int64_t right = p.right_edge();
   if (!p.ragged())
     return static_cast<double>(p.batch) *
-           sequence_pairs(p.seq_len, p.seq_len_kv, p.window_left, right);
+           sequence_pairs(p.seq_len, p.seq_len_kv, p.window_left, right, p.chunk);
   double pairs = 0;
   for (int64_t b = 0; b < p.batch; ++b)
-    pairs += sequence_pairs(p.q_len(b), p.kv_len(b), p.window_left, right);
+    pairs += sequence_pairs(p.q_len(b), p.kv_len(b), p.window_left, right, p.chunk);
   return pairs;
 }
 
@@ -242,11 +253,17 @@ int64_t total_kv_tokens(const Problem& p) {
 
 namespace {
 
-// Keys some query of the sequence can see: from the first query's lowest to the last one's highest.
-int64_t keys_read(int64_t queries, int64_t keys, int64_t window_left, int64_t window_right) {
+// Keys some query of the sequence can see: from the first query's lowest to the last one's highest
+// (a chunk bounds them by the first query's chunk start and the last one's chunk end).
+int64_t keys_read(int64_t queries, int64_t keys, int64_t window_left, int64_t window_right,
+                  int64_t chunk) {
   const int64_t first = keys - queries, last = keys - 1;  // positions of the first and last query
-  const int64_t lo = window_left < 0 ? 0 : std::max<int64_t>(0, first - window_left);
-  const int64_t hi = window_right < 0 ? keys - 1 : std::min(keys - 1, last + window_right);
+  int64_t lo = window_left < 0 ? 0 : std::max<int64_t>(0, first - window_left);
+  int64_t hi = window_right < 0 ? keys - 1 : std::min(keys - 1, last + window_right);
+  if (chunk > 0) {
+    lo = std::max(lo, std::max<int64_t>(first, 0) / chunk * chunk);
+    hi = std::min(hi, last / chunk * chunk + chunk - 1);
+  }
   return std::max<int64_t>(0, hi - lo + 1);
 }
 
@@ -261,7 +278,7 @@ double element_bytes(DType d) {
 }  // namespace
 
 double attention_bytes(const Problem& p) {
-  const double in = element_bytes(p.dtype);
+  const double in = element_bytes(p.dtype), cache = element_bytes(p.cache_dtype());
   const double out = p.dtype == DType::fp8_e4m3 ? 2 : in;  // fp8 rows write bf16 at most
   const double q_row = static_cast<double>(p.heads) * static_cast<double>(p.head_dim);
   const double out_row = static_cast<double>(p.heads) * static_cast<double>(p.v_dim());
@@ -271,7 +288,7 @@ double attention_bytes(const Problem& p) {
   double q_tokens = 0, kv_tokens = 0, pages = 0;
   const int64_t sequences = p.ragged() ? p.batch : 1;  // a uniform batch's are all alike
   for (int64_t b = 0; b < sequences; ++b) {
-    const int64_t keys = keys_read(p.q_len(b), p.kv_len(b), p.window_left, p.right_edge());
+    const int64_t keys = keys_read(p.q_len(b), p.kv_len(b), p.window_left, p.right_edge(), p.chunk);
     q_tokens += static_cast<double>(p.q_len(b));
     kv_tokens += static_cast<double>(keys);
     if (p.paged() && p.page_size > 0)
@@ -282,8 +299,8 @@ double attention_bytes(const Problem& p) {
   const double q_bytes = q_tokens * q_row, out_bytes = q_tokens * out_row;
   const double kv_bytes = kv_tokens * kv_row;
   if (p.direction == Direction::bwd)  // read q, k, v, out, grad_out; write dq, dk, dv
-    return 2 * q_bytes * in + 2 * out_bytes * out + 2 * kv_bytes * in + pages * 4;
-  return q_bytes * in + out_bytes * out + kv_bytes * in + pages * 4;  // + the page table, int32
+    return 2 * q_bytes * in + 2 * out_bytes * out + 2 * kv_bytes * cache + pages * 4;
+  return q_bytes * in + out_bytes * out + kv_bytes * cache + pages * 4;  // + the page table, int32
 }
 
 double scaled_tolerance(double base, const Problem& p) {

@@ -28,8 +28,9 @@ bool problem_fields_made();  // whether the table was made (kinds are added befo
 std::string point_id(const Problem& problem);
 
 // (query, key) pairs of one sequence that take part in the softmax: queries x keys, or with a
-// window (causal: right edge 0; aligned bottom-right) only those inside it.
-double sequence_pairs(int64_t queries, int64_t keys, int64_t window_left, int64_t window_right);
+// window (causal: right edge 0; aligned bottom-right) or a chunk (> 0) only those inside them.
+double sequence_pairs(int64_t queries, int64_t keys, int64_t window_left, int64_t window_right,
+                      int64_t chunk = 0);
 // The same over the whole batch, each sequence at its own lengths.
 double attended_pairs(const Problem& problem);
 

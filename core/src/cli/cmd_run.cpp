@@ -115,6 +115,9 @@ Subcommand add_run(CLI::App& app) {
                   "worker: measure in worker processes that a crash or hang cannot take down "
                   "(default); none: in this process, for gdb and cuda-gdb")
       ->check(CLI::IsMember({"worker", "none"}));
+  cmd->add_option("--tp", overrides.tp,
+                  "Serve every block at this tensor-parallel degree: heads / N query heads a GPU, "
+                  "kv heads divided or replicated (overrides each block's tp:)");
   cmd->add_option("--repetitions", overrides.repetitions,
                   "Measure every (point, backend) N times, the sweep run through once per "
                   "repetition (default: measurement.repetitions, else 1)")

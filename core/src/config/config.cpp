@@ -90,6 +90,7 @@ SweepBlock parse_sweep_block(const YamlReader& r, const YAML::Node& node,
   std::vector<std::string> allowed;
   for (const auto& f : problem_fields())
     if (!f.derived) allowed.push_back(f.name);
+  allowed.push_back("tp");
   allowed.push_back("zip");
   r.check_keys(node, block_key, allowed);
 
@@ -98,6 +99,20 @@ SweepBlock parse_sweep_block(const YamlReader& r, const YAML::Node& node,
     const std::string name = kv.first.as<std::string>();
     if (name == "zip") {
       config.zips_at = config.axes.size();
+      continue;
+    }
+    if (name == "tp") {  // not a problem field: it divides the heads of the block's points
+      config.tp_key = block_key + ".tp";
+      config.tp_line = kv.first.Mark().line + 1, config.tp_column = kv.first.Mark().column + 1;
+      config.tp.clear();
+      const YAML::Node values = kv.second;
+      for (size_t i = 0; i < (values.IsSequence() ? values.size() : 1); ++i) {
+        const YAML::Node one = values.IsSequence() ? values[i] : values;
+        config.tp.push_back(static_cast<int64_t>(r.number(one, config.tp_key, 1, false)));
+        if (config.tp.back() != r.number(one, config.tp_key, 1, false) || config.tp.back() > 4096)
+          r.fail(one, config.tp_key, "a tensor-parallel degree is a whole number from 1 to 4096");
+      }
+      if (config.tp.empty()) r.fail(values, config.tp_key, "expected a degree or a list of them");
       continue;
     }
     const std::string key = block_key + "." + name;
@@ -113,7 +128,7 @@ SweepBlock parse_sweep_block(const YamlReader& r, const YAML::Node& node,
     for (size_t g = 0; g < zip.size(); ++g) {
       const YAML::Node group = zip[g];
       const std::string where = block_key + ".zip[" + std::to_string(g) + "]";
-      std::vector<std::string> axis_names(allowed.begin(), allowed.end() - 1);
+      std::vector<std::string> axis_names(allowed.begin(), allowed.end() - 2);  // not tp, zip
       r.check_keys(group, where, axis_names);
       ZipGroup zg;
       zg.line = group.Mark().line + 1;
@@ -255,6 +270,19 @@ void check_point(const SweepConfig& config, const SweepBlock& block, const Point
                        " (its fields: " + own_field_names(kind) + "); write one block per kind");
     }
     if (const std::optional<FieldRefusal> no = kind.refuse(p)) fail(no->field, no->why);
+    if (p.kv_dtype && *p.kv_dtype != p.dtype) {  // a cache of its own dtype: fp8 under 16-bit q
+      if (*p.kv_dtype != DType::fp8_e4m3)
+        fail("kv_dtype", "kv_dtype " + to_string(*p.kv_dtype) + " under dtype " +
+                             to_string(p.dtype) +
+                             ": a cache of another dtype than q's is fp8_e4m3 (engines' quantized "
+                             "cache); leave kv_dtype out for a cache of q's dtype");
+      if (p.dtype != DType::bf16 && p.dtype != DType::f16)
+        fail("kv_dtype", "an fp8_e4m3 cache is read under bf16 or fp16 queries, not " +
+                             to_string(p.dtype));
+      if (p.direction == Direction::bwd)
+        fail("direction", "an fp8_e4m3 KV cache is read by the forward pass only (inference); "
+                          "its backward has no cache to train");
+    }
     // A block that sweeps kv_layout may write the page's axes for its paged points alone.
     const bool layouts_swept = written("kv_layout") && !p.paged() &&
                                block_axis(block, "kv_layout")->values.size() > 1;

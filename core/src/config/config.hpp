@@ -42,6 +42,11 @@ struct SweepBlock {
   std::vector<Axis> axes;  // free axes, cartesian product, in file order
   std::vector<ZipGroup> zips;
   size_t zips_at = 0;  // the zip groups stand before axes[zips_at] (where `zip:` was written)
+  // Tensor-parallel degrees (`tp:` or run --tp): each point once per degree, its heads divided as
+  // served (query heads by tp; kv heads by tp, or one a GPU when fewer than tp are replicated).
+  std::vector<int64_t> tp{1};
+  std::string tp_key = "sweep.tp";
+  int tp_line = 1, tp_column = 1;
 };
 
 struct SweepConfig {

@@ -95,8 +95,29 @@ const Axis* axis_named(const std::vector<Factor>& factors, const std::string& na
   return nullptr;
 }
 
-void expand_block(const SweepBlock& config, const SweepConfig& sweep, bool cuda_available,
-                  std::vector<Point>& points, std::unordered_map<std::string, size_t>& ids) {
+// Divides the heads of `p` as tensor parallelism of degree `tp` serves them: each GPU holds
+// heads / tp query heads, and kv_heads / tp kv heads, or one when there are fewer kv heads than
+// GPUs (each replicated on tp / kv_heads of them). Throws ConfigError at the block's tp.
+void divide_heads(Problem& p, int64_t tp, const SweepBlock& block, const SweepConfig& sweep) {
+  if (tp == 1) return;
+  auto fail = [&](const std::string& why) {
+    throw ConfigError(sweep.file, block.tp_line, block.tp_column, block.tp_key,
+                      "tp " + std::to_string(tp) + ": " + why + " (point " + point_id(p) + ")");
+  };
+  if (p.heads % tp != 0)
+    fail("heads " + std::to_string(p.heads) + " are not divisible among " + std::to_string(tp) +
+         " GPUs");
+  if (p.kv_heads >= tp ? p.kv_heads % tp != 0 : tp % p.kv_heads != 0)
+    fail("kv_heads " + std::to_string(p.kv_heads) + " neither divide among " + std::to_string(tp) +
+         " GPUs nor replicate evenly on them");
+  p.heads /= tp;
+  p.kv_heads = std::max<int64_t>(1, p.kv_heads / tp);
+}
+
+// The block's points at one tensor-parallel degree.
+void expand_block_at(const SweepBlock& config, int64_t tp, const SweepConfig& sweep,
+                     bool cuda_available, std::vector<Point>& points,
+                     std::unordered_map<std::string, size_t>& ids) {
   // Factors in file order: the free axes written before `zip:`, the zip groups, the axes after.
   std::vector<Factor> factors;
   for (size_t i = 0; i <= config.axes.size(); ++i) {
@@ -124,6 +145,7 @@ void expand_block(const SweepBlock& config, const SweepConfig& sweep, bool cuda_
         apply(p, *axis, axis->values[index[f]], cuda_available);
     kind_of(p).complete(p);  // the widths and the scale its own fields make
     if (p.kv_heads == 0) p.kv_heads = p.heads;
+    divide_heads(p, tp, config, sweep);
     try {
       draw_point_lengths(p, sweep);
     } catch (const LengthsError& e) {
@@ -160,6 +182,11 @@ void expand_block(const SweepBlock& config, const SweepConfig& sweep, bool cuda_
     }
     if (factors.empty()) return;
   }
+}
+
+void expand_block(const SweepBlock& config, const SweepConfig& sweep, bool cuda_available,
+                  std::vector<Point>& points, std::unordered_map<std::string, size_t>& ids) {
+  for (int64_t tp : config.tp) expand_block_at(config, tp, sweep, cuda_available, points, ids);
 }
 
 }  // namespace

@@ -170,7 +170,7 @@ struct CudaInstruments {
 void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResults& r) {
   const MeasureSettings& m = ctx.settings;
   r.refused = attempt("first call", ctx, [&] { r.first_call_ms = first_call_pass(ctx, seed); });
-  if (ctx.problem.dtype == DType::fp8_e4m3 && ctx.inputs.q.defined())
+  if (ctx.problem.cache_dtype() == DType::fp8_e4m3 && ctx.inputs.q.defined())
     r.fp8_scales = InputScales{ctx.inputs.q_scale, ctx.inputs.k_scale, ctx.inputs.v_scale};
   if (r.refused) return;
   auto pass = [&](bool wanted, const char* name, auto&& body) {

@@ -27,6 +27,9 @@ at::ScalarType scalar_type(DType dtype) {
 namespace {
 
 constexpr double kFp8E4m3Max = 448;
+// An fp8 cache's v is drawn this much wider than k, so that its scale is this far from k's: a
+// kernel dequantizing v with k's scale (or k with v's) is then far past any tolerance.
+constexpr double kFp8KvValueSpread = 4;
 
 // Quantizes `t` to fp8_e4m3 with one scale for the whole tensor; returns the scale.
 double quantize_fp8(at::Tensor& t) {
@@ -62,13 +65,16 @@ std::vector<int64_t> offsets(const Problem& p, bool keys) {
 
 int64_t pages_of(const Problem& p, int64_t b) { return (p.kv_len(b) + p.page_size - 1) / p.page_size; }
 
-// [s, skv] true where query row i may not see key j (bottom-right: row i stands at key i + skv - s).
-at::Tensor masked(const at::Tensor& rows, int64_t keys, int64_t offset, int64_t left, int64_t right) {
+// [s, skv] true where query row i may not see key j (bottom-right: row i stands at key i + skv - s):
+// outside the window [pos - left, pos + right] (-1: unbounded) or outside its chunk (chunk > 0).
+at::Tensor masked(const at::Tensor& rows, int64_t keys, int64_t offset, int64_t left, int64_t right,
+                  int64_t chunk) {
   const at::Tensor pos = (rows + offset).unsqueeze(1);
   const at::Tensor key = at::arange(keys, rows.options()).unsqueeze(0);
   at::Tensor out = at::zeros({rows.size(0), keys}, rows.options().dtype(at::kBool));
   if (right >= 0) out = out.logical_or(key > pos + right);
   if (left >= 0) out = out.logical_or(key < pos - left);
+  if (chunk > 0) out = out.logical_or(key.div(chunk, "floor") != pos.div(chunk, "floor"));
   return out;
 }
 
@@ -127,17 +133,28 @@ InputTensors make_inputs(const Problem& p, uint64_t seed) {
     }
   }
   if (p.direction == Direction::bwd) in.grad_out = at::randn(output_sizes(in), in.q.options());
-  if (fp8) {
-    in.q_scale = quantize_fp8(in.q);
+  if (p.fp8_kv() && !p.v_in_k)
+    in.v.mul_(kFp8KvValueSpread);  // v's scale apart from k's: one taken for the other is wrong
+  if (fp8) in.q_scale = quantize_fp8(in.q);
+  if (fp8 || p.fp8_kv()) {
     in.k_scale = quantize_fp8(in.k);
     if (p.v_in_k)  // the view of the quantized cache, under its scale
       in.v = in.k.narrow(-1, 0, p.v_dim()), in.v_scale = in.k_scale;
     else
       in.v_scale = quantize_fp8(in.v);
   }
-  if (!p.packed() && (p.causal || p.windowed()))
+  if (p.sinks) {
+    // Near the log-sum-exp of a row of the longest sequence's scores (log of the keys it sees,
+    // plus a half for unit-variance scores), give or take a unit per head: each sink takes a
+    // share of its head's weight that ignoring it, or reading another head's, visibly moves.
+    const int64_t seen = p.window_left >= 0 ? std::min(p.seq_len_kv, p.window_left + 1) : p.seq_len_kv;
+    in.sinks = (at::randn({p.heads}, at::TensorOptions().dtype(at::kFloat)) +
+                std::log(static_cast<double>(std::max<int64_t>(seen, 1))) + 0.5)
+                   .to(options.device());
+  }
+  if (!p.packed() && (p.causal || p.windowed() || p.chunk > 0))
     in.mask = masked(at::arange(p.seq_len, options.dtype(at::kLong)), p.seq_len_kv,
-                     p.seq_len_kv - p.seq_len, p.window_left, p.right_edge());
+                     p.seq_len_kv - p.seq_len, p.window_left, p.right_edge(), p.chunk);
   in.scale = p.softmax_scale();
   return in;
 }
@@ -168,7 +185,8 @@ std::vector<InputPrint> input_prints(const InputTensors& in) {
                                                              {"cu_seqlens_q", &in.cu_seqlens_q},
                                                              {"cu_seqlens_kv", &in.cu_seqlens_kv},
                                                              {"kv_lens", &in.kv_lens},
-                                                             {"page_table", &in.page_table}};
+                                                             {"page_table", &in.page_table},
+                                                             {"sinks", &in.sinks}};
   constexpr int64_t kChunk = int64_t{1} << 24;  // int64 copies of 128 MiB at most
   for (const auto& [name, tensor] : named) {
     if (!tensor->defined()) continue;
@@ -253,16 +271,28 @@ void check_like(const at::Tensor& got, const at::Tensor& want, const char* name)
 
 // Attention, in q's float type, of query rows `rows` (positions in the sequence) of q
 // [..., rows, d] against k, v [..., seq_len_kv, d]: scores capped by softcap, masked outside the
-// window (bottom-right).
+// window and the chunk (bottom-right); with `sinks` (one logit per head of q, shaped to broadcast against the
+// scores' [..., rows, 1]) a column of its own in the softmax, dropped after it.
 at::Tensor reference_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                const at::Tensor& rows, int64_t offset, const Problem& p,
-                               double scale) {
+                               double scale, const at::Tensor& sinks = {}) {
   at::Tensor scores = at::matmul(q, k.transpose(-2, -1)) * scale;
   if (p.softcap > 0) scores = at::tanh(scores / p.softcap) * p.softcap;
-  if (p.causal || p.windowed())
-    scores = scores.masked_fill(masked(rows, k.size(-2), offset, p.window_left, p.right_edge()),
-                                -std::numeric_limits<double>::infinity());
-  return at::matmul(at::softmax(scores, -1), v);
+  if (p.causal || p.windowed() || p.chunk > 0)
+    scores = scores.masked_fill(
+        masked(rows, k.size(-2), offset, p.window_left, p.right_edge(), p.chunk),
+        -std::numeric_limits<double>::infinity());
+  if (!sinks.defined()) return at::matmul(at::softmax(scores, -1), v);
+  std::vector<int64_t> column = scores.sizes().vec();
+  column.back() = 1;
+  const at::Tensor with_sink = at::cat({scores, sinks.to(scores.scalar_type()).expand(column)}, -1);
+  return at::matmul(at::softmax(with_sink, -1).narrow(-1, 0, scores.size(-1)), v);
+}
+
+// The sinks of query heads first .. first + count as [count, 1, 1] (undefined without sinks).
+at::Tensor head_sinks(const InputTensors& in, int64_t first, int64_t count) {
+  if (!in.sinks.defined()) return {};
+  return in.sinks.narrow(0, first, count).view({count, 1, 1});
 }
 
 // Per row (the last dimension), ||got - ref|| / ||ref||; 0 for a row whose reference is undefined
@@ -326,8 +356,11 @@ ReferenceError forward_error(const InputTensors& in, const at::Tensor& out_as_re
       // [kv_heads, group, n, d] against [kv_heads, 1, kv_len, d]: each query head its kv head.
       const at::Tensor q_rows =
           q.narrow(1, start, n).reshape({p.kv_heads, group, n, p.head_dim});
+      const at::Tensor sinks = in.sinks.defined()
+                                   ? head_sinks(in, 0, p.heads).view({p.kv_heads, group, 1, 1})
+                                   : at::Tensor();
       const at::Tensor ref = reference_attention(q_rows, k.unsqueeze(1), v.unsqueeze(1), rows,
-                                                 offset, p, in.scale);
+                                                 offset, p, in.scale, sinks);
       const at::Tensor got = got_all.narrow(1, start, n).reshape({p.kv_heads, group, n, p.v_dim()});
       worst_f32 = at::maximum(worst_f32, row_errors(got, ref).max());
     }
@@ -349,7 +382,8 @@ ReferenceError forward_error(const InputTensors& in, const at::Tensor& out_as_re
       // fp8 widened to bf16 (exactly) first: not every op takes fp8
       const at::Tensor q = widened(rows_of(in.q, b).narrow(0, g * group, group)).index_select(1, rows);
       const at::Tensor ref =
-          reference_attention(dequantized(q, in.q_scale), k, v, rows, offset, p, in.scale);
+          reference_attention(dequantized(q, in.q_scale), k, v, rows, offset, p, in.scale,
+                              head_sinks(in, g * group, group));
       const at::Tensor got =
           dequantized(rows_of(out, b).narrow(0, g * group, group).index_select(1, rows), out_scale);
       worst = std::max(worst, row_errors(got, ref).max().item<double>());

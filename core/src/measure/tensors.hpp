@@ -25,6 +25,7 @@ struct InputTensors {
   at::Tensor grad_out;  // like q; undefined unless the problem is bwd
   // Packed layout: int32 on q's device (backend.hpp's Inputs), and host copies of the offsets.
   at::Tensor cu_seqlens_q, cu_seqlens_kv, kv_lens, page_table;
+  at::Tensor sinks;  // Problem::sinks: float32 [heads] on q's device
   double scale = 1;
   double q_scale = 1, k_scale = 1, v_scale = 1;  // fp8: value = fp8 number * scale
   uint64_t seed = 0;  // what the values were drawn from; the float64 check draws its positions too
@@ -33,7 +34,7 @@ struct InputTensors {
     auto opt = [](const at::Tensor& t) { return t.defined() ? &t : nullptr; };
     return {problem,  q,       k,       v,        opt(mask),          scale,
             q_scale,  k_scale, v_scale, opt(cu_seqlens_q), opt(cu_seqlens_kv), opt(kv_lens),
-            opt(page_table)};
+            opt(page_table), opt(sinks)};
   }
 };
 
@@ -42,7 +43,8 @@ std::vector<int64_t> output_sizes(const InputTensors& inputs);
 
 // Fresh standard-normal q, k, v (and grad_out for bwd) from `seed`: never zeros, they hide
 // unwritten outputs. fp8_e4m3 points draw the same numbers and quantize each tensor with the scale
-// that maps its largest magnitude to fp8's largest (448); grad_out is then bf16. A paged cache's
+// that maps its largest magnitude to fp8's largest (448); grad_out is then bf16. An fp8 KV cache
+// (kv_dtype) quantizes k and v alike, v drawn 4x wider so the two scales differ. A paged cache's
 // page table is filled in order or as a permutation drawn from `seed` (page_order).
 InputTensors make_inputs(const Problem& problem, uint64_t seed);
 

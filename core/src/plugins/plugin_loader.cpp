@@ -29,6 +29,7 @@ std::string abi_changes_since(int abi) {
       "fp8_e4m3 and the inputs' scales",
       "ragged, paged, window and softcap",
       "problem kinds (mla), the v width, the scale, Backend::kinds() and variants()",
+      "kv_dtype (an fp8 KV cache), attention sinks and chunked local attention",
   };
   static_assert(sizeof(added) / sizeof(added[0]) == kPluginAbiVersion + 1,
                 "say what the new plugin ABI version adds");

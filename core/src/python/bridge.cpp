@@ -190,12 +190,19 @@ class PythonBackend final : public Backend {
   std::string name() const override { return ref_.name; }
   std::string description() const override { return description_; }
   std::vector<std::string> kinds() const override { return kinds_; }
+  // An fp8 cache reaches a function that takes both its scales; the other variants (sinks and
+  // chunks among them) are checked keyword by keyword in supports(), with the keyword named.
+  std::vector<std::string> variants() const override {
+    std::vector<std::string> out = Backend::variants();
+    out.push_back("sinks");
+    out.push_back("chunk");
+    if (takes("k_scale") && takes("v_scale")) out.push_back("fp8_kv");
+    return out;
+  }
 
   Support supports(const Problem& problem) const override {
     // A variant reaches the function as keywords; one it does not take would be dropped silently.
-    auto lacks = [&](const char* key) {
-      return std::find(keywords_.begin(), keywords_.end(), key) == keywords_.end();
-    };
+    auto lacks = [&](const char* key) { return !takes(key); };
     auto refuse = [&](const std::string& variant, const std::string& keys) {
       return Support::no(ref_.function + "() takes no " + keys + " keyword, so it cannot run " +
                          variant + " (docs/backends.md lists the keywords)");
@@ -205,6 +212,9 @@ class PythonBackend final : public Backend {
     if (problem.windowed() && lacks("window") && (problem.packed() || lacks("mask")))
       return refuse("a sliding window", "window (or mask)");
     if (problem.softcap > 0 && lacks("softcap")) return refuse("a softcap", "softcap");
+    if (problem.sinks && lacks("sinks")) return refuse("attention sinks", "sinks");
+    if (problem.chunk > 0 && lacks("chunk") && (problem.packed() || lacks("mask")))
+      return refuse("chunked local attention", "chunk (or mask)");
     if (!supports_) return Support::yes();
     Gil gil;
     Ref answer(PyObject_CallOneArg(supports_.p, problem_object(problem)));
@@ -234,6 +244,10 @@ class PythonBackend final : public Backend {
   }
 
  private:
+  bool takes(const char* keyword) const {
+    return std::find(keywords_.begin(), keywords_.end(), keyword) != keywords_.end();
+  }
+
   at::Tensor call(const Inputs& in, Direction direction) {
     // Forward points run in inference mode (runner.cpp). A Python function runs outside it, with
     // autograd off: what it keeps between calls (a block mask cached per shape, say) is then an
@@ -258,10 +272,11 @@ class PythonBackend final : public Backend {
       else if (key == "mask")
         value = Ref(in.mask ? THPVariable_Wrap(*in.mask) : Py_NewRef(Py_None));
       else if (key == "cu_seqlens_q" || key == "cu_seqlens_kv" || key == "kv_lens" ||
-               key == "page_table") {
+               key == "page_table" || key == "sinks") {
         const at::Tensor* t = key == "cu_seqlens_q"    ? in.cu_seqlens_q
                               : key == "cu_seqlens_kv" ? in.cu_seqlens_kv
                               : key == "kv_lens"       ? in.kv_lens
+                              : key == "sinks"         ? in.sinks
                                                        : in.page_table;
         value = Ref(t ? THPVariable_Wrap(*t) : Py_NewRef(Py_None));
       } else if (key == "window")  // (left, right), -1 unbounded, right 0 under causal
@@ -269,6 +284,8 @@ class PythonBackend final : public Backend {
                                   static_cast<long long>(problem.right_edge())));
       else if (key == "softcap")
         value = Ref(PyFloat_FromDouble(problem.softcap));
+      else if (key == "chunk")
+        value = Ref(PyLong_FromLongLong(static_cast<long long>(problem.chunk)));
       else if (key == "problem")
         value = Ref(Py_NewRef(problem_object(problem)));
       else if (key == "q_scale")

@@ -16,7 +16,8 @@ import torch
 
 # What a backend's function may take besides q, k, v: it gets those its signature names.
 KEYWORDS = ("causal", "scale", "mask", "problem", "q_scale", "k_scale", "v_scale",
-            "cu_seqlens_q", "cu_seqlens_kv", "kv_lens", "page_table", "window", "softcap")
+            "cu_seqlens_q", "cu_seqlens_kv", "kv_lens", "page_table", "window", "softcap",
+            "sinks", "chunk")
 
 _modules = {}  # path -> module: two functions of one file share one import
 

@@ -195,9 +195,10 @@ BackendRecords assemble_records(const RowSetup& setup, const PassResults& r) {
   if (kept_device_memory(r) > kLeakedMib ||
       (r.device_mem_growth && grew_with_calls(*r.device_mem_growth)))
     base.add_flag(Flag::leaked_device_memory);
-  if (r.fp8_scales)
-    base.fp8_scale_q = r.fp8_scales->q, base.fp8_scale_k = r.fp8_scales->k,
-    base.fp8_scale_v = r.fp8_scales->v;
+  if (r.fp8_scales) {  // an fp8 KV cache's q is not quantized: no scale of its own
+    if (setup.problem.dtype == DType::fp8_e4m3) base.fp8_scale_q = r.fp8_scales->q;
+    base.fp8_scale_k = r.fp8_scales->k, base.fp8_scale_v = r.fp8_scales->v;
+  }
   if (r.refused) {
     base.status = r.refused->status;
     base.reason = r.refused->reason;

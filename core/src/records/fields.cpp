@@ -168,8 +168,10 @@ const std::vector<Field<Row>>& row_fields() {
                   "the limit for rel_err: the dtype's, grown with head_dim and seq_len_kv"),
             field("fp8_scale_q", &Row::fp8_scale_q, "",
                   "fp8_e4m3: q's per-tensor scale (value = fp8 number x scale; amax / 448)"),
-            field("fp8_scale_k", &Row::fp8_scale_k, "", "fp8_e4m3: k's per-tensor scale"),
-            field("fp8_scale_v", &Row::fp8_scale_v, "", "fp8_e4m3: v's per-tensor scale"),
+            field("fp8_scale_k", &Row::fp8_scale_k, "",
+                  "fp8_e4m3 or an fp8 KV cache: k's per-tensor scale"),
+            field("fp8_scale_v", &Row::fp8_scale_v, "",
+                  "fp8_e4m3 or an fp8 KV cache: v's per-tensor scale"),
             field(
                 "gflop", &Row::gflop, "GFLOP",
                 "useful work: 4 heads head_dim pairs, over every sequence's pairs inside the "

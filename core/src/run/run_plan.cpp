@@ -147,6 +147,9 @@ RunPlan plan_run(Sweep sweep, const RunOverrides& o, const std::vector<std::stri
     config.measurement.timing_modes =
         overridden(o.timing_modes, "--timing-modes", parse_timing_modes);
 
+  if (o.tp < 0 || o.tp > 4096) throw InputError("--tp: a tensor-parallel degree is 1 to 4096");
+  if (o.tp > 0)
+    for (SweepBlock& block : config.sweeps) block.tp = {o.tp}, block.tp_key = "--tp";
   if (o.timeout_s > 0) config.measurement.timeout_s = o.timeout_s;
   if (o.repetitions > 0) config.measurement.repetitions = o.repetitions;
   if (!o.power.empty()) {

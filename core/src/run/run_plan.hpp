@@ -21,6 +21,7 @@ struct RunOverrides {
   int repetitions = 0;   // 0: the config's measurement.repetitions
   std::string power;     // --power sustained|burst; empty: the config's measurement.power
   std::string shard;     // --shard K/N: run part K of N; empty: all of it
+  int tp = 0;            // --tp N: every block at tensor-parallel degree N; 0: the config's
 };
 
 // One measurement a run makes (in every repetition): a point of the plan and a backend.

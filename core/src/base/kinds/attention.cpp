@@ -1,6 +1,6 @@
 // `attention`: multi-head and grouped-query attention, q·k and v of one width (head_dim), with its
-// variants: ragged lengths and paged caches (common fields), a sliding window and a softcap (its
-// own). The kind every sweep had before kinds, so its ids have no prefix.
+// variants: ragged lengths and paged caches (common fields), a sliding window, a softcap,
+// attention sinks and chunked local attention (its own). The kind every sweep had before kinds, so its ids have no prefix.
 #include "base/kinds/problem_kind.hpp"
 
 #include "base/names.hpp"
@@ -72,6 +72,26 @@ Field<Problem> softcap_field() {
   return f;
 }
 
+// sinks: gpt-oss's learned logit per head in every row's softmax; the harness draws the logits.
+Field<Problem> sinks_field() {
+  Field<Problem> f = field("sinks", &Problem::sinks, "",
+                           "attention sinks (gpt-oss): a logit per query head joins every row's "
+                           "softmax (drawn from the seed near the scores' log-sum-exp)");
+  f.id_part = [](const Problem& p) { return std::string(p.sinks ? "-sinks" : ""); };
+  return f;
+}
+
+// chunk: Llama 4's chunked local attention, keys of the query's own chunk of positions.
+Field<Problem> chunk_field() {
+  Field<Problem> f = field("chunk", &Problem::chunk, "count",
+                           "chunked local attention (Llama 4: 8192): a query sees the keys of its "
+                           "own chunk of positions only; unset (empty): none");
+  f.id_part = [](const Problem& p) {
+    return p.chunk > 0 ? "-chunk" + std::to_string(p.chunk) : std::string();
+  };
+  return f;
+}
+
 class AttentionKind final : public ProblemKind {
  public:
   std::string name() const override { return "attention"; }
@@ -81,7 +101,8 @@ class AttentionKind final : public ProblemKind {
   }
   std::string id_prefix() const override { return ""; }
   std::vector<Field<Problem>> own_fields() const override {
-    return {owned_by(name(), window_field()), owned_by(name(), softcap_field())};
+    return {owned_by(name(), window_field()), owned_by(name(), softcap_field()),
+            owned_by(name(), sinks_field()), owned_by(name(), chunk_field())};
   }
   void complete(Problem& p) const override {
     p.head_dim_v = p.head_dim;
@@ -110,6 +131,10 @@ class AttentionKind final : public ProblemKind {
                             " queries see no key inside a window whose RIGHT is " +
                             std::to_string(p.window_right) +
                             " (aligned bottom-right); widen RIGHT or give the sequences keys"};
+    if (p.sinks && p.direction == Direction::bwd)
+      return FieldRefusal{"direction",
+                          "attention sinks are checked in the forward pass only (the sinks' own "
+                          "gradient is not checked here)"};
     // A cap past the dtype's largest number is infinite in it: every score NaN.
     const double largest = p.dtype == DType::f16 ? 65504.0 : 3.3895313892515355e38;
     if (p.softcap > largest)

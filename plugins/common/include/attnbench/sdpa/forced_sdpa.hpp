@@ -40,8 +40,13 @@ Support pytorch_fused(const Problem& problem, const std::string& what);
 //   softcap and a paged cache: none (SDPA has neither; a mask cannot cap logits).
 // The backward of a packed batch is not offered (attnbench checks it in the uniform layout only).
 Support sdpa_variants(Kernel kernel, const Problem& problem);
-// The textbook ops (naive, inplace): softcap and the window as ops, ragged lengths padded.
+// The textbook ops (naive, inplace): softcap, sinks, the window and the chunk as ops (the chunk in
+// the mask), ragged lengths padded,
+// an fp8 cache dequantized to q's dtype inside the call (kDequantizedFeed).
 Support textbook_variants(const Problem& problem);
+// The variants the textbook ops declare (Backend::variants()).
+std::vector<std::string> textbook_variant_names();
+inline const char* kDequantizedFeed = "the fp8 cache dequantized to q's dtype in the call";
 
 // Keeps, from the warnings PyTorch emits when a forced kernel refuses, those about `kernel`.
 std::string refusal_reason(Kernel kernel, const std::vector<std::string>& warnings);

@@ -1,5 +1,6 @@
 // The textbook causal attention of the study, shared by the naive and inplace plugins:
-// matmul, scale, masked_fill, softmax, matmul (with a softcap, a tanh between scale and mask). Out of place, masked_fill first copies the scores
+// matmul, scale, masked_fill, softmax, matmul (with a softcap, a tanh between scale and mask; an
+// fp8 cache dequantized to q's dtype first; sinks as a softmax column). Out of place, masked_fill first copies the scores
 // (a hidden memcpy on the GPU); in place, masked_fill_ writes into them. Grouped-query inputs get
 // k and v expanded to every query head first, the copy a model without a GQA kernel pays.
 #pragma once
@@ -14,6 +15,16 @@
 namespace attnbench {
 
 inline at::Tensor textbook_attention(const Inputs& in, bool mask_in_place) {
+  if (in.problem.fp8_kv()) {  // the cache dequantized to q's dtype first, inside the call
+    Problem wide = in.problem;
+    wide.kv_dtype.reset();
+    const at::Tensor k = (in.k.to(at::kFloat) * in.k_scale).to(in.q.scalar_type());
+    const at::Tensor v = (in.v.to(at::kFloat) * in.v_scale).to(in.q.scalar_type());
+    return textbook_attention(Inputs{wide, in.q, k, v, in.mask, in.scale, 1, 1, 1,
+                                     in.cu_seqlens_q, in.cu_seqlens_kv, in.kv_lens,
+                                     in.page_table, in.sinks},
+                              mask_in_place);
+  }
   if (in.problem.packed())  // padded: a mask per sequence
     return sdpa::padded_attention(
         in, [mask_in_place](const Inputs& d) { return textbook_attention(d, mask_in_place); });
@@ -30,6 +41,13 @@ inline at::Tensor textbook_attention(const Inputs& in, bool mask_in_place) {
       scores.masked_fill_(*in.mask, kMasked);
     else
       scores = scores.masked_fill(*in.mask, kMasked);
+  }
+  if (in.sinks) {  // gpt-oss's sinks: a column of the softmax per head, dropped after it
+    std::vector<int64_t> column = scores.sizes().vec();
+    column.back() = 1;
+    const at::Tensor sink = in.sinks->to(scores.scalar_type()).view({1, -1, 1, 1}).expand(column);
+    return at::matmul(
+        at::softmax(at::cat({scores, sink}, -1), -1).narrow(-1, 0, scores.size(-1)), v);
   }
   return at::matmul(at::softmax(scores, -1), v);
 }
