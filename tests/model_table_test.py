@@ -1,7 +1,8 @@
 """tools/model_table.py's labels: a point is a decode when each sequence brings 1-16 queries
 against a longer cache (a ragged query batch, 17 queries or a square point is a prefill), a decode
 of several queries says how many, and a column that differs between a report's points is named.
-Run by ctest (Tools.ModelTableNamesThePhaseAndWhatVaries)."""
+A mix of prefills and decodes is `mixed`; sinks, a chunk and an fp8 cache are named. Run by ctest
+(Tools.ModelTableNamesThePhaseAndWhatVaries)."""
 import sys
 
 sys.path.insert(0, sys.argv[1])  # tools/
@@ -25,6 +26,17 @@ for changed, want in [({}, "decode"), ({"seq_len": "2"}, "decode"), ({"seq_len":
                       ({"seq_len": "2", "seq_lens": "uniform(1,3)"}, "prefill")]:
     if phase(row(**changed)) != want:
         failures.append(f"{changed} is not a {want}")
+mixed = row(seq_len="2048", seq_lens="2*2048 + 32*1", seq_lens_kv="2*2048 + 32*1024")
+if phase(mixed) != "mixed":
+    failures.append("a mix of prefills and decodes is not 'mixed'")
+if shape(mixed) != "mixed b4, 2*2048 + 32*1 over 2*2048 + 32*1024":
+    failures.append(f"mixed: {shape(mixed)!r}")
+for changed, word in [({"sinks": "true"}, "sinks"), ({"chunk": "8192"}, "chunk 8192"),
+                      ({"kv_dtype": "fp8_e4m3"}, "fp8_e4m3 cache")]:
+    if word not in shape(row(**changed)).split(", "):
+        failures.append(f"{changed} is not named: {shape(row(**changed))!r}")
+if "cache" in shape(row(kv_dtype="bf16")):
+    failures.append("a cache of q's dtype is named")
 if shape(row()) != "decode b4, 8192":
     failures.append(f"one query: {shape(row())!r}")
 if shape(row(seq_len="2")) != "decode b4, 8192, 2 queries":

@@ -30,6 +30,8 @@ def shape(r, varying=()):
     kind = phase(r)
     lens = r["seq_lens_kv"] if kind == "decode" else r["seq_lens"]
     lens = lens or (r["seq_len_kv"] if kind == "decode" else r["seq_len"])
+    if kind == "mixed":  # the queries' lengths, then the keys'
+        lens = f"{r['seq_lens']} over {r['seq_lens_kv']}"
     lens = re.sub(r"histogram\((?:[^)]*/)?([^/)]+)\.csv\)", r"histogram \1", lens)
     words = [" ".join([f"{kind} b{r['batch']}"] + [NAMED_WHEN_THEY_VARY[c].format(r[c]) for c in varying]),
              lens]
@@ -41,6 +43,12 @@ def shape(r, varying=()):
         words.append(f"window {r['window']}")
     if r.get("softcap") and float(r["softcap"]) > 0:
         words.append(f"softcap {float(r['softcap']):g}")
+    if r.get("chunk"):
+        words.append(f"chunk {r['chunk']}")
+    if r.get("sinks") == "true":
+        words.append("sinks")
+    if r.get("kv_dtype") and r["kv_dtype"] != r.get("dtype"):
+        words.append(f"{r['kv_dtype']} cache")
     return ", ".join(words)
 
 

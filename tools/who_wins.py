@@ -29,7 +29,10 @@ DECODE_MAX_QUERIES = 16
 
 
 def phase(r):
-    """'decode' or 'prefill', as a serving engine would call the point."""
+    """'decode', 'prefill' or 'mixed' (prefills and decodes in one call), as a serving engine
+    would call the point."""
+    if "+" in r.get("seq_lens", ""):
+        return "mixed"
     s = int(r["seq_len"])
     if not r.get("seq_lens") and s <= DECODE_MAX_QUERIES and s < int(r["seq_len_kv"]):
         return "decode"
