@@ -281,6 +281,29 @@ TEST_F(Cli, ATornShardMergedFromAnotherFolderNamesItsGap) {
   EXPECT_NE(r.output.find(": not measured"), std::string::npos) << r.output;
 }
 
+// A report is a regular file: a folder (with or without --resume) or a device as -o is refused
+// before anything is measured, the folder left a folder and no side file made beside the device.
+TEST_F(Cli, AnOutputThatIsNoRegularFileIsRefusedUpFront) {
+  std::string tiny = kTiny;
+  tiny.replace(tiny.find("device: auto"), 12, "device: cpu");
+  const std::string config = write("o.yaml", "backends: [naive]\n" + tiny);
+  fs::create_directories(path("folder"));
+  for (const char* extra : {"", " --resume", " --force"}) {
+    const Result r = run("run " + config + " -o " + path("folder") + extra);
+    EXPECT_EQ(r.code, 2) << extra << r.output;
+    EXPECT_NE(r.output.find("is a folder; name the report's file"), std::string::npos)
+        << extra << r.output;
+    EXPECT_TRUE(fs::is_directory(path("folder"))) << extra;
+    EXPECT_TRUE(fs::is_empty(path("folder"))) << extra;
+  }
+  const bool had_side_file = fs::exists("/dev/null.kernels.csv");
+  const Result r = run("run " + config + " -o /dev/null");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("-o /dev/null: is not a regular file"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("] b1"), std::string::npos) << "measured first:\n" << r.output;
+  if (!had_side_file) EXPECT_FALSE(fs::exists("/dev/null.kernels.csv"));
+}
+
 TEST_F(Cli, DevicesRunOneWorkerEachFromOneQueueIntoOneReport) {
   // No GPU is needed to check the queue: CPU points run on workers that were each given a GPU.
   std::string tiny = kTiny;

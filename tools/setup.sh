@@ -67,19 +67,36 @@ if ! python3 -c 'import matplotlib' 2>/dev/null; then
   say "installing matplotlib (attnbench plot draws with it)"
   python3 -m pip install -q matplotlib
 fi
-# The cudnn-fe plugin's headers (header-only; cuDNN itself comes with torch). Without them the
-# plugin is skipped at configure time, never the build.
-if ! python3 -c 'import importlib.metadata as m; m.version("nvidia-cudnn-frontend")' 2>/dev/null; then
-  say "installing nvidia-cudnn-frontend (the cudnn-fe plugin's headers)"
-  python3 -m pip install -q nvidia-cudnn-frontend==1.32.0 || say "nvidia-cudnn-frontend not installed: cudnn-fe will be skipped"
+# Whether pip's package index answers, asked once in a few seconds (a GPU node often has no
+# network): the optional wheels below are then skipped in one line, with no pip retries.
+index_reachable() {
+  python3 - "${PIP_INDEX_URL:-https://pypi.org/simple/}" <<'PY' 2>/dev/null
+import sys, urllib.request
+try:
+    urllib.request.urlopen(sys.argv[1], timeout=4)
+except Exception:
+    sys.exit(1)
+PY
+}
+optional=()
+python3 -c 'import importlib.metadata as m; m.version("nvidia-cudnn-frontend")' 2>/dev/null \
+  || optional+=("nvidia-cudnn-frontend==1.32.0|cudnn-fe")
+python3 -c 'import importlib.metadata as m; m.version("flashinfer-python")' 2>/dev/null \
+  || optional+=("flashinfer-python==0.7.2.post1|flashinfer")
+if [ ${#optional[@]} -gt 0 ] && ! index_reachable; then
+  skipped=(); for o in "${optional[@]}"; do skipped+=("${o#*|}"); done
+  say "no package index reachable: the optional plugins ${skipped[*]} will be skipped (their header wheels are not installed)"
+  optional=()
 fi
-# The flashinfer plugin's headers (FlashInfer is header-only in C++; the wheel is pure Python plus
-# flashinfer/data: its include/, CUTLASS and CCCL). --no-deps: its Python dependencies are not
-# needed to compile the kernels.
-if ! python3 -c 'import importlib.metadata as m; m.version("flashinfer-python")' 2>/dev/null; then
-  say "installing flashinfer-python (the flashinfer plugin's headers)"
-  python3 -m pip install -q --no-deps flashinfer-python==0.7.2.post1 || say "flashinfer-python not installed: flashinfer will be skipped"
-fi
+# The cudnn-fe plugin's headers (header-only; cuDNN itself comes with torch) and the flashinfer
+# plugin's (FlashInfer is header-only in C++; the wheel is pure Python plus flashinfer/data: its
+# include/, CUTLASS and CCCL; --no-deps: its Python dependencies are not needed to compile the
+# kernels). Without them the plugin is skipped at configure time, never the build.
+for o in "${optional[@]}"; do
+  say "installing ${o%%|*} (the ${o#*|} plugin's headers)"
+  python3 -m pip install -q --no-deps --retries 0 --timeout 10 "${o%%|*}" 2>/dev/null \
+    || say "${o%%|*} not installed: ${o#*|} will be skipped"
+done
 if [ "$action" = test ] && ! python3 -c 'import scipy' 2>/dev/null; then
   say "installing scipy (Google Benchmark's compare.py, run by a test, needs it)"
   python3 -m pip install -q scipy

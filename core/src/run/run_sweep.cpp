@@ -100,10 +100,29 @@ std::vector<std::string> device_list(const std::string& text, const HostInfo& ho
   return out;
 }
 
+namespace {
+
+// A report is a regular file beside its side files: a folder, a device (/dev/null) or a pipe in
+// its place would take the rows and lose the side files, or be replaced, after the measuring.
+void check_output_path(const std::string& output) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(output, ec);
+  if (fs::is_directory(status))
+    throw InputError("-o " + output + ": is a folder; name the report's file (" +
+                     (fs::path(output) / "report.csv").string() + ")");
+  if (fs::exists(status) && !fs::is_regular_file(status))
+    throw InputError("-o " + output + ": is not a regular file; a report is a CSV file with side "
+                     "files beside it (.kernels.csv, .samples.csv)");
+}
+
+}  // namespace
+
 RunOutcome run_sweep(const RunRequest& request) {
   Sweep sweep = load_sweep(request.config);
   const SweepConfig& config = sweep.config;
   const std::string output = output_path(config, request.overrides);
+  check_output_path(output);
   std::optional<OutputLock> lock;  // held until the run ends, however it ends
   if (!request.dry_run) lock.emplace(output);
   // A report and its side files are one unit: any of them there is the report there.
