@@ -191,6 +191,24 @@ TEST_F(Cli, PlotRefusesWhatIsNotAReport) {
   EXPECT_NE(r.output.find("flsh"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(path("n.plots"))) << "an unknown baseline draws nothing";
   EXPECT_FALSE(fs::exists(path("plain.plots"))) << "nothing drawn for bad input";
+  // -o naming a file (another report) is refused, the file kept; so is a report with nothing to
+  // draw: its header alone, or only unmeasured rows.
+  const std::string kept = first_bytes(path("n.csv"), 1 << 20);
+  r = run("plot " + path("n.csv") + " -o " + path("n.csv"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("is a file; the pictures go in a folder"), std::string::npos) << r.output;
+  EXPECT_EQ(first_bytes(path("n.csv"), 1 << 20), kept);
+  const std::string header = kept.substr(0, kept.find('\n') + 1);
+  r = run("plot " + write("header.csv", header));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("has no rows, only its header"), std::string::npos) << r.output;
+  ASSERT_EQ(run("run " + config + " --backends flash --no-summary -o " + path("u.csv")).code, 0);
+  if (read_csv(path("u.csv")).at(0, "status") != "ok") {  // flash on a CPU point: unsupported
+    r = run("plot " + path("u.csv"));
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("has no measured row"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(path("u.plots")));
+  }
 }
 
 std::set<std::string> measurement_keys(const CsvTable& t) {

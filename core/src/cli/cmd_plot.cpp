@@ -93,7 +93,17 @@ int cmd_plot(const PlotArgs& args) {
   for (const auto& file : args.files) {
     reports.push_back(read_csv(file));
     check_report(reports.back(), {"time_ms_median"});
+    const CsvTable& t = reports.back();
+    if (t.rows.empty()) throw InputError("plot: " + file + " has no rows, only its header");
+    bool measured = false;
+    for (size_t r = 0; r < t.rows.size() && !measured; ++r)
+      measured = !t.at(r, "time_ms_median").empty();
+    if (!measured)
+      throw InputError("plot: " + file + " has no measured row (each row's status says why: " +
+                       "attnbench summary " + file + ")");
   }
+  if (fs::exists(out_dir) && !fs::is_directory(out_dir))
+    throw InputError("plot -o " + out_dir + ": is a file; the pictures go in a folder");
 
   // The comparison too, so that an unknown baseline is refused before anything is written.
   std::optional<Comparison> c;
