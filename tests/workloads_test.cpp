@@ -10,6 +10,8 @@
 
 #include <c10/core/InferenceMode.h>
 
+#include <cmath>
+
 namespace attnbench {
 namespace {
 
@@ -235,6 +237,22 @@ TEST(Workloads, AMixedBatchsDecodeRowsMaskedAsPrefillAreCaught) {
   bf16.dtype = DType::bf16;
   EXPECT_GT(forward_error(in, wrong).rel_err,
             point_tolerance(default_tolerances().at(DType::bf16), bf16));
+}
+
+// fp8 gradients are judged like any (fp8 has no isfinite of its own: an fp8 backward read
+// "isfinite not implemented" and the harness blamed the backend): zeros are far off, a NaN is
+// named.
+TEST(Workloads, AnFp8BackwardIsJudgedNotAnError) {
+  c10::InferenceMode guard;
+  const InputTensors in = make_inputs(backward(problem(1, 2, 16, 16, DType::fp8_e4m3, true, Device::cpu)), 4);
+  ASSERT_EQ(in.q.scalar_type(), at::kFloat8_e4m3fn);
+  const at::Tensor dq = at::zeros_like(in.q), dk = at::zeros_like(in.k), dv = at::zeros_like(in.v);
+  EXPECT_GT(backward_error(in, dq, dk, dv).rel_err, 0.5);
+  at::Tensor nan_dk = dk.clone();
+  poison(nan_dk);
+  const ReferenceError e = backward_error(in, dq, nan_dk, dv);
+  EXPECT_TRUE(std::isnan(e.rel_err));
+  EXPECT_EQ(e.worst, "dk");
 }
 
 }  // namespace

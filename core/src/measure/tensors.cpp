@@ -398,7 +398,7 @@ ReferenceError backward_error(const InputTensors& in, const at::Tensor& dq, cons
   check_like(dk, in.k, "dk");
   check_like(dv, in.v, "dv");
   for (const auto& [name, grad] : {std::pair{"dq", &dq}, {"dk", &dk}, {"dv", &dv}})
-    if (!at::isfinite(*grad).all().item<bool>())
+    if (!at::isfinite(widened(*grad)).all().item<bool>())  // fp8 has no isfinite of its own
       return {std::numeric_limits<double>::quiet_NaN(), name};
 
   if (in.problem.packed())
