@@ -192,6 +192,31 @@ TEST_F(PythonBackends, PythonErrorsAreRowsThatNameTheUsersLine) {
       << row(48, "checked").at("reason");
 }
 
+// Out of memory in a Python backend, the CPU allocator's or Python's own, is `oom` as a plugin's
+// is, the reason naming it; the run goes on.
+TEST_F(PythonBackends, OutOfMemoryInPythonIsAnOomRow) {
+  const std::string faulty = kFaulty + "/faulty.py";
+  const std::string backends = "naive, " + python(faulty, "out_of_memory", "allocator") + ", " +
+                               python(faulty, "memory_error", "memory-error");
+  const Result r =
+      run("run " + write("c.yaml", small_sweep(backends)) + " -o " + path("out.csv"), kAtRoot);
+  EXPECT_EQ(r.code, 1) << r.output;
+  const auto rows = rows_of(path("out.csv"));
+  for (int seq : {32, 48}) {
+    const std::string point = "b1-h2-s" + std::to_string(seq) + "-d16-fp32-causal-cpu ";
+    EXPECT_EQ(rows.at(point + "naive wall").at("status"), "ok");
+    const auto& allocator = rows.at(point + "allocator wall");
+    EXPECT_EQ(allocator.at("status"), "oom") << allocator.at("reason");
+    EXPECT_NE(allocator.at("reason").find("DefaultCPUAllocator: can't allocate memory"),
+              std::string::npos)
+        << allocator.at("reason");
+    const auto& python_error = rows.at(point + "memory-error wall");
+    EXPECT_EQ(python_error.at("status"), "oom") << python_error.at("reason");
+    EXPECT_NE(python_error.at("reason").find("out of memory: MemoryError at "), std::string::npos)
+        << python_error.at("reason");
+  }
+}
+
 // supports() answers True, None, False, a reason or (False, reason); anything else (a tensor, truthy
 // as it is) is the backend's error naming the type, never a yes. False is a no, saying so.
 TEST_F(PythonBackends, ASupportsAnswerOfAnotherTypeIsAnErrorNotAYes) {

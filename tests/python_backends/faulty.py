@@ -41,3 +41,11 @@ def says_no(q, k, v):
 
 def supports_says_no(problem):
     return "not on \udcfe"
+
+
+def out_of_memory(q, k, v):
+    return torch.empty(2**62, dtype=torch.uint8)  # the CPU allocator refuses: an oom row
+
+
+def memory_error(q, k, v):
+    raise MemoryError("planted: no room")  # Python's own out-of-memory: an oom row

@@ -50,7 +50,10 @@ namespace {
 bool says_out_of_memory(const std::string& what) {
   return what.find("out of memory") != std::string::npos ||
          what.find("CUDA_ERROR_OUT_OF_MEMORY") != std::string::npos ||
-         what.find("cudaErrorMemoryAllocation") != std::string::npos;
+         what.find("cudaErrorMemoryAllocation") != std::string::npos ||
+         // The CPU allocator's own words, as a c10::Error or relayed (a Python backend's).
+         what.find("DefaultCPUAllocator: can't allocate memory") != std::string::npos ||
+         what.find("DefaultCPUAllocator: not enough memory") != std::string::npos;
 }
 
 // The caching allocator's peak reserved bytes since the last reset (CUDA points).
@@ -141,10 +144,7 @@ std::optional<PassFailure> attempt(const std::string& name, const PassContext& c
   } catch (const c10::Error& e) {
     // The CPU allocator reports exhaustion as a plain c10::Error: it is an oom all the same.
     const std::string what = first_line(e.what_without_backtrace());
-    const bool cpu_oom =
-        what.find("DefaultCPUAllocator: can't allocate memory") != std::string::npos ||
-        what.find("DefaultCPUAllocator: not enough memory") != std::string::npos;
-    const bool oom = cpu_oom || says_out_of_memory(what);
+    const bool oom = says_out_of_memory(what);
     if (oom) release_cached_memory(host);
     return PassFailure{oom ? Status::oom : Status::error, name + ": " + what};
   } catch (const std::bad_alloc& e) {

@@ -82,6 +82,9 @@ PythonError take_error(PyObject* harness, const std::string& file) {
   if (tb) PyException_SetTraceback(v.p, tb.p);
   PythonError out;
   out.not_implemented = PyErr_GivenExceptionMatches(v.p, PyExc_NotImplementedError) != 0;
+  // Python's MemoryError says "out of memory" in the row, so the runner calls it `oom` as it
+  // does PyTorch's (torch.OutOfMemoryError and the CPU allocator's RuntimeError say so already).
+  const bool memory_error = PyErr_GivenExceptionMatches(v.p, PyExc_MemoryError) != 0;
   Ref described(harness ? PyObject_CallMethod(harness, "describe", "Os", v.p, file.c_str())
                         : nullptr);
   if (described && PyUnicode_Check(described.p)) {
@@ -91,6 +94,7 @@ PythonError take_error(PyObject* harness, const std::string& file) {
     Ref s(PyObject_Str(v.p));
     out.text = s ? utf8(s.p) : "an exception that cannot be printed";
   }
+  if (memory_error) out.text = "out of memory: " + out.text;
   return out;
 }
 
