@@ -17,7 +17,7 @@ class SinkBlindBackend final : public attnbench::Backend {
     return "flash (CUDA) or textbook (CPU) attention that accepts sinks and ignores them (test "
            "plugin)";
   }
-  std::vector<std::string> variants() const override { return {"sinks"}; }
+  std::vector<std::string> variants() const override { return {"sinks", "window"}; }
   attnbench::Support supports(const attnbench::Problem& p) const override {
     if (p.packed()) return attnbench::Support::no("uniform batches only");
     return attnbench::Support::yes();

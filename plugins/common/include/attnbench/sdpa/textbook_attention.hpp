@@ -43,11 +43,12 @@ inline at::Tensor textbook_attention(const Inputs& in, bool mask_in_place) {
       scores = scores.masked_fill(*in.mask, kMasked);
   }
   if (in.sinks) {  // gpt-oss's sinks: a column of the softmax per head, dropped after it
+    // In float32, as the sinks are: a logit near 10 rounded to bf16 moves its weight by ~3%.
     std::vector<int64_t> column = scores.sizes().vec();
     column.back() = 1;
-    const at::Tensor sink = in.sinks->to(scores.scalar_type()).view({1, -1, 1, 1}).expand(column);
-    return at::matmul(
-        at::softmax(at::cat({scores, sink}, -1), -1).narrow(-1, 0, scores.size(-1)), v);
+    const at::Tensor sink = in.sinks->to(at::kFloat).view({1, -1, 1, 1}).expand(column);
+    const at::Tensor weights = at::softmax(at::cat({scores.to(at::kFloat), sink}, -1), -1);
+    return at::matmul(weights.narrow(-1, 0, scores.size(-1)).to(v.scalar_type()), v);
   }
   return at::matmul(at::softmax(scores, -1), v);
 }
