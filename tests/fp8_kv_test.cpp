@@ -90,6 +90,7 @@ TEST(Fp8Kv, TheTextbookBackendsRunItRightAndSayHow) {
       {"ragged", ragged},
       {"mla absorbed", mla_decode(DType::bf16)},
       {"mla absorbed fp16", mla_decode(DType::f16)},
+      {"fp16 decode with sinks", [] { Problem p = attention(DType::f16, 1, 1024); p.sinks = true; return p; }()},
   };
   for (const auto& [what, p] : points) {
     const InputTensors in = make_inputs(p, 4);

@@ -442,6 +442,38 @@ TEST(Kinds, AChunkBoundsTheKeysReadAndThePairs) {
                    2.0 * 16 * 20);
 }
 
+// A chunked prefill reads every key (each is in some query's chunk) and computes each chunk's
+// triangle; a ragged batch's sequences each by their own length (64 and 16 in chunks of 16: 4 + 1
+// triangles of 136 pairs).
+TEST(Kinds, AChunkedPrefillReadsEveryKeyAndComputesEachChunk) {
+  const Problem p = only_point(
+      "sweep:\n  heads: 2\n  head_dim: 16\n  seq_len: 64\n  chunk: 16\n  dtype: fp32\n");
+  EXPECT_DOUBLE_EQ(point_bytes(p), 4.0 * (64 * 2 * 16) * 2 + 4.0 * 64 * 2 * 32);
+  EXPECT_DOUBLE_EQ(attended_pairs(p), 4 * 136);
+  const Problem ragged = only_point(
+      "sweep:\n  batch: 2\n  heads: 2\n  head_dim: 16\n  seq_lens: \"64,16\"\n  chunk: 16\n");
+  EXPECT_DOUBLE_EQ(attended_pairs(ragged), 5 * 136);
+  EXPECT_DOUBLE_EQ(point_flop(ragged), 2.0 * 2 * 32 * 680);
+}
+
+// Sinks are checked forward only (refused at direction); a chunk's backward is a point.
+TEST(Kinds, SinksAreRefusedInTheBackwardAChunkIsNot) {
+  expect_refused("sweep:\n  seq_len: 8\n  sinks: true\n  direction: bwd\n", "sweep.direction", 4,
+                 "attention sinks are checked in the forward pass only");
+  EXPECT_EQ(only_point("sweep:\n  seq_len: 8\n  chunk: 4\n  direction: bwd\n").chunk, 4);
+}
+
+// Non-causal, bottom-right: more queries than keys puts the first queries before key 0, in a chunk
+// of no key (every backend would be `wrong`); as many queries as keys is a point.
+TEST(Kinds, AChunkThatLeavesQueriesNoKeyIsRefused) {
+  expect_refused("sweep:\n  seq_len: 8\n  seq_len_kv: 4\n  causal: false\n  chunk: 4\n",
+                 "sweep.chunk", 5, "the first 4 queries stand before key 0");
+  expect_refused("sweep:\n  batch: 2\n  seq_lens: \"3,9\"\n  seq_lens_kv: \"5,8\"\n  causal: false\n"
+                 "  chunk: 4\n",
+                 "sweep.chunk", 6, "(sequence 1) the first 1 queries");
+  EXPECT_EQ(only_point("sweep:\n  seq_len: 4\n  seq_len_kv: 4\n  causal: false\n  chunk: 4\n").chunk, 4);
+}
+
 TEST(Kinds, TheWorkModelOfEachFormByHand) {
   const Problem prefill =
       only_point("sweep:\n  kind: mla\n  heads: 2\n  seq_len: 4\n  causal: false\n");

@@ -55,6 +55,11 @@ TEST(Lengths, AMixedBatchIsItsPartsInOrder) {
     EXPECT_LE(lens[i], 4096);
   }
   EXPECT_EQ(draw_lengths(mix, 34, 5, ""), lens);  // the same seed, the same batch
+  // Each part its own draw: two parts of one spec give other lengths.
+  const std::vector<int64_t> twins =
+      draw_lengths(parse_length_spec("8*uniform(1,1000000) + 8*uniform(1,1000000)"), 16, 5, "");
+  EXPECT_NE(std::vector<int64_t>(twins.begin(), twins.begin() + 8),
+            std::vector<int64_t>(twins.begin() + 8, twins.end()));
   EXPECT_NE(draw_lengths(mix, 34, 6, ""), lens);
   // One part is a mix too (a count times a spec), and a list part gives its count of lengths.
   EXPECT_EQ(draw_lengths(parse_length_spec("3*7"), 3, 1, ""), (std::vector<int64_t>{7, 7, 7}));

@@ -371,6 +371,39 @@ TEST_F(PythonBackends, SinksChunksAndAnFp8CacheReachTheFunctionsThatTakeThem) {
   EXPECT_NE(rows.at(fp8 + "served wall").at("fp8_scale_v"), "");
 }
 
+// Each keyword a variant needs, by itself: a function with k_scale but not v_scale gets no fp8
+// cache; one with a mask but no chunk gets no ragged chunk (a packed batch has no mask); an fp8
+// point's rows record all three scales.
+TEST_F(PythonBackends, AVariantNeedsEveryKeywordItReaches) {
+  const std::string module = kFaulty + "/served.py";
+  const std::string sweep =
+      "backends: [" + python(module, "k_only", "k-only") + ", " +
+      python(module, "varlen_masked", "varlen-masked") + ", " + python(module, "fp8_full", "fp8-full") +
+      "]\nmeasurement: {warmup_ms: 1, max_time_s: 0.05, cpu_pass_calls: 3}\n"
+      "sweep:\n"
+      "  - {device: cpu, dtype: bf16, heads: 4, kv_heads: 2, seq_len: 1, seq_len_kv: 64,"
+      " head_dim: 16, kv_dtype: fp8_e4m3}\n"
+      "  - {device: cpu, dtype: fp32, heads: 4, kv_heads: 2, batch: 2, seq_lens: \"24,10\","
+      " head_dim: 16, chunk: 8}\n"
+      "  - {device: cpu, dtype: fp8_e4m3, heads: 2, seq_len: 16, head_dim: 16}\n";
+  const Result r = run("run " + write("c.yaml", sweep) + " -o " + path("out.csv"), kAtRoot);
+  const auto rows = rows_of(path("out.csv"));
+  ASSERT_EQ(rows.size(), 9u) << r.output;
+  const std::string fp8_cache = "b1-h4-kv2-s1-skv64-d16-bf16-kvfp8_e4m3-causal-cpu ";
+  EXPECT_EQ(rows.at(fp8_cache + "k-only wall").at("status"), "unsupported");
+  EXPECT_NE(rows.at(fp8_cache + "k-only wall").at("reason").find("k-only does not run an fp8 KV cache"),
+            std::string::npos)
+      << rows.at(fp8_cache + "k-only wall").at("reason");
+  const std::string chunk = "b2-h4-kv2-s24-d16-fp32-causal-cpu-qlens-24-10-chunk8 ";
+  EXPECT_EQ(rows.at(chunk + "varlen-masked wall").at("reason"),
+            "varlen_masked() takes no chunk (or mask) keyword, so it cannot run chunked local "
+            "attention (docs/backends.md lists the keywords)");
+  const auto& fp8 = rows.at("b1-h2-s16-d16-fp8_e4m3-causal-cpu fp8-full wall");
+  EXPECT_EQ(fp8.at("status"), "ok") << fp8.at("reason");
+  for (const char* column : {"fp8_scale_q", "fp8_scale_k", "fp8_scale_v"})
+    EXPECT_NE(fp8.at(column), "") << column;
+}
+
 TEST_F(PythonBackends, AnImportThatCrashesCostsOnlyItsOwnRows) {
   const std::string backends =
       "naive, " + python(kFaulty + "/import_crashes.py", "attention", "crasher");
@@ -401,8 +434,9 @@ TEST_F(PythonBackends, AMissingFunctionOrFileIsALocatedConfigError) {
   Result r = run("run " + no_function + " -o " + path("out.csv"), kAtRoot);
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("f.yaml:1:19: key 'backends': tests/python_backends/faulty.py defines no "
-                          "function 'nope' (it defines: checked, not_a_tensor, raises, refuses, "
-                          "says_no, supports_checked, supports_says_no, surrogate)"),
+                          "function 'nope' (it defines: checked, memory_error, not_a_tensor, "
+                          "out_of_memory, raises, refuses, says_no, supports_checked, "
+                          "supports_says_no, surrogate)"),
             std::string::npos)
       << r.output;
   EXPECT_FALSE(std::filesystem::exists(path("out.csv")));

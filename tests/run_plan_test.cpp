@@ -353,11 +353,24 @@ TEST(RunPlan, TpOnTheCommandLineReplacesEachBlocksDegrees) {
       o, kAvailable, false);
   EXPECT_EQ(ids(plan), (std::vector<std::string>{"b1-h8-kv1-s8-d64-bf16-causal-cpu",
                                                  "b1-h2-s1-skv64-d64-bf16-causal-cpu"}));
-  o.tp = 3;
-  EXPECT_THROW(plan_run(config("sweep:\n  seq_len: 8\n  heads: 64\n"), o, kAvailable, false),
-               ConfigError);
-  o.tp = -1;
-  EXPECT_THROW(plan_run(config("sweep:\n  seq_len: 8\n"), o, kAvailable, false), InputError);
+  o.tp = 3;  // the error names the flag, not a key the file does not have
+  try {
+    plan_run(config("sweep:\n  seq_len: 8\n  heads: 64\n"), o, kAvailable, false);
+    ADD_FAILURE() << "--tp 3 of 64 heads accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "--tp") << e.what();
+    EXPECT_NE(std::string(e.what()).find("heads 64 are not divisible among 3 GPUs"),
+              std::string::npos)
+        << e.what();
+  }
+  o.tp = 4096;  // the largest degree
+  EXPECT_EQ(ids(plan_run(config("sweep:\n  seq_len: 8\n  heads: 4096\n"), o, kAvailable, false)),
+            (std::vector<std::string>{"b1-h1-s8-d64-bf16-causal-cpu"}));
+  for (int bad : {-1, 4097}) {
+    o.tp = bad;
+    EXPECT_THROW(plan_run(config("sweep:\n  seq_len: 8\n"), o, kAvailable, false), InputError)
+        << bad;
+  }
 }
 
 }  // namespace

@@ -159,6 +159,9 @@ TEST(Sweep, TpDividesTheHeadsAsServed) {
   // More: divided (16 over 8 is 2 a GPU); a group of 5 (Llama 4's 40/8 at TP8).
   EXPECT_EQ(heads_of("sweep:\n  seq_len: 8\n  heads: 32\n  kv_heads: 16\n  tp: 8\n"), (H{{4, 2}}));
   EXPECT_EQ(heads_of("sweep:\n  seq_len: 8\n  heads: 40\n  kv_heads: 8\n  tp: 8\n"), (H{{5, 1}}));
+  // The largest degree, 4096, over as many heads.
+  EXPECT_EQ(heads_of("sweep:\n  seq_len: 8\n  heads: 4096\n  kv_heads: 4096\n  tp: 4096\n"),
+            (H{{1, 1}}));
   // tp 1 changes nothing; MLA's absorbed decode keeps its one latent head.
   EXPECT_EQ(heads_of("sweep:\n  seq_len: 8\n  heads: 6\n  kv_heads: 3\n  tp: 1\n"), (H{{6, 3}}));
   EXPECT_EQ(heads_of("sweep:\n  kind: mla\n  absorbed: true\n  seq_len: 1\n  seq_len_kv: 64\n"
@@ -189,6 +192,8 @@ TEST(Sweep, ATpTheHeadsCannotTakeIsRefusedAtItsKey) {
   refused("sweep:\n  seq_len: 8\n  heads: 48\n  kv_heads: 12\n  tp: 8\n", 5,
           "kv_heads 12 neither divide");
   refused("sweep:\n  seq_len: 8\n  tp: 0\n", 3, "");
+  refused("sweep:\n  seq_len: 8\n  tp: 4097\n", 3, "whole number from 1 to 4096");
+  refused("sweep:\n  seq_len: 8\n  tp: []\n", 3, "expected a degree or a list of them");
   refused("sweep:\n  seq_len: 8\n  tp: 1.5\n", 3, "whole number");
   EXPECT_THROW(parse_config("sweep:\n  seq_len: 8\n  zip:\n    - tp: [1, 2]\n      batch: [1, 2]\n",
                             "tp.yaml"),

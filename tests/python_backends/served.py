@@ -29,3 +29,19 @@ def served(q, k, v, scale, mask, sinks=None, k_scale=1.0, v_scale=1.0):
 def plain(q, k, v, scale, mask):
     """the mask alone"""
     return _attention(q, k, v, scale, mask)
+
+
+def k_only(q, k, v, scale, mask, k_scale=1.0):
+    """takes k's scale and not v's: no fp8 cache for it"""
+    return _attention(q, k.to(q.dtype) * k_scale, v.to(q.dtype), scale, mask)
+
+
+def varlen_masked(q, k, v, scale, mask, cu_seqlens_q, cu_seqlens_kv):
+    """a ragged batch and a mask, but no chunk keyword: a packed chunk has no mask to carry it"""
+    raise AssertionError("never called for a ragged chunk")
+
+
+def fp8_full(q, k, v, scale, mask, q_scale, k_scale, v_scale):
+    """q, k and v in fp8, each under its scale; the output in bf16"""
+    q, k, v = (t.to(torch.bfloat16) * s for t, s in ((q, q_scale), (k, k_scale), (v, v_scale)))
+    return _attention(q, k, v, scale, mask)

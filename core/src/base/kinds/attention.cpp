@@ -131,6 +131,16 @@ class AttentionKind final : public ProblemKind {
                             " queries see no key inside a window whose RIGHT is " +
                             std::to_string(p.window_right) +
                             " (aligned bottom-right); widen RIGHT or give the sequences keys"};
+    // Bottom-right, queries past the keys' count stand before key 0: their chunk holds no key
+    // (causal's twin is refused by the config already).
+    if (p.chunk > 0 && !p.causal)
+      for (int64_t b = 0; b < (p.ragged() ? p.batch : 1); ++b)
+        if (p.q_len(b) > p.kv_len(b))
+          return FieldRefusal{"chunk", "with " + std::to_string(p.q_len(b)) + " queries and " +
+                                           std::to_string(p.kv_len(b)) + " keys (sequence " +
+                                           std::to_string(b) + ") the first " +
+                                           std::to_string(p.q_len(b) - p.kv_len(b)) +
+                                           " queries stand before key 0, in a chunk with no key"};
     if (p.sinks && p.direction == Direction::bwd)
       return FieldRefusal{"direction",
                           "attention sinks are checked in the forward pass only (the sinks' own "
