@@ -195,25 +195,9 @@ TEST(GpuFp8Kv, EveryBackendIsRightOrSaysWhyNot) {
       {"attention decode, contiguous", on_gpu(attention(DType::bf16, 1, 4096))},
       {"attention decode, paged 16", on_gpu(paged)},
   };
-  int ok = 0;
-  for (const auto& [what, p] : points) {
-    for (const char* name : {"flashinfer", "fa3", "cudnn-fe", "naive", "cudnn", "flash"}) {
-      const LoadedBackend* loaded = test::plugins().find(name);
-      if (!loaded) continue;
-      const BackendRecords r = runner.measure({p, point_id(p)}, *loaded);
-      ASSERT_FALSE(r.rows.empty());
-      const Row& row = r.rows[0];
-      std::cout << "[ measured ] " << name << " " << what << ": " << to_string(row.status) << " "
-                << (row.rel_err ? "rel_err " + std::to_string(*row.rel_err) + " " : "")
-                << row.reason << "\n";
-      if (row.status == Status::unsupported) {
-        EXPECT_FALSE(row.reason.empty()) << name << " " << what;
-        continue;
-      }
-      EXPECT_EQ(row.status, Status::ok) << name << " " << what << ": " << row.reason;
-      if (row.status == Status::ok) ++ok;
-    }
-  }
+  const int ok = test::expect_right_or_refused(
+      runner, points,
+      test::plugins_named({"flashinfer", "fa3", "cudnn-fe", "naive", "cudnn", "flash"}));
   EXPECT_GT(ok, 1);
 }
 

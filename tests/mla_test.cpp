@@ -254,25 +254,9 @@ TEST(GpuMla, EveryBackendThatDeclaresItIsRightOrSaysWhyNot) {
       {"absorbed decode, 2 queries", on_gpu(mla(true, 4, 16, 2, 4096))},
       {"absorbed decode, paged 64", on_gpu(paged)},
   };
-  int ok = 0;
-  for (const auto& [what, p] : points) {
-    for (const char* name : {"cudnn-fe", "fa3", "flashinfer", "cudnn", "efficient", "math", "flash"}) {
-      const LoadedBackend* loaded = test::plugins().find(name);
-      if (!loaded) continue;
-      const BackendRecords r = runner.measure({p, point_id(p)}, *loaded);
-      ASSERT_FALSE(r.rows.empty());
-      const Row& row = r.rows[0];
-      std::cout << "[ measured ] " << name << " " << what << ": " << to_string(row.status) << " "
-                << (row.rel_err ? "rel_err " + std::to_string(*row.rel_err) + " " : "")
-                << row.reason << "\n";
-      if (row.status == Status::unsupported) {
-        EXPECT_FALSE(row.reason.empty()) << name << " " << what;
-        continue;
-      }
-      EXPECT_EQ(row.status, Status::ok) << name << " " << what << ": " << row.reason;
-      if (row.status == Status::ok) ++ok;
-    }
-  }
+  const int ok = test::expect_right_or_refused(
+      runner, points,
+      test::plugins_named({"cudnn-fe", "fa3", "flashinfer", "cudnn", "efficient", "math", "flash"}));
   EXPECT_GT(ok, 0);
 }
 

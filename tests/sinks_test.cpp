@@ -186,30 +186,10 @@ TEST(GpuSinks, EveryBackendIsRightOrSaysWhyNotAndTheBlindOneIsWrong) {
       {"decode", on_gpu(gpt_oss(1, 8192))},
       {"decode, window 128", on_gpu(gpt_oss(1, 8192), 127)},
   };
-  int ok = 0;
-  for (const auto& [what, p] : points) {
-    for (const char* name : {"cudnn-fe", "flashinfer", "fa3", "naive", "flash", "sink_blind"}) {
-      const LoadedBackend* loaded =
-          name == std::string("sink_blind") ? faulty.find(name) : test::plugins().find(name);
-      if (!loaded) continue;
-      const BackendRecords r = runner.measure({p, point_id(p)}, *loaded);
-      ASSERT_FALSE(r.rows.empty());
-      const Row& row = r.rows[0];
-      std::cout << "[ measured ] " << name << " " << what << ": " << to_string(row.status) << " "
-                << (row.rel_err ? "rel_err " + std::to_string(*row.rel_err) + " " : "")
-                << row.reason << "\n";
-      if (name == std::string("sink_blind")) {
-        EXPECT_EQ(row.status, Status::wrong) << what;
-        continue;
-      }
-      if (row.status == Status::unsupported) {
-        EXPECT_FALSE(row.reason.empty()) << name << " " << what;
-        continue;
-      }
-      EXPECT_EQ(row.status, Status::ok) << name << " " << what << ": " << row.reason;
-      if (row.status == Status::ok) ++ok;
-    }
-  }
+  std::vector<const LoadedBackend*> backends =
+      test::plugins_named({"cudnn-fe", "flashinfer", "fa3", "naive", "flash"});
+  backends.push_back(faulty.find("sink_blind"));
+  const int ok = test::expect_right_or_refused(runner, points, backends, {"sink_blind"});
   EXPECT_GT(ok, 3);
 }
 

@@ -9,6 +9,11 @@
 
 #include <gtest/gtest.h>
 
+#include <iostream>
+#include <set>
+#include <string>
+#include <vector>
+
 namespace attnbench::test {
 
 inline const PluginSet& plugins() {
@@ -54,6 +59,48 @@ class MeasuringRunner {
   RunOptions options_;
   Runner runner_;
 };
+
+// Each backend at each named point through `runner`'s correctness pass, what each said printed
+// ("[ measured ] NAME WHAT: STATUS rel_err REASON": the GPU tests' record of what every backend
+// does): `ok`, or `unsupported` with a reason; a backend in `wrong` must read `wrong` instead.
+// Backends not built are passed over. Returns how many rows were `ok`.
+inline int expect_right_or_refused(
+    MeasuringRunner& runner, const std::vector<std::pair<const char*, Problem>>& points,
+    const std::vector<const LoadedBackend*>& backends, const std::set<std::string>& wrong = {}) {
+  int ok = 0;
+  for (const auto& [what, p] : points) {
+    for (const LoadedBackend* loaded : backends) {
+      if (!loaded) continue;
+      const std::string name = loaded->backend->name();
+      const BackendRecords r = runner.measure({p, point_id(p)}, *loaded);
+      if (r.rows.empty()) {
+        ADD_FAILURE() << name << " " << what << ": no row";
+        continue;
+      }
+      const Row& row = r.rows[0];
+      std::cout << "[ measured ] " << name << " " << what << ": " << to_string(row.status) << " "
+                << (row.rel_err ? "rel_err " + std::to_string(*row.rel_err) + " " : "")
+                << row.reason << "\n";
+      if (wrong.count(name)) {
+        EXPECT_EQ(row.status, Status::wrong) << name << " " << what;
+      } else if (row.status == Status::unsupported) {
+        EXPECT_FALSE(row.reason.empty()) << name << " " << what;
+      } else {
+        EXPECT_EQ(row.status, Status::ok) << name << " " << what << ": " << row.reason;
+        ok += row.status == Status::ok;
+      }
+    }
+  }
+  return ok;
+}
+
+// The plugins of these names, in order (null where one is not built).
+inline std::vector<const LoadedBackend*> plugins_named(const std::vector<std::string>& names,
+                                                        const PluginSet& set = plugins()) {
+  std::vector<const LoadedBackend*> out;
+  for (const std::string& name : names) out.push_back(set.find(name));
+  return out;
+}
 
 // Measurement settings that keep a test's passes short; tests change what they need.
 inline MeasureSettings quick_settings() {
