@@ -28,6 +28,16 @@ Problem attention(DType dtype, int64_t seq_len = 1, int64_t seq_len_kv = 2048) {
   return p;
 }
 
+// The same with one field changed.
+Problem full(Problem p) {
+  p.causal = false;
+  return p;
+}
+Problem with_sinks(Problem p) {
+  p.sinks = true;
+  return p;
+}
+
 Problem mla_decode(DType dtype, int64_t seq_len_kv = 2048) {
   Problem p;
   p.kind = "mla";
@@ -86,11 +96,11 @@ TEST(Fp8Kv, TheTextbookBackendsRunItRightAndSayHow) {
   const std::vector<std::pair<const char*, Problem>> points = {
       {"bf16 decode", attention(DType::bf16)},
       {"fp16 decode", attention(DType::f16)},
-      {"bf16 prefill, full", [] { Problem p = attention(DType::bf16, 24, 24); p.causal = false; return p; }()},
+      {"bf16 prefill, full", full(attention(DType::bf16, 24, 24))},
       {"ragged", ragged},
       {"mla absorbed", mla_decode(DType::bf16)},
       {"mla absorbed fp16", mla_decode(DType::f16)},
-      {"fp16 decode with sinks", [] { Problem p = attention(DType::f16, 1, 1024); p.sinks = true; return p; }()},
+      {"fp16 decode with sinks", with_sinks(attention(DType::f16, 1, 1024))},
   };
   for (const auto& [what, p] : points) {
     const InputTensors in = make_inputs(p, 4);

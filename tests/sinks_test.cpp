@@ -66,9 +66,11 @@ TEST(Sinks, TheTextbookBackendsApplyThem) {
   windowed.window_left = 127;
   Problem mha = gpt_oss(16, 16);
   mha.kv_heads = 8, mha.causal = false;
+  Problem gqa = gpt_oss(1, 300);  // groups of 4: kv head g's query heads 4g .. 4g + 3
+  gqa.kv_heads = 2;
   const std::vector<std::pair<const char*, Problem>> points = {
       {"decode", gpt_oss()}, {"prefill", gpt_oss(24, 24)}, {"ragged", ragged},
-      {"window", windowed},  {"mha, full", mha}};
+      {"window", windowed},  {"mha, full", mha}, {"gqa of 4", gqa}};
   for (const auto& [what, p] : points) {
     const InputTensors in = make_inputs(p, 2);
     for (const char* name : {"naive", "inplace"}) {
@@ -142,7 +144,8 @@ TEST(Sinks, ABackendThatIgnoresThemReadsWrongThroughTheRunner) {
     p.dtype = dtype;
     const BackendRecords with = runner.measure({p, point_id(p)}, *blind);
     ASSERT_FALSE(with.rows.empty());
-    EXPECT_EQ(with.rows[0].status, Status::wrong) << to_string(dtype) << ": " << with.rows[0].reason;
+    EXPECT_EQ(with.rows[0].status, Status::wrong)
+        << to_string(dtype) << ": " << with.rows[0].reason;
     p.sinks = false;  // the same backend without sinks is right
     const BackendRecords without = runner.measure({p, point_id(p)}, *blind);
     ASSERT_FALSE(without.rows.empty());

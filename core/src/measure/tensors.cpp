@@ -65,8 +65,8 @@ std::vector<int64_t> offsets(const Problem& p, bool keys) {
 
 int64_t pages_of(const Problem& p, int64_t b) { return (p.kv_len(b) + p.page_size - 1) / p.page_size; }
 
-// [s, skv] true where query row i may not see key j (bottom-right: row i stands at key i + skv - s):
-// outside the window [pos - left, pos + right] (-1: unbounded) or outside its chunk (chunk > 0).
+// [s, skv] true where query row i may not see key j (bottom-right: row i stands at key
+// i + skv - s): outside the window [pos - left, pos + right] (-1: unbounded) or outside its chunk (chunk > 0).
 at::Tensor masked(const at::Tensor& rows, int64_t keys, int64_t offset, int64_t left, int64_t right,
                   int64_t chunk) {
   const at::Tensor pos = (rows + offset).unsqueeze(1);
@@ -147,7 +147,8 @@ InputTensors make_inputs(const Problem& p, uint64_t seed) {
     // Near the log-sum-exp of a row of the longest sequence's scores (log of the keys it sees,
     // plus a half for unit-variance scores), give or take a unit per head: each sink takes a
     // share of its head's weight that ignoring it, or reading another head's, visibly moves.
-    const int64_t seen = p.window_left >= 0 ? std::min(p.seq_len_kv, p.window_left + 1) : p.seq_len_kv;
+    const int64_t seen =
+        p.window_left >= 0 ? std::min(p.seq_len_kv, p.window_left + 1) : p.seq_len_kv;
     in.sinks = (at::randn({p.heads}, at::TensorOptions().dtype(at::kFloat)) +
                 std::log(static_cast<double>(std::max<int64_t>(seen, 1))) + 0.5)
                    .to(options.device());
@@ -271,8 +272,8 @@ void check_like(const at::Tensor& got, const at::Tensor& want, const char* name)
 
 // Attention, in q's float type, of query rows `rows` (positions in the sequence) of q
 // [..., rows, d] against k, v [..., seq_len_kv, d]: scores capped by softcap, masked outside the
-// window and the chunk (bottom-right); with `sinks` (one logit per head of q, shaped to broadcast against the
-// scores' [..., rows, 1]) a column of its own in the softmax, dropped after it.
+// window and the chunk (bottom-right); with `sinks` (one logit per head of q, shaped to broadcast
+// against the scores' [..., rows, 1]) a column of its own in the softmax, dropped after it.
 at::Tensor reference_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                const at::Tensor& rows, int64_t offset, const Problem& p,
                                double scale, const at::Tensor& sinks = {}) {

@@ -1,6 +1,7 @@
 // `attention`: multi-head and grouped-query attention, q·k and v of one width (head_dim), with its
 // variants: ragged lengths and paged caches (common fields), a sliding window, a softcap,
-// attention sinks and chunked local attention (its own). The kind every sweep had before kinds, so its ids have no prefix.
+// attention sinks and chunked local attention (its own). The kind every sweep had before kinds,
+// so its ids have no prefix.
 #include "base/kinds/problem_kind.hpp"
 
 #include "base/names.hpp"
