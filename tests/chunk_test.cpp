@@ -115,16 +115,9 @@ TEST(Chunk, TheSweepTakesItAsAnAxisOfAttention) {
 }
 
 TEST(Chunk, BackendsThatDoNotDeclareItRefuseNamingTheVariant) {
-  const Problem p = chunked(1, 64, 16);
-  for (const char* name : {"flash", "efficient", "cudnn", "math", "cudnn-fe", "fa3", "flashinfer"}) {
-    const LoadedBackend* loaded = test::plugins().find(name);
-    if (!loaded) continue;
-    const Support s = declared_support(*loaded->backend, p);
-    EXPECT_FALSE(s.supported) << name;
-    EXPECT_NE(s.reason.find(std::string(name) + " does not run chunked local attention"),
-              std::string::npos)
-        << s.reason;
-  }
+  test::expect_undeclared(chunked(1, 64, 16),
+                          {"flash", "efficient", "cudnn", "math", "cudnn-fe", "fa3", "flashinfer"},
+                          "chunked local attention");
 }
 
 }  // namespace

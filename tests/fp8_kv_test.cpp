@@ -148,27 +148,17 @@ TEST(Fp8Kv, AScaleTakenForAnotherOrIgnoredIsCaught) {
 }
 
 TEST(Fp8Kv, BackendsThatDoNotDeclareItRefuseItNamingTheVariant) {
-  for (const Problem& p : {attention(DType::bf16), mla_decode(DType::bf16)}) {
-    for (const char* name : {"flash", "efficient", "cudnn", "math", "cudnn-fe", "fa3"}) {
-      const LoadedBackend* loaded = test::plugins().find(name);
-      if (!loaded) continue;
-      if (p.kind == "mla" && name == std::string("flash")) continue;  // refused for its kind
-      const Support s = declared_support(*loaded->backend, p);
-      EXPECT_FALSE(s.supported) << name;
-      EXPECT_NE(s.reason.find(std::string(name) + " does not run an fp8 KV cache (it declares "),
-                std::string::npos)
-          << s.reason;
-    }
-  }
+  test::expect_undeclared(attention(DType::bf16),
+                          {"flash", "efficient", "cudnn", "math", "cudnn-fe", "fa3"},
+                          "an fp8 KV cache");
+  // flash is refused for MLA by its kind first.
+  test::expect_undeclared(mla_decode(DType::bf16), {"efficient", "cudnn", "math", "cudnn-fe", "fa3"},
+                          "an fp8 KV cache");
 }
 
 // Through the runner: the row records k's and v's scales (q has none of its own) and the feed.
 TEST(Fp8Kv, TheRowRecordsTheCachesScalesAndNotQs) {
-  RunOptions options;
-  options.measurement = test::quick_settings();
-  options.measurement.passes = {Pass::correctness};
-  options.tolerance = default_tolerances();
-  test::MeasuringRunner runner(test::host(), options);
+  test::MeasuringRunner runner(test::host(), test::correctness_options());
   const Problem p = attention(DType::bf16, 1, 256);
   const BackendRecords r = runner.measure({p, point_id(p)}, *test::plugins().find("naive"));
   ASSERT_FALSE(r.rows.empty());
@@ -184,11 +174,7 @@ TEST(Fp8Kv, TheRowRecordsTheCachesScalesAndNotQs) {
 // reason; what each said is printed.
 TEST(GpuFp8Kv, EveryBackendIsRightOrSaysWhyNot) {
   REQUIRE_CUDA();
-  RunOptions options;
-  options.measurement = test::quick_settings();
-  options.measurement.passes = {Pass::correctness};
-  options.tolerance = default_tolerances();
-  test::MeasuringRunner runner(test::host(), options);
+  test::MeasuringRunner runner(test::host(), test::correctness_options());
   auto on_gpu = [](Problem p) {
     p.device = Device::cuda;
     return p;

@@ -96,11 +96,7 @@ std::vector<Case> cases() {
 
 TEST(GpuVariants, EachBackendRunsItsVariantsCorrectly) {
   REQUIRE_CUDA();
-  RunOptions options;
-  options.measurement = test::quick_settings();
-  options.measurement.passes = {Pass::correctness};
-  options.tolerance = default_tolerances();
-  test::MeasuringRunner runner(host(), options);
+  test::MeasuringRunner runner(host(), test::correctness_options());
   int measured = 0;
   for (const Case& c : cases()) {
     const LoadedBackend* loaded = test::plugins().find(c.backend);

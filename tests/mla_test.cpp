@@ -213,11 +213,7 @@ TEST(Mla, BackendsThatDoNotDeclareItRefuseItNamingTheKind) {
 // Through the runner, as a sweep measures it: a backend that does not declare the kind is refused
 // before its supports() is asked (flash's would say "a CUDA kernel" of this CPU point).
 TEST(Mla, TheRunnerRefusesAnUndeclaredKindBeforeSupports) {
-  RunOptions options;
-  options.measurement = test::quick_settings();
-  options.measurement.passes = {Pass::correctness};
-  options.tolerance = default_tolerances();
-  test::MeasuringRunner runner(test::host(), options);
+  test::MeasuringRunner runner(test::host(), test::correctness_options());
   const Problem p = mla(false, 1, 2, 8, 8);
   const BackendRecords flash = runner.measure({p, point_id(p)}, *test::plugins().find("flash"));
   ASSERT_FALSE(flash.rows.empty());
@@ -233,11 +229,7 @@ TEST(Mla, TheRunnerRefusesAnUndeclaredKindBeforeSupports) {
 // What each said is printed (results/<card>/mla/tests.txt keeps it).
 TEST(GpuMla, EveryBackendThatDeclaresItIsRightOrSaysWhyNot) {
   REQUIRE_CUDA();
-  RunOptions options;
-  options.measurement = test::quick_settings();
-  options.measurement.passes = {Pass::correctness};
-  options.tolerance = default_tolerances();
-  test::MeasuringRunner runner(test::host(), options);
+  test::MeasuringRunner runner(test::host(), test::correctness_options());
   auto on_gpu = [](Problem p) {
     p.dtype = DType::bf16, p.device = Device::cuda;
     return p;

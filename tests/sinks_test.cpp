@@ -134,11 +134,7 @@ TEST(Sinks, ABackendThatIgnoresThemReadsWrongThroughTheRunner) {
   static const PluginSet faulty = load_plugins(ATTNBENCH_FAULTY_PLUGIN_DIR);
   const LoadedBackend* blind = faulty.find("sink_blind");
   ASSERT_TRUE(blind) << "tests/faulty_plugins/sink_blind.cpp not built";
-  RunOptions options;
-  options.measurement = test::quick_settings();
-  options.measurement.passes = {Pass::correctness};
-  options.tolerance = default_tolerances();
-  test::MeasuringRunner runner(test::host(), options);
+  test::MeasuringRunner runner(test::host(), test::correctness_options());
   for (DType dtype : {DType::bf16, DType::f32}) {
     Problem p = gpt_oss(1, 1024);
     p.dtype = dtype;
@@ -155,15 +151,8 @@ TEST(Sinks, ABackendThatIgnoresThemReadsWrongThroughTheRunner) {
 
 TEST(Sinks, BackendsThatDoNotDeclareThemRefuseNamingTheVariant) {
   const Problem p = gpt_oss();
-  for (const char* name : {"flash", "efficient", "cudnn", "math", "fa3", "flashinfer"}) {
-    const LoadedBackend* loaded = test::plugins().find(name);
-    if (!loaded) continue;
-    const Support s = declared_support(*loaded->backend, p);
-    EXPECT_FALSE(s.supported) << name;
-    EXPECT_NE(s.reason.find(std::string(name) + " does not run attention sinks (it declares "),
-              std::string::npos)
-        << s.reason;
-  }
+  test::expect_undeclared(p, {"flash", "efficient", "cudnn", "math", "fa3", "flashinfer"},
+                          "attention sinks");
   for (const char* name : {"naive", "inplace", "cudnn-fe"})
     if (const LoadedBackend* loaded = test::plugins().find(name))
       EXPECT_TRUE(declared_support(*loaded->backend, p).supported) << name;
@@ -174,11 +163,7 @@ TEST(Sinks, BackendsThatDoNotDeclareThemRefuseNamingTheVariant) {
 TEST(GpuSinks, EveryBackendIsRightOrSaysWhyNotAndTheBlindOneIsWrong) {
   REQUIRE_CUDA();
   static const PluginSet faulty = load_plugins(ATTNBENCH_FAULTY_PLUGIN_DIR);
-  RunOptions options;
-  options.measurement = test::quick_settings();
-  options.measurement.passes = {Pass::correctness};
-  options.tolerance = default_tolerances();
-  test::MeasuringRunner runner(test::host(), options);
+  test::MeasuringRunner runner(test::host(), test::correctness_options());
   auto on_gpu = [](Problem p, int64_t window_left = -1) {
     p.dtype = DType::bf16, p.device = Device::cuda, p.window_left = window_left;
     return p;

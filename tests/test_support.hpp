@@ -60,6 +60,44 @@ class MeasuringRunner {
   Runner runner_;
 };
 
+// Measurement settings that keep a test's passes short; tests change what they need.
+inline MeasureSettings quick_settings() {
+  MeasureSettings m;
+  m.warmup_ms = 1;
+  m.min_samples = 3;
+  m.max_samples = 20;
+  m.min_time_s = 0;
+  m.max_time_s = 0.05;
+  m.cpu_pass_calls = 5;
+  m.kernel_pass_iterations = 2;
+  return m;
+}
+
+// A run's options for the correctness pass alone, short, at the config's default tolerances: what
+// a test that asks each backend "right, or why not" measures with.
+inline RunOptions correctness_options() {
+  RunOptions options;
+  options.measurement = quick_settings();
+  options.measurement.passes = {Pass::correctness};
+  options.tolerance = default_tolerances();
+  return options;
+}
+
+// Each backend of `names` that is built refuses `p` before supports() is asked, saying
+// "NAME does not run WORDS (it declares ...)": the variant's words as Problem::variant_words has
+// them.
+inline void expect_undeclared(const Problem& p, const std::vector<std::string>& names,
+                              const std::string& words) {
+  for (const std::string& name : names) {
+    const LoadedBackend* loaded = plugins().find(name);
+    if (!loaded) continue;
+    const Support s = declared_support(*loaded->backend, p);
+    EXPECT_FALSE(s.supported) << name;
+    EXPECT_NE(s.reason.find(name + " does not run " + words + " (it declares "), std::string::npos)
+        << s.reason;
+  }
+}
+
 // Each backend at each named point through `runner`'s correctness pass, what each said printed
 // ("[ measured ] NAME WHAT: STATUS rel_err REASON": the GPU tests' record of what every backend
 // does): `ok`, or `unsupported` with a reason; a backend in `wrong` must read `wrong` instead.
@@ -102,17 +140,5 @@ inline std::vector<const LoadedBackend*> plugins_named(const std::vector<std::st
   return out;
 }
 
-// Measurement settings that keep a test's passes short; tests change what they need.
-inline MeasureSettings quick_settings() {
-  MeasureSettings m;
-  m.warmup_ms = 1;
-  m.min_samples = 3;
-  m.max_samples = 20;
-  m.min_time_s = 0;
-  m.max_time_s = 0.05;
-  m.cpu_pass_calls = 5;
-  m.kernel_pass_iterations = 2;
-  return m;
-}
 
 }  // namespace attnbench::test
