@@ -166,8 +166,10 @@ TEST(FlashInfer, SaysWhatItCompiledAndRefusesTheRest) {
   EXPECT_TRUE(fi.supports(with_kv(p, 2, 1024)).supported);  // GQA, a query block vs a cache
   Problem decode = with_kv(problem(8, 32, 1, 128, DType::bf16, false, Device::cuda), 8, 4096);
   EXPECT_TRUE(fi.supports(decode).supported);
-  decode.heads = 5, decode.kv_heads = 1;  // a group of 5: FlashInfer does not dispatch it
-  EXPECT_NE(reason(decode).find("groups of 5"), std::string::npos) << reason(decode);
+  decode.heads = 5, decode.kv_heads = 1;  // a group of 5: its decode kernel lacks it
+  decode.head_dim = 64;                    // and no served-path instance takes d64 without sinks
+  EXPECT_NE(reason(decode).find("nor a decode kernel for GQA groups of 5"), std::string::npos)
+      << reason(decode);
   p.head_dim = 256;
   EXPECT_NE(reason(p).find("no FlashInfer prefill kernel compiled for head_dim 256 causal"),
             std::string::npos)

@@ -151,9 +151,8 @@ TEST(Sinks, ABackendThatIgnoresThemReadsWrongThroughTheRunner) {
 
 TEST(Sinks, BackendsThatDoNotDeclareThemRefuseNamingTheVariant) {
   const Problem p = gpt_oss();
-  test::expect_undeclared(p, {"flash", "efficient", "cudnn", "math", "fa3", "flashinfer"},
-                          "attention sinks");
-  for (const char* name : {"naive", "inplace", "cudnn-fe"})
+  test::expect_undeclared(p, {"flash", "efficient", "cudnn", "math", "fa3"}, "attention sinks");
+  for (const char* name : {"naive", "inplace", "cudnn-fe", "flashinfer"})
     if (const LoadedBackend* loaded = test::plugins().find(name))
       EXPECT_TRUE(declared_support(*loaded->backend, p).supported) << name;
 }
@@ -168,8 +167,12 @@ TEST(GpuSinks, EveryBackendIsRightOrSaysWhyNotAndTheBlindOneIsWrong) {
     p.dtype = DType::bf16, p.device = Device::cuda, p.window_left = window_left;
     return p;
   };
+  Problem ragged = gpt_oss(1024, 1024);
+  ragged.q_lens = ragged.kv_lens = {1024, 300};
   const std::vector<std::pair<const char*, Problem>> points = {
       {"prefill", on_gpu(gpt_oss(1024, 1024))},
+      {"prefill, ragged", on_gpu(ragged)},
+      {"prefill, ragged, window 128", on_gpu(ragged, 127)},
       {"prefill, window 128", on_gpu(gpt_oss(1024, 1024), 127)},
       {"decode", on_gpu(gpt_oss(1, 8192))},
       {"decode, window 128", on_gpu(gpt_oss(1, 8192), 127)},

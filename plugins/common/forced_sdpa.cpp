@@ -220,6 +220,8 @@ at::Tensor forced_attention(Kernel kernel, const Inputs& in) {
   }
   if (p.windowed())
     return kernel == Kernel::flash ? flash_window_attention(in) : masked_attention(kernel, in);
+  // One query aligned bottom-right sees every key: the causal mask is no mask (a decode).
+  if (p.causal && in.q.size(2) == 1) return only_sdpa(kernel, in, std::nullopt, false);
   if (p.causal && in.q.size(2) != in.k.size(2)) return bottom_right_attention(kernel, in);
   return only_sdpa(kernel, in, std::nullopt, p.causal);
 }

@@ -4,8 +4,7 @@
 #include "check.cuh"
 #include "decode.cuh"
 #include "kernels.hpp"
-
-#include <flashinfer/page.cuh>
+#include "paged_kv.cuh"
 
 #include <stdexcept>
 #include <string>
@@ -26,31 +25,6 @@ constexpr int64_t instance(int64_t head_dim, bool window, bool softcap) {
 std::string variant_name(const Shape& s) {
   return "head_dim " + std::to_string(s.head_dim) + (s.window_left >= 0 ? ", window" : "") +
          (s.softcap > 0 ? ", softcap" : "");
-}
-
-flashinfer::paged_kv_t<T, int32_t> paged(const Shape& s, const PagedCache& c, const void* k,
-                                         const void* v) {
-  // NHD: attnbench's pages [page_size, kv_heads, dim]: page stride page_size * kv_heads * dim,
-  // row stride kv_heads * dim, head stride dim. HND: a page of sequence b is [kv_heads,
-  // page_size, dim] out of b's [kv_heads, seq_len_kv, dim]: page stride page_size * dim, head
-  // stride seq_len_kv * dim, row stride dim. (The strides are page, then NHD's n and h, or HND's
-  // h and n.)
-  const int64_t nhd[3] = {c.page_size * s.kv_heads * s.head_dim, s.kv_heads * s.head_dim,
-                          s.head_dim};
-  const int64_t hnd[3] = {c.page_size * s.head_dim, s.seq_len_kv * s.head_dim, s.head_dim};
-  const int64_t* strides = c.nhd ? nhd : hnd;
-  return {static_cast<uint32_t>(s.kv_heads),
-          static_cast<uint32_t>(c.page_size),
-          static_cast<uint32_t>(s.head_dim),
-          static_cast<uint32_t>(s.batch),
-          c.nhd ? flashinfer::QKVLayout::kNHD : flashinfer::QKVLayout::kHND,
-          static_cast<T*>(const_cast<void*>(k)),
-          static_cast<T*>(const_cast<void*>(v)),
-          strides,
-          strides,
-          const_cast<int32_t*>(c.device_indices),
-          const_cast<int32_t*>(c.device_indptr),
-          const_cast<int32_t*>(c.device_last_page_len)};
 }
 
 }  // namespace
@@ -100,7 +74,7 @@ void run_decode(const Shape& s, const PagedCache& c, const Workspace& ws,
   info.FromVector(plan);
   DecodeParams p;
   p.q = static_cast<T*>(const_cast<void*>(q));
-  p.paged_kv = paged(s, c, k, v);
+  p.paged_kv = paged_kv<T>(s, c, k, v);
   p.o = static_cast<T*>(o);
   p.lse = nullptr;
   p.num_qo_heads = static_cast<uint32_t>(s.heads);

@@ -1,7 +1,9 @@
 // FlashInfer, as serving engines run it: its Hopper (sm90a) prefill kernel for a batch of
-// sequences, and its decode kernel against a paged KV cache, both with grouped-query heads. The
-// kernels are compiled into this plugin from FlashInfer's headers (kernels.hpp says which); the
-// scheduling FlashInfer does on the host (its plan) runs once per shape, outside the timed calls.
+// sequences, its decode kernel against a paged KV cache, and its batch prefill kernel over a paged
+// cache with attnbench's variant (the served path: 2-8 queries a sequence, sinks, an fp8 cache),
+// all with grouped-query heads. The kernels are compiled into this plugin from FlashInfer's headers
+// (kernels.hpp says which); the scheduling FlashInfer does on the host (its plan) runs once per
+// shape, outside the timed calls.
 #include "kernels.hpp"
 
 #include <attnbench/plugin.hpp>
@@ -27,11 +29,26 @@ constexpr int64_t kPageSize = 16;  // tokens per page of the decode cache, as vL
 
 bool is_decode(const Problem& p) { return p.seq_len == 1 && p.q_lens.empty(); }
 
+// Which of the plugin's kernels runs a point: the decode kernel reads one query a sequence from a
+// bf16 cache for the GQA groups it dispatches; the served path takes what it leaves of a paged
+// cache, sinks and fp8 caches; the Hopper prefill kernel the rest.
+enum class Path { decode, served, prefill };
+
+Path path_of(const Problem& p) {
+  if (p.sinks || p.fp8_kv()) return Path::served;
+  if (is_decode(p) && (!p.ragged() || p.paged()) &&
+      fk::decode_compiled(p.head_dim, p.group_size(), p.window_left >= 0, p.softcap > 0))
+    return Path::decode;
+  if (p.paged() || is_decode(p)) return Path::served;
+  return Path::prefill;
+}
+
 // The current shape's schedule (FlashInfer plans into one workspace, so a new shape replaces it):
 // keyed by the shape, the batch's offsets and the page table it was planned for.
 struct Schedule {
   std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, int64_t, float,
-             std::vector<int32_t>, std::vector<int32_t>, const void*>
+             std::vector<int32_t>, std::vector<int32_t>, int, bool, std::vector<int64_t>,
+             const void*>
       key;
   std::vector<int64_t> plan;
   std::optional<fk::PagedCache> cache;
@@ -49,12 +66,15 @@ class FlashInferBackend final : public attnbench::Backend {
     return "FlashInfer 0.7 compiled for sm_90a, bf16: Hopper prefill of uniform and ragged "
            "batches (head_dim 64/128, causal and full; d128 window, d256 softcap with and without "
            "window) and decode over a paged cache with its page table (head_dim 64/128/256, "
-           "d128 window, d256 softcap with and without window; GQA groups 1-4, 6, 8, 16); MLA's "
-           "absorbed decode (latent 512, rope 64) with its Hopper MLA kernel";
+           "d128 window, d256 softcap with and without window; GQA groups 1-4, 6, 8, 16); its "
+           "batch prefill kernel over a paged cache with attnbench's variant for 2-8 queries a "
+           "sequence, other GQA groups, attention sinks and fp8_e4m3 caches (causal; d64 sinks "
+           "with and without window, d128 and d256 bf16 and fp8, d128 window); MLA's absorbed "
+           "decode (latent 512, rope 64) with its Hopper MLA kernel";
   }
   std::vector<std::string> kinds() const override { return {"attention", "mla"}; }
   std::vector<std::string> variants() const override {
-    return {"ragged", "paged", "window", "softcap", "fp8_kv"};
+    return {"ragged", "paged", "window", "softcap", "fp8_kv", "sinks"};
   }
 
   Support supports(const Problem& p) const override {
@@ -64,25 +84,11 @@ class FlashInferBackend final : public attnbench::Backend {
     if (p.dtype != attnbench::DType::bf16)
       return Support::no("this plugin compiles FlashInfer's kernels for bf16 only");
     if (p.kind == "mla") return mla_support(p);
-    if (p.fp8_kv())
-      return Support::no("this plugin compiles FlashInfer's fp8 KV cache path for MLA's decode "
-                         "only; its attention decode and prefill instances read a bf16 cache");
-    if (is_decode(p)) {
-      if (p.ragged() && !p.paged())
-        return Support::no("FlashInfer's decode reads a paged cache; ragged contexts come "
-                           "with kv_layout: paged here");
-      if (!fk::decode_compiled(p.head_dim, p.group_size(), p.window_left >= 0, p.softcap > 0))
-        return Support::no(
-            "no FlashInfer decode kernel compiled for head_dim " + std::to_string(p.head_dim) +
-            (p.window_left >= 0 ? " with a window" : "") + (p.softcap > 0 ? " with softcap" : "") +
-            " and GQA groups of " + std::to_string(p.group_size()) +
-            " (FlashInfer dispatches groups 1-4, 6, 8, 16; ATTNBENCH_FLASHINFER_DECODE in CMake "
-            "lists the instances)");
-      return Support::yes();
+    switch (path_of(p)) {
+      case Path::decode: return Support::yes();
+      case Path::served: return served_support(p);
+      case Path::prefill: break;
     }
-    if (p.paged())
-      return Support::no("this plugin compiles FlashInfer's ragged prefill, not its paged one; "
-                         "a paged cache is read by its decode (seq_len 1)");
     if (p.window_right >= 0 && !p.causal)
       return Support::no("FlashInfer's window bounds the left only (window_left); a right "
                          "bound needs causal");
@@ -97,11 +103,16 @@ class FlashInferBackend final : public attnbench::Backend {
 
   at::Tensor forward(const attnbench::Inputs& in) override {
     if (in.problem.kind == "mla") return mla_forward(in);
-    const fk::Shape s = shape(in);
-    const Schedule& schedule = schedule_for(s, in);
+    const Path path = path_of(in.problem);
+    const fk::Shape s = shape(in, path);
+    const Schedule& schedule = schedule_for(s, path, in);
     at::Tensor out = at::empty_like(in.q);
     void* stream = at::cuda::getCurrentCUDAStream().stream();
-    if (schedule.cache)
+    if (path == Path::served)
+      fk::run_served(s, *schedule.cache, workspace_, schedule.plan, in.q.data_ptr(),
+                     in.k.data_ptr(), in.v.data_ptr(),
+                     in.sinks ? in.sinks->data_ptr<float>() : nullptr, out.data_ptr(), stream);
+    else if (path == Path::decode)
       fk::run_decode(s, *schedule.cache, workspace_, schedule.plan, in.q.data_ptr(),
                      in.k.data_ptr(), in.v.data_ptr(), out.data_ptr(), stream);
     else
@@ -111,6 +122,31 @@ class FlashInferBackend final : public attnbench::Backend {
   }
 
  private:
+  static Support served_support(const Problem& p) {
+    const std::string what = "FlashInfer's batch prefill over a paged cache (the path this plugin "
+                             "runs sinks, fp8 caches, 2+ queries a sequence and GQA groups its "
+                             "decode kernel lacks)";
+    if (p.softcap > 0) return Support::no(what + " is compiled here without softcap");
+    if (p.window_right > 0)
+      return Support::no(what + " takes a window's left bound only (window_left)");
+    if (!p.causal && !is_decode(p))
+      return Support::no(what + " is compiled here with the causal mask only (a single query "
+                                "sees every key either way)");
+    if (!p.packed() && !is_decode(p))
+      return Support::no(what + " takes packed query rows: 2+ queries a sequence come with "
+                                "ragged lengths (seq_lens) or a paged cache here");
+    if (!fk::served_compiled(p.head_dim, p.window_left >= 0, p.sinks, p.fp8_kv()))
+      return Support::no(
+          "no FlashInfer batch prefill kernel compiled for head_dim " +
+          std::to_string(p.head_dim) + (p.window_left >= 0 ? " with a window" : "") +
+          (p.sinks ? " with sinks" : "") + (p.fp8_kv() ? " over an fp8_e4m3 cache" : "") +
+          (is_decode(p) && !p.sinks && !p.fp8_kv()
+               ? " (nor a decode kernel for GQA groups of " + std::to_string(p.group_size()) + ")"
+               : "") +
+          " (ATTNBENCH_FLASHINFER_SERVED in CMake lists the instances)");
+    return Support::yes();
+  }
+
   static Support mla_support(const Problem& p) {
     if (!p.mla.absorbed)
       return Support::no("this plugin compiles FlashInfer's MLA decode (absorbed: true); its "
@@ -178,12 +214,21 @@ class FlashInferBackend final : public attnbench::Backend {
     return out;
   }
 
-  static fk::Shape shape(const attnbench::Inputs& in) {
+  static fk::Shape shape(const attnbench::Inputs& in, Path path) {
     const Problem& p = in.problem;
     fk::Shape s{p.batch, p.heads, p.kv_heads, p.seq_len, p.seq_len_kv, p.head_dim,
                 p.causal && p.seq_len > 1, static_cast<float>(in.scale)};
     s.window_left = p.window_left;
     s.softcap = static_cast<float>(p.softcap);
+    if (path == Path::served) {  // packed query rows (one a sequence in the uniform layout)
+      s.sinks = p.sinks, s.fp8_cache = p.fp8_kv();
+      s.scale = static_cast<float>(in.scale * in.k_scale);  // q·(k_fp8 k_scale) = (q·k_fp8) k_scale
+      s.v_scale = static_cast<float>(in.v_scale);
+      s.qo_indptr = {0};
+      for (int64_t b = 0; b < p.batch; ++b)
+        s.qo_indptr.push_back(s.qo_indptr.back() + static_cast<int32_t>(p.q_len(b)));
+      return s;
+    }
     if (p.ragged() && !p.paged()) {  // the offsets, from the problem's lengths (host)
       s.qo_indptr = {0}, s.kv_indptr = {0};
       for (int64_t b = 0; b < p.batch; ++b) {
@@ -194,11 +239,12 @@ class FlashInferBackend final : public attnbench::Backend {
     return s;
   }
 
-  const Schedule& schedule_for(const fk::Shape& s, const attnbench::Inputs& in) {
-    const auto key = std::make_tuple(s.batch, s.heads, s.kv_heads, s.seq_len, s.seq_len_kv,
-                                     s.head_dim, s.causal, s.window_left, s.softcap, s.qo_indptr,
-                                     s.kv_indptr,
-                                     in.page_table ? in.page_table->data_ptr() : nullptr);
+  const Schedule& schedule_for(const fk::Shape& s, Path path, const attnbench::Inputs& in) {
+    const Problem& p = in.problem;
+    const auto key = std::make_tuple(
+        s.batch, s.heads, s.kv_heads, s.seq_len, s.seq_len_kv, s.head_dim, s.causal,
+        s.window_left, s.softcap, s.qo_indptr, s.kv_indptr, int(path), p.fp8_kv(), p.kv_lens,
+        in.page_table ? in.page_table->data_ptr() : nullptr);
     if (schedule_ && schedule_->key == key) return *schedule_;
     const cudaDeviceProp* gpu = at::cuda::getCurrentDeviceProperties();
     if (gpu->major != 9)
@@ -210,7 +256,12 @@ class FlashInferBackend final : public attnbench::Backend {
     schedule_.reset(), mla_.reset();  // their plans are about to be overwritten
     Schedule next{key, {}, std::nullopt, {}, in.page_table ? *in.page_table : at::Tensor()};
     void* stream = at::cuda::getCurrentCUDAStream().stream();
-    if (s.seq_len == 1 && !s.packed()) {
+    if (path == Path::served) {
+      next.cache = in.page_table       ? table_cache(in, next.cache_indices, s.qo_indptr)
+                   : in.problem.packed() ? token_cache(in, next.cache_indices, s.qo_indptr)
+                                         : paged_cache(s, next.cache_indices, s.qo_indptr);
+      next.plan = fk::plan_served(s, *next.cache, workspace_, stream);
+    } else if (path == Path::decode) {
       next.cache = in.page_table ? table_cache(in, next.cache_indices)
                                  : paged_cache(s, next.cache_indices);
       next.plan = fk::plan_decode(s, *next.cache, workspace_, stream);
@@ -231,24 +282,30 @@ class FlashInferBackend final : public attnbench::Backend {
   }
 
   // A cache's page lists on the device, in one tensor (`device` keeps it): indptr, then the
-  // indices, then each sequence's last page length.
+  // indices, then each sequence's last page length, then the query rows' offsets (the served
+  // path's; empty for the decode kernel).
   static fk::PagedCache uploaded(int64_t page_size, bool nhd, std::vector<int32_t> indptr,
                                  const std::vector<int32_t>& indices,
-                                 const std::vector<int32_t>& last, at::Tensor& device) {
+                                 const std::vector<int32_t>& last, at::Tensor& device,
+                                 const std::vector<int32_t>& qo_indptr = {}) {
     std::vector<int32_t> all = indptr;
     all.insert(all.end(), indices.begin(), indices.end());
     all.insert(all.end(), last.begin(), last.end());
+    all.insert(all.end(), qo_indptr.begin(), qo_indptr.end());
     device = at::tensor(all, at::kInt).to(at::kCUDA);
     const int32_t* base = device.data_ptr<int32_t>();
-    const size_t pages_at = indptr.size();
-    return {page_size, nhd, std::move(indptr), base, base + pages_at,
-            base + pages_at + indices.size()};
+    const size_t pages_at = indptr.size(), last_at = pages_at + indices.size();
+    fk::PagedCache cache{page_size, nhd, std::move(indptr), base, base + pages_at,
+                         base + last_at};
+    if (!qo_indptr.empty()) cache.device_qo_indptr = base + last_at + last.size();
+    return cache;
   }
 
   // The harness's k, v [batch, kv_heads, seq_len_kv, dim] read in place as pages: page p of
   // sequence b is page number b * kv_heads * seq_len_kv / page_size + p (pages of one token
   // where 16 does not divide kv_heads * seq_len_kv).
-  static fk::PagedCache paged_cache(const fk::Shape& s, at::Tensor& device) {
+  static fk::PagedCache paged_cache(const fk::Shape& s, at::Tensor& device,
+                                    const std::vector<int32_t>& qo_indptr = {}) {
     const int64_t page = (s.kv_heads * s.seq_len_kv) % kPageSize == 0 ? kPageSize : 1;
     const int64_t pages = (s.seq_len_kv + page - 1) / page;
     const int64_t first = first_page(s.seq_len_kv, s.window_left, page);
@@ -259,13 +316,30 @@ class FlashInferBackend final : public attnbench::Backend {
         indices.push_back(static_cast<int32_t>(b * s.kv_heads * s.seq_len_kv / page + p));
       last[b] = static_cast<int32_t>(s.seq_len_kv - (pages - 1) * page);
     }
-    return uploaded(page, /*nhd=*/false, std::move(indptr), indices, last, device);
+    return uploaded(page, /*nhd=*/false, std::move(indptr), indices, last, device, qo_indptr);
+  }
+
+  // A packed [total_kv, kv_heads, dim] cache as pages of one token (as SGLang hands FlashInfer
+  // its cache): sequence b's pages are its rows, from the first its window sees.
+  static fk::PagedCache token_cache(const attnbench::Inputs& in, at::Tensor& device,
+                                    const std::vector<int32_t>& qo_indptr) {
+    const Problem& p = in.problem;
+    std::vector<int32_t> indptr{0}, indices, last(p.batch, 1);
+    int64_t start = 0;
+    for (int64_t b = 0; b < p.batch; ++b) {
+      for (int64_t t = first_page(p.kv_len(b), p.window_left, 1); t < p.kv_len(b); ++t)
+        indices.push_back(static_cast<int32_t>(start + t));
+      indptr.push_back(static_cast<int32_t>(indices.size()));
+      start += p.kv_len(b);
+    }
+    return uploaded(1, /*nhd=*/true, std::move(indptr), indices, last, device, qo_indptr);
   }
 
   // attnbench's paged cache as FlashInfer's: sequence b's pages are the first ceil(kv_len /
   // page_size) entries of its page-table row, in the table's order (read once, when planning),
   // from the first its window sees.
-  static fk::PagedCache table_cache(const attnbench::Inputs& in, at::Tensor& device) {
+  static fk::PagedCache table_cache(const attnbench::Inputs& in, at::Tensor& device,
+                                    const std::vector<int32_t>& qo_indptr = {}) {
     const Problem& p = in.problem;
     const at::Tensor table = in.page_table->cpu();
     const auto rows = table.accessor<int32_t, 2>();
@@ -277,7 +351,8 @@ class FlashInferBackend final : public attnbench::Backend {
       indptr.push_back(static_cast<int32_t>(indices.size()));
       last[b] = static_cast<int32_t>(p.kv_len(b) - (pages - 1) * p.page_size);
     }
-    return uploaded(p.page_size, /*nhd=*/true, std::move(indptr), indices, last, device);
+    return uploaded(p.page_size, /*nhd=*/true, std::move(indptr), indices, last, device,
+                    qo_indptr);
   }
 
   void ensure_workspace() {

@@ -18,6 +18,9 @@ struct Shape {
   float scale;
   int64_t window_left = -1;  // keys seen behind a query; -1: unbounded
   float softcap = 0;         // > 0: logits capped (FlashInfer's LogitsSoftCap variant)
+  bool sinks = false;        // the served path: a sink logit per query head (run_served's sinks)
+  bool fp8_cache = false;    // the served path: k and v are fp8_e4m3 (k's scale folded in scale)
+  float v_scale = 1;         // the served path: v = its fp8 number times v_scale
   // Packed: host offsets of each sequence's rows (batch + 1 entries); empty: uniform.
   std::vector<int32_t> qo_indptr, kv_indptr;
   bool packed() const { return !qo_indptr.empty(); }
@@ -57,12 +60,27 @@ struct PagedCache {
   const int32_t* device_indptr;
   const int32_t* device_indices;
   const int32_t* device_last_page_len;
+  const int32_t* device_qo_indptr = nullptr;  // the served path: the query rows' offsets
 };
 std::vector<int64_t> plan_decode(const Shape& shape, const PagedCache& cache, const Workspace& ws,
                                  void* stream);
 void run_decode(const Shape& shape, const PagedCache& cache, const Workspace& ws,
                 const std::vector<int64_t>& plan, const void* q, const void* k, const void* v,
                 void* o, void* stream);
+
+// The served path (served.cu): FlashInfer's batch prefill kernel over a paged cache (its FA2
+// tensor-core kernel, as its paged prefill wrapper runs it for 2-8 queries a sequence and its decode
+// wrapper with use_tensor_cores) with attnbench's variant: a window, sinks (a float32 logit per
+// query head) and an fp8_e4m3 cache in one kernel. Query rows packed [total_q, heads, head_dim]
+// (shape.qo_indptr, and cache.device_qo_indptr on the device), causal aligned bottom-right; keys
+// through `cache` (a packed cache as pages of one token). PrefillPlan picks the query tile; a tile
+// not compiled throws.
+bool served_compiled(int64_t head_dim, bool window, bool sinks, bool fp8_cache);
+std::vector<int64_t> plan_served(const Shape& shape, const PagedCache& cache, const Workspace& ws,
+                                 void* stream);
+void run_served(const Shape& shape, const PagedCache& cache, const Workspace& ws,
+                const std::vector<int64_t>& plan, const void* q, const void* k, const void* v,
+                const float* sinks, void* o, void* stream);
 
 // MLA's absorbed decode (FlashInfer's Hopper MLA kernel, mla.cu): q [rows, heads, latent + rope]
 // (the absorbed nope part first) against one latent cache of pages [pages, page_size, latent +
