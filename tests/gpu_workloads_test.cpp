@@ -52,7 +52,7 @@ std::vector<ShapeCase> shape_cases() {
     cases.push_back({"decode", decode, b, ""});
   // Causal, one query sees every key (bottom-right): cudnn runs it unmasked.
   const Problem causal_decode = cuda_bf16(32, 8, 1, 4096, true);
-  for (const char* b : {"naive", "math", "flash", "efficient", "cudnn"})
+  for (const char* b : {"naive", "inplace", "math", "flash", "cudnn"})
     cases.push_back({"causal decode", causal_decode, b, ""});
   return cases;
 }

@@ -272,13 +272,15 @@ class FlashInferBackend final : public attnbench::Backend {
     return *schedule_;
   }
 
-  // A decode query with a window sees the last window_left + 1 keys: its sequence is handed to
-  // FlashInfer from the page holding the first of them, as serving engines trim the page table
-  // (FlashInfer's decode masks the window but reads every page it is given). The window mask,
-  // counted from the end, is the same over the trimmed sequence.
-  static int64_t first_page(int64_t kv_len, int64_t window_left, int64_t page_size) {
-    if (window_left < 0 || kv_len <= window_left + 1) return 0;
-    return (kv_len - 1 - window_left) / page_size;
+  // A sequence's first q_len queries (aligned bottom-right) with a window see no key before
+  // kv_len - q_len - window_left: its sequence is handed to FlashInfer from the page holding that
+  // key, as serving engines trim the page table (FlashInfer's kernels mask the window but read
+  // every page they are given). The masks, counted from the end, are the same over the trimmed
+  // sequence.
+  static int64_t first_page(int64_t kv_len, int64_t q_len, int64_t window_left,
+                            int64_t page_size) {
+    if (window_left < 0 || kv_len - q_len <= window_left) return 0;
+    return (kv_len - q_len - window_left) / page_size;
   }
 
   // A cache's page lists on the device, in one tensor (`device` keeps it): indptr, then the
@@ -308,7 +310,7 @@ class FlashInferBackend final : public attnbench::Backend {
                                     const std::vector<int32_t>& qo_indptr = {}) {
     const int64_t page = (s.kv_heads * s.seq_len_kv) % kPageSize == 0 ? kPageSize : 1;
     const int64_t pages = (s.seq_len_kv + page - 1) / page;
-    const int64_t first = first_page(s.seq_len_kv, s.window_left, page);
+    const int64_t first = first_page(s.seq_len_kv, s.seq_len, s.window_left, page);
     std::vector<int32_t> indptr(s.batch + 1), indices, last(s.batch);
     for (int64_t b = 0; b < s.batch; ++b) {
       indptr[b + 1] = static_cast<int32_t>((b + 1) * (pages - first));
@@ -327,7 +329,7 @@ class FlashInferBackend final : public attnbench::Backend {
     std::vector<int32_t> indptr{0}, indices, last(p.batch, 1);
     int64_t start = 0;
     for (int64_t b = 0; b < p.batch; ++b) {
-      for (int64_t t = first_page(p.kv_len(b), p.window_left, 1); t < p.kv_len(b); ++t)
+      for (int64_t t = first_page(p.kv_len(b), p.q_len(b), p.window_left, 1); t < p.kv_len(b); ++t)
         indices.push_back(static_cast<int32_t>(start + t));
       indptr.push_back(static_cast<int32_t>(indices.size()));
       start += p.kv_len(b);
@@ -346,7 +348,8 @@ class FlashInferBackend final : public attnbench::Backend {
     std::vector<int32_t> indptr{0}, indices, last(p.batch);
     for (int64_t b = 0; b < p.batch; ++b) {
       const int64_t pages = (p.kv_len(b) + p.page_size - 1) / p.page_size;
-      for (int64_t i = first_page(p.kv_len(b), p.window_left, p.page_size); i < pages; ++i)
+      for (int64_t i = first_page(p.kv_len(b), p.q_len(b), p.window_left, p.page_size); i < pages;
+           ++i)
         indices.push_back(rows[b][i]);
       indptr.push_back(static_cast<int32_t>(indices.size()));
       last[b] = static_cast<int32_t>(p.kv_len(b) - (pages - 1) * p.page_size);
