@@ -35,6 +35,8 @@ for changed, word in [({"sinks": "true"}, "sinks"), ({"chunk": "8192"}, "chunk 8
                       ({"kv_dtype": "fp8_e4m3"}, "fp8_e4m3 cache")]:
     if word not in shape(row(**changed)).split(", "):
         failures.append(f"{changed} is not named: {shape(row(**changed))!r}")
+if "chunk" in shape(row(chunk="0")) or "chunk" in shape(row(chunk="")):
+    failures.append(f"no chunk (0, as reports write it) is named: {shape(row(chunk='0'))!r}")
 if "cache" in shape(row(kv_dtype="bf16")):
     failures.append("a cache of q's dtype is named")
 if shape(row()) != "decode b4, 8192":
@@ -52,5 +54,34 @@ for column, value, named in [("heads", "128", "h128"), ("kv_heads", "16", "kv16"
         failures.append(f"{column} is not named: {shape(rows[1], varying)!r}")
 if varying_columns([row(), row(batch="8", seq_len_kv="4096")]):
     failures.append("the batch and the lengths are named as varying columns")
+# A rerun of some backends stands in for their rows, and only theirs.
+import csv
+import os
+import tempfile
+from model_table import rerun_paths, with_reruns
+from who_wins import read_report
+with tempfile.TemporaryDirectory() as d:
+    def write(path, rows):
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+    def timed(backend, ms):
+        return row(point_id="p", backend=backend, time_ms_median=ms, timing_mode="cold")
+    first = [timed("a", "2"), timed("b", "3")]
+    write(os.path.join(d, "m.csv"), first)
+    os.mkdir(os.path.join(d, "re"))
+    write(os.path.join(d, "re", "m.b.csv"), [timed("b", "1")])
+    write(os.path.join(d, "re", "m.b.kernels.csv"), [timed("b", "9")])
+    write(os.path.join(d, "re", "mx.b.csv"), [timed("b", "9")])
+    paths = rerun_paths(os.path.join(d, "m.csv"), os.path.join(d, "re"))
+    if [os.path.basename(p) for p in paths] != ["m.b.csv"]:
+        failures.append(f"reruns of m.csv: {paths}")
+    mode = "cold"
+    rows, points, by_point, backends = with_reruns(read_report(os.path.join(d, "m.csv"), mode),
+                                                   [read_report(p, mode) for p in paths])
+    times = sorted((r["backend"], r["time_ms_median"]) for r in by_point["p"])
+    if times != [("a", "2"), ("b", "1")] or backends != ["a", "b"] or len(rows) != 2:
+        failures.append(f"a rerun of b: {times}, {backends}, {len(rows)} rows")
 print("\n".join(failures) or "ok")
 sys.exit(1 if failures else 0)

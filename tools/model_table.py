@@ -4,12 +4,17 @@ results/<machine>/models/), the fastest `ok` backend in one timing mode, with th
 roof that bounds it (% of the measured bandwidth for memory-bound rows, % of peak for compute-bound
 ones), the runner-up, and what every other backend said; then what each backend refused and why.
 
-    tools/model_table.py results/h200/models/*.csv [--mode graph]
+    tools/model_table.py results/h200/models/*.csv [--mode graph] [--reruns DIR]
+
+--reruns DIR: a later run of some backends of a preset (DIR/<preset>.<backends>.csv, as
+tools/device_served.sh writes them) replaces those backends' rows of the preset's report.
 """
 import argparse
 import os
 import re
 from collections import defaultdict
+
+import glob
 
 from who_wins import cells, phase, ranked, read_report  # tools/, beside this file
 
@@ -43,7 +48,7 @@ def shape(r, varying=()):
         words.append(f"window {r['window']}")
     if r.get("softcap") and float(r["softcap"]) > 0:
         words.append(f"softcap {float(r['softcap']):g}")
-    if r.get("chunk"):
+    if r.get("chunk", "0") not in ("", "0"):  # reports write 0 for no chunk
         words.append(f"chunk {r['chunk']}")
     if r.get("sinks") == "true":
         words.append("sinks")
@@ -61,8 +66,31 @@ def roof(r):
     return ""
 
 
-def table(path, mode):
-    rows, points, by_point, backends = read_report(path, mode)
+def with_reruns(read, reruns):
+    """The report `read` returns, each backend of a rerun report standing in for its own rows."""
+    rows, points, by_point, backends = read
+    for rerun in reruns:
+        new_rows, _, new_by_point, new_backends = rerun
+        replaced = set(new_backends)
+        rows = [r for r in rows if r["backend"] not in replaced] + new_rows
+        for p in points:
+            by_point[p] = [r for r in by_point[p] if r["backend"] not in replaced] + new_by_point.get(p, [])
+        backends += [b for b in new_backends if b not in backends]
+    return rows, points, by_point, backends
+
+
+def rerun_paths(path, folder):
+    """DIR/<name>.<backends>.csv for report <name>.csv (not their .kernels.csv or .samples.csv)."""
+    if not folder:
+        return []
+    name = os.path.basename(path).removesuffix(".csv")
+    return sorted(p for p in glob.glob(os.path.join(folder, glob.escape(name) + ".*.csv"))
+                  if not p.endswith((".kernels.csv", ".samples.csv")))
+
+
+def table(path, mode, reruns_folder=None):
+    reruns = [read_report(p, mode) for p in rerun_paths(path, reruns_folder)]
+    rows, points, by_point, backends = with_reruns(read_report(path, mode), reruns)
     varying = varying_columns(rows)
     name = os.path.basename(path).removesuffix(".csv")
     print(f"### {name} ({mode} mode)\n")
@@ -98,9 +126,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("reports", nargs="+")
     ap.add_argument("--mode", default="graph")
+    ap.add_argument("--reruns", help="folder of later runs of some backends (see above)")
     args = ap.parse_args()
     for path in args.reports:
-        table(path, args.mode)
+        table(path, args.mode, args.reruns)
 
 
 if __name__ == "__main__":
