@@ -490,6 +490,30 @@ TEST(Compare, ARowThatAReportHoldsTwiceIsRefused) {
   }
 }
 
+// One report, one version of each backend's code: rows of two builds (a source edited between a
+// run and its --resume by hand, two reports pasted together) are refused, naming both lines.
+TEST(Compare, ABackendOfTwoBuildsInOneReportIsRefused) {
+  Row a = timed("flash", 512, 1, 0.01), b = timed("flash", 1024, 2, 0.01);
+  a.backend_build = "so:aa", b.backend_build = "so:aa";
+  EXPECT_NO_THROW(check_report(table({a, b}, "t.csv"), {}));
+  b.backend_build = "";  // a row of a backend that never loaded
+  EXPECT_NO_THROW(check_report(table({a, b}, "t.csv"), {}));
+  b.backend_build = "so:bb";
+  try {
+    check_report(table({a, b}, "t.csv"), {});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("t.csv:3: backend 'flash' was measured with build "
+                                          "so:bb, at t.csv:2 with build so:aa",
+                                          0),
+              0u)
+        << e.what();
+  }
+  Row other = timed("naive", 1024, 2, 0.01);
+  other.backend_build = "so:bb";  // another backend's build is its own
+  EXPECT_NO_THROW(check_report(table({a, other}, "t.csv"), {}));
+}
+
 TEST(Compare, MessagesNameTheFileAndTheProblem) {
   CsvTable t = table({timed("flash", 512, 1, 0.01)}, "t.csv");
   t.rows[0][static_cast<size_t>(t.column("time_ms_median"))] = "fast";

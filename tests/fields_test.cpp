@@ -230,6 +230,7 @@ TEST(Fields, TheCsvHeadersAreSchemaTen) {
                                          "energy_power_w",
                                          "flags",
                                          "expectation",
+                                         "backend_build",
                                          "device_name",
                                          "torch_version",
                                          "git_sha",

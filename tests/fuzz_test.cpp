@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -100,7 +102,22 @@ const std::vector<std::string>& tokens() {
                                              "repetition",
                                              "\"a,b\"",
                                              "\"\"\"\"",
-                                             "1/0"};
+                                             "1/0",
+                                             // The served variants at and past their limits.
+                                             "window",
+                                             "[0, 9223372036854775807]",
+                                             "[-1, -1]",
+                                             "[1000000000, 0]",
+                                             "[-2, 3]",
+                                             "softcap",
+                                             "1e300",
+                                             "3.3895313892515355e+38",
+                                             "chunk",
+                                             "sinks",
+                                             "kv_dtype",
+                                             "histogram(h.csv)",
+                                             "2*2048 + 32*1",
+                                             "9223372036854775807*1"};
   return t;
 }
 
@@ -155,7 +172,8 @@ TEST(Fuzz, TheYamlReaderReadsOrRefusesEveryMutationOfTheShippedConfigs) {
   } back{cwd};
   std::vector<std::string> paths;
   for (const char* name : {"seed", "hopper", "training", "decode", "hopper-check", "tiny", "python",
-                           "models/gemma-2-9b", "models/mistral-7b"})
+                           "models/gemma-2-9b", "models/mistral-7b", "models/gpt-oss-120b",
+                           "models/gemma-3-27b", "models/llama-4-scout", "models/qwen3-32b"})
     paths.push_back(std::string(ATTNBENCH_SOURCE_DIR) + "/configs/" + name + ".yaml");
   paths.push_back(std::string(ATTNBENCH_SOURCE_DIR) + "/examples/custom-cuda-attention/source.yaml");
   std::vector<std::string> seeds;
@@ -184,6 +202,43 @@ TEST(Fuzz, TheYamlReaderReadsOrRefusesEveryMutationOfTheShippedConfigs) {
     }
   }
   std::cout << "[ fuzzed   ] yaml: " << read << " read, " << refused << " refused\n";
+  EXPECT_GT(read, 0);
+  EXPECT_GT(refused, 0);
+}
+
+// A histogram of lengths is a file a user edits by hand: every mutation of the shipped one is
+// read or refused with a located message when the sweep that names it is expanded.
+TEST(Fuzz, TheHistogramReaderReadsOrRefusesEveryMutationOfAHistogram) {
+  const std::string seed =
+      file_text(std::string(ATTNBENCH_SOURCE_DIR) + "/configs/models/azure-conv-2023-prompts.csv");
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("attnbench-fuzz-hist-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string config_path = (dir / "c.yaml").string();
+  const std::string config =
+      "backends: [naive]\nsweep:\n  - {batch: 8, heads: 2, head_dim: 16, dtype: fp32, device: "
+      "cpu, seq_lens: \"histogram(h.csv)\"}\n";
+  std::mt19937_64 rng(20261206);
+  int read = 0, refused = 0;
+  const int n = iterations(3000);
+  for (int i = 0; i < n; ++i) {
+    const std::string text = mutate(seed, rng);
+    std::ofstream(dir / "h.csv", std::ios::binary | std::ios::trunc) << text;
+    try {
+      (void)expand_sweep(parse_config(config, config_path), false);
+      ++read;
+    } catch (const InputError& e) {
+      ++refused;
+      EXPECT_NE(std::string(e.what()).find("c.yaml:"), std::string::npos)
+          << "iteration " << i << ": " << e.what();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "iteration " << i << ": " << typeid(e).name() << ": " << e.what()
+                    << "\n--- histogram ---\n"
+                    << text;
+    }
+  }
+  std::filesystem::remove_all(dir);
+  std::cout << "[ fuzzed   ] histogram: " << read << " read, " << refused << " refused\n";
   EXPECT_GT(read, 0);
   EXPECT_GT(refused, 0);
 }

@@ -93,6 +93,34 @@ TEST(Merge, RefusesOtherSweepsOtherSplitsDuplicatesAndSchemas) {
             std::string::npos);
 }
 
+// Shards of two versions of one backend's code are not one report: refused, naming both rows; the
+// same build, other backends' builds, and a row without one (the backend never loaded) merge.
+TEST(Merge, ShardsOfTwoBuildsOfABackendAreRefused) {
+  const std::string header =
+      "schema_version,point_id,backend,repetition,timing_mode,status,config_fingerprint,shard,"
+      "backend_build\n";
+  auto shard = [&](const std::string& path, const std::string& point, const std::string& backend,
+                   const std::string& k, const std::string& build) {
+    return MergeInput{path, {header + "19," + point + "," + backend + ",0,cold,ok,f1," + k +
+                                 "/2," + build + "\n",
+                             "", ""}};
+  };
+  EXPECT_EQ(message_of({shard("a.csv", "p1", "mine", "1", "so:aa"),
+                        shard("b.csv", "p2", "mine", "2", "so:bb")}),
+            "b.csv:2: backend 'mine' was measured with build so:bb, at a.csv:2 with build so:aa: "
+            "two versions of its code (a plugin rebuilt, a source or a header it includes "
+            "edited, a Python file changed) in one report");
+  EXPECT_EQ(message_of({shard("a.csv", "p1", "mine", "1", "so:aa"),
+                        shard("b.csv", "p2", "mine", "2", "so:aa")}),
+            "");
+  EXPECT_EQ(message_of({shard("a.csv", "p1", "mine", "1", "so:aa"),
+                        shard("b.csv", "p2", "naive", "2", "so:bb")}),
+            "");
+  EXPECT_EQ(message_of({shard("a.csv", "p1", "mine", "1", "so:aa"),
+                        shard("b.csv", "p2", "mine", "2", "")}),
+            "");
+}
+
 // A shard whose writer was killed mid-row: its torn last line is not a measurement, so the merged
 // report leaves it out and names it as a gap; the side files' torn lines likewise.
 TEST(Merge, ATornShardsLastLineIsAGapNotARow) {

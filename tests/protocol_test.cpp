@@ -191,6 +191,34 @@ TEST(Protocol, HelloMeasurePassFatal) {
             std::string::npos);
 }
 
+// Paths travel byte for byte, UTF-8 or not (a folder named in Latin-1, say): every message that
+// names a file, in each of its path fields; the backend's build with them.
+TEST(Protocol, PathsThatAreNotUtf8KeepTheirBytes) {
+  const std::string latin1 = "/d\xe9j\xe0/vu \xff/";  // not UTF-8
+  const std::string utf8 = "/d\xc3\xa9j\xc3\xa0/";    // UTF-8: a plain JSON string
+  for (const std::string& dir : {latin1, utf8}) {
+    Hello h;
+    h.backends = {{"mine", "d", dir + "attnbench_mine.so", "so:0123456789abcdef"}};
+    h.failures = {{dir + "bad.py:f", "raised", "python"}};
+    const Message hello = parse_message(hello_message(h));
+    EXPECT_EQ(hello.hello.backends.at(0).file, dir + "attnbench_mine.so");
+    EXPECT_EQ(hello.hello.backends.at(0).build, "so:0123456789abcdef");
+    EXPECT_EQ(hello.hello.failures.at(0).file, dir + "bad.py:f");
+    EXPECT_EQ(parse_message(loading_message("python", dir + "m.py:f", "m")).name, dir + "m.py:f");
+    const BackendSpec spec{"source", "mine", dir + "k.cu", dir + "w.cu", dir + "lib.so", 1, 2};
+    const BackendSpec back = parse_backend_spec_arg(backend_spec_arg(spec));
+    EXPECT_EQ(back.target, spec.target);
+    EXPECT_EQ(back.written, spec.written);
+    EXPECT_EQ(back.library, spec.library);
+  }
+  // A UTF-8 path stays a readable string on the wire; hex that is not pairs of digits is refused.
+  EXPECT_NE(backend_spec_arg({"source", "m", utf8 + "k.cu", "", "", 0, 0}).find("k.cu"),
+            std::string::npos);
+  EXPECT_THROW(parse_backend_spec_arg(R"({"kind":"source","name":"a","target":{"hex":"f"},)"
+                                      R"("written":"c","library":""})"),
+               std::invalid_argument);
+}
+
 TEST(Protocol, AnythingElseIsRefused) {
   EXPECT_THROW(parse_message("not json"), std::runtime_error);
   EXPECT_THROW(parse_message(R"({"type":"dance"})"), std::runtime_error);

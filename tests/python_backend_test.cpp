@@ -5,7 +5,10 @@
 #include "cli_support.hpp"
 #include "records/fields.hpp"
 
+#include <sys/types.h>
+
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <thread>
 
@@ -499,6 +502,56 @@ TEST_F(PythonBackends, AnAttnbenchPythonThatIsNoProgramIsSaid) {
 
 // FlexAttention compiled by torch.compile on the CPU (the first call compiles: first_call_ms is
 // seconds, later calls are not).
+// Whatever a backend starts ends with the run: a process it forks (here one that would sleep for
+// two minutes) is killed with its worker's process group.
+TEST_F(PythonBackends, AProcessABackendForksDoesNotOutliveTheRun) {
+  const std::string pid_file = path("child.pid");
+  write("forks.py",
+        "import os, time\nimport torch.nn.functional as F\n"
+        "def attention(q, k, v, causal, scale):\n"
+        "    if not os.path.exists(" + std::string("'") + pid_file + "'):\n"
+        "        pid = os.fork()\n"
+        "        if pid == 0:\n"
+        "            time.sleep(120)\n"
+        "            os._exit(0)\n"
+        "        open('" + pid_file + "', 'w').write(str(pid))\n"
+        "    return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)\n");
+  const Result r = run("run " + write("c.yaml", small_sweep(python(path("forks.py"), "attention",
+                                                                   "forks"))) +
+                       " -o " + path("out.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::ifstream in(pid_file);
+  pid_t child = 0;
+  ASSERT_TRUE(in >> child) << "the backend did not fork";
+  auto alive = [](pid_t pid) {  // a zombie waiting for init to reap it is dead
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return false;
+    const size_t paren = line.rfind(')');
+    return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] != 'Z';
+  };
+  for (int i = 0; i < 50 && alive(child); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(alive(child)) << "pid " << child << " outlived the run";
+}
+
+// A module in a folder whose name is not UTF-8 is found, run, and its rows say which file's code
+// they measured (`py:` and its hash).
+TEST_F(PythonBackends, AFolderNameThatIsNotUtf8IsNoObstacle) {
+  const std::filesystem::path odd = path("caf\xe9");
+  std::filesystem::create_directory(odd);
+  std::filesystem::copy(kExamples + "/sdpa.py", odd / "sdpa.py");
+  const Result r = run("run " +
+                       write("c.yaml", small_sweep(python((odd / "sdpa.py").string(), "attention",
+                                                          "sdpa-py"))) +
+                       " -o " + path("out.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto rows = rows_of(path("out.csv"));
+  const auto& row = rows.at("b1-h2-s32-d16-fp32-causal-cpu sdpa-py wall");
+  EXPECT_EQ(row.at("status"), "ok") << row.at("reason");
+  EXPECT_EQ(row.at("backend_build").rfind("py:", 0), 0u) << row.at("backend_build");
+}
+
 TEST_F(PythonBackends, FlexAttentionCompilesAndRunsOnTheCpu) {
   const std::string sweep = "backends: [" + python(kExamples + "/flex.py", "attention", "flex") +
                             "]\nmeasurement:\n  warmup_ms: 1\n  max_time_s: 0.05\n"
@@ -521,7 +574,7 @@ TEST_F(PythonBackends, FlexAttentionCompilesAndRunsOnTheCpu) {
     if (key == sinks) continue;
     EXPECT_EQ(row.at("status"), "ok") << key << row.at("reason");
     EXPECT_LT(std::stod(row.at("rel_err")), std::stod(row.at("tolerance"))) << key;
-    EXPECT_GT(std::stod(row.at("first_call_ms")), 100 * std::stod(row.at("time_ms_median")));
+    EXPECT_GT(std::stod(row.at("first_call_ms")), 10 * std::stod(row.at("time_ms_median")));
   }
 }
 

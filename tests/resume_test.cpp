@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 namespace attnbench {
@@ -157,6 +158,38 @@ TEST(Resume, RefusesAnotherSweepAnotherMachineAndOldReports) {
   old.rows = "schema_version,point_id,backend\n1,p,b\n";
   EXPECT_NE(message(old, "fp1", "NVIDIA H200").find("no config_fingerprint column"),
             std::string::npos);
+}
+
+// One version of each backend's code in a report: a backend whose rows carry another build than
+// the one loaded now is refused at its first such row; the same build, a backend with no build
+// now (it did not load) or rows without one (it did not load then) are kept.
+TEST(Resume, ABackendWhoseCodeChangedIsRefusedAtItsRow) {
+  ReportTexts t{csv_line(row_header()), "", ""};
+  for (const std::string backend : {"naive", "mine"}) {
+    Row r = row("p1-cpu", backend, Device::cpu, TimingMode::wall);
+    r.backend_build = backend == "mine" ? "so:aaaa" : "so:1111";
+    t.rows += csv_line(row_cells(r));
+  }
+  auto message = [&](const std::map<std::string, std::string>& builds) -> std::string {
+    try {
+      return std::to_string(resume_report(t, "r.csv", "fp1", "NVIDIA H200", "2.11.0", 2, builds)
+                                .done.size());
+    } catch (const InputError& e) {
+      return e.what();
+    }
+  };
+  EXPECT_EQ(message({{"naive", "so:1111"}, {"mine", "so:aaaa"}}), "2");
+  EXPECT_EQ(message({{"naive", "so:1111"}, {"mine", ""}}), "2");
+  EXPECT_EQ(message({}), "2");
+  const std::string changed = message({{"naive", "so:1111"}, {"mine", "so:bbbb"}});
+  EXPECT_NE(changed.find("r.csv:4: cannot resume: backend 'mine' was measured there with build "
+                         "so:aaaa, and its code is now build so:bbbb"),
+            std::string::npos)
+      << changed;
+  EXPECT_NE(message({{"naive", "so:2222"}}).find("backend 'naive'"), std::string::npos);
+  Row unloaded = row("p2-cpu", "mine", Device::cpu, TimingMode::wall);  // no build: never loaded
+  t.rows += csv_line(row_cells(unloaded));
+  EXPECT_EQ(message({{"naive", "so:1111"}, {"mine", "so:aaaa"}}), "3");
 }
 
 // Rows appended to a report must line up with its columns: a header that is not this

@@ -5,7 +5,10 @@
 // measured as usual.
 #include "cli_support.hpp"
 
+#include <sys/stat.h>
+
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace attnbench {
@@ -107,6 +110,93 @@ TEST_F(SourceBackends, ACompileErrorIsThatBackendsRowsQuotingTheCompiler) {
   // A failed compile keeps nothing: the next run tries again.
   const Result again = run_with("{source: " + path("does_not_compile.cpp") + "}", "again");
   EXPECT_EQ(count(again.output, "compiling "), 1u) << again.output;
+}
+
+// A report says which code it measured: each row's backend_build is the compiled library's hash.
+// An edit of a header recompiles into a library of its own (the old one stays for a sweep still
+// loading it), the rows' build changes with it, and --resume of the old report refuses the
+// mixture at its first row of the old build.
+TEST_F(SourceBackends, ARowSaysWhichBuildItMeasuredAndResumeRefusesAnother) {
+  const std::string backends = "naive, {source: " + path("scaled_textbook.cpp") + ", name: mine}";
+  const Result first = run_with(backends, "first");
+  ASSERT_EQ(first.code, 0) << first.output;
+  const auto rows = rows_of(path("first.csv"));
+  const std::string mine = rows.at("b1-h2-s32-d16-fp32-causal-cpu mine wall").at("backend_build");
+  const std::string naive = rows.at("b1-h2-s32-d16-fp32-causal-cpu naive wall").at("backend_build");
+  EXPECT_EQ(mine.rfind("so:", 0), 0u) << mine;
+  EXPECT_EQ(naive.rfind("so:", 0), 0u) << naive;
+  EXPECT_EQ(rows.at("b1-h2-s48-d16-fp32-causal-cpu mine wall").at("backend_build"), mine);
+  std::set<std::string> libraries;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(path("cache")))
+    if (e.path().extension() == ".so") libraries.insert(e.path().filename().string());
+  ASSERT_EQ(libraries.size(), 1u);
+
+  // The header gains a definition the library keeps (a comment, or an inline function nothing
+  // calls, would leave the library, and so the build, as it was).
+  std::ofstream(path("scaled_textbook.hpp"), std::ios::app)
+      << "extern \"C\" int attnbench_test_edit = 7;\n";
+  const Result edited = run_with(backends, "edited");
+  ASSERT_EQ(edited.code, 0) << edited.output;
+  const auto after = rows_of(path("edited.csv"));
+  EXPECT_NE(after.at("b1-h2-s32-d16-fp32-causal-cpu mine wall").at("backend_build"), mine);
+  EXPECT_EQ(after.at("b1-h2-s32-d16-fp32-causal-cpu naive wall").at("backend_build"), naive);
+  libraries.clear();
+  for (const auto& e : std::filesystem::recursive_directory_iterator(path("cache")))
+    if (e.path().extension() == ".so") libraries.insert(e.path().filename().string());
+  EXPECT_EQ(libraries.size(), 2u) << "the first build stays beside the second";
+
+  // The first report, cut to its first point, resumed with the edited code.
+  std::ifstream in(path("first.csv"));
+  std::string header, line1, line2;
+  std::getline(in, header), std::getline(in, line1), std::getline(in, line2);
+  std::ofstream(path("first.csv"), std::ios::trunc) << header << '\n' << line1 << '\n' << line2 << '\n';
+  const Result resumed = run("run " + write("first.yaml", small_sweep(backends)) + " -o " +
+                                 path("first.csv") + " --resume",
+                             env_);
+  EXPECT_EQ(resumed.code, 2) << resumed.output;
+  EXPECT_NE(resumed.output.find("first.csv:"), std::string::npos) << resumed.output;
+  EXPECT_NE(resumed.output.find("cannot resume: backend 'mine' was measured there with build " +
+                                mine),
+            std::string::npos)
+      << resumed.output;
+}
+
+// A compile that never ends (here an include of a FIFO no one writes) is killed at the deadline
+// ($ATTNBENCH_COMPILE_TIMEOUT_S); the backend's rows say so and the others are measured.
+TEST_F(SourceBackends, ACompileThatNeverEndsIsKilledAtItsDeadline) {
+  const std::string fifo = path("never.h");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  write("blocks.cpp", "#include \"" + fifo + "\"\n");
+  const Result r = run("run " + write("b.yaml", small_sweep("naive, {source: " +
+                                                             path("blocks.cpp") + "}")) +
+                           " -o " + path("out.csv"),
+                       env_ + " ATTNBENCH_COMPILE_TIMEOUT_S=3");
+  EXPECT_EQ(r.code, 1) << r.output;
+  const auto rows = rows_of(path("out.csv"));
+  ASSERT_EQ(rows.size(), 4u) << r.output;
+  for (int seq : {32, 48}) {
+    const std::string point = "b1-h2-s" + std::to_string(seq) + "-d16-fp32-causal-cpu ";
+    EXPECT_EQ(rows.at(point + "naive wall").at("status"), "ok");
+    const auto& row = rows.at(point + "blocks wall");
+    EXPECT_EQ(row.at("status"), "error");
+    EXPECT_NE(row.at("reason").find("did not compile within 3 s"), std::string::npos)
+        << row.at("reason");
+    EXPECT_EQ(row.at("backend_build"), "");
+  }
+}
+
+// A source in a folder whose name is not UTF-8 compiles, loads and runs: its paths reach the
+// worker byte for byte.
+TEST_F(SourceBackends, AFolderNameThatIsNotUtf8IsNoObstacle) {
+  const std::filesystem::path odd = path("caf\xe9");
+  std::filesystem::create_directory(odd);
+  for (const char* f : {"scaled_textbook.cpp", "scaled_textbook.hpp"})
+    std::filesystem::copy(path(f), odd / f);
+  const Result r = run_with("{source: " + (odd / "scaled_textbook.cpp").string() + ", name: mine}",
+                            "odd");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(rows_of(path("odd.csv")).at("b1-h2-s32-d16-fp32-causal-cpu mine wall").at("status"),
+            "ok");
 }
 
 TEST_F(SourceBackends, ASourceThatIsNotThereOrNotCppIsAConfigErrorAtItsLine) {

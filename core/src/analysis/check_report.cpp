@@ -11,6 +11,25 @@
 
 namespace attnbench {
 
+void require_one_build_per_backend(const std::vector<const CsvTable*>& tables) {
+  std::map<std::string, std::pair<std::string, std::string>> first;  // backend -> build, where
+  for (const CsvTable* t : tables) {
+    if (t->column("backend_build") < 0) continue;
+    for (size_t r = 0; r < t->rows.size(); ++r) {
+      const std::string& build = t->at(r, "backend_build");
+      if (build.empty()) continue;  // a backend that never loaded: its rows say why
+      const std::string& backend = t->at(r, "backend");
+      const auto [seen, fresh] = first.emplace(backend, std::make_pair(build, t->where(r)));
+      if (!fresh && seen->second.first != build)
+        throw InputError(t->where(r) + ": backend '" + backend + "' was measured with build " +
+                         build + ", at " + seen->second.second + " with build " +
+                         seen->second.first +
+                         ": two versions of its code (a plugin rebuilt, a source or a header it "
+                         "includes edited, a Python file changed) in one report");
+    }
+  }
+}
+
 void check_report(const CsvTable& table, const std::vector<std::string>& metrics) {
   const int c = table.column("schema_version");
   if (c < 0) throw InputError(table.path + ": not an attnbench report (no schema_version column)");
@@ -36,6 +55,7 @@ void check_report(const CsvTable& table, const std::vector<std::string>& metrics
                        "): a report holds each once (two reports joined by hand? attnbench " +
                        "merge joins them)");
   }
+  require_one_build_per_backend({&table});
   for (const auto& m : metrics) {
     const Metric& metric = find_metric(m);
     for (const std::string& column :

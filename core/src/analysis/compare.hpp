@@ -134,7 +134,10 @@ enum class CompareFormat { text, markdown, json };
 void print_comparison(const Comparison& comparison, std::ostream& out, CompareFormat format);
 
 // Throws InputError unless the table carries this attnbench's schema version and the needed
-// columns.
+// columns, and each backend's rows one build of its code.
 void check_report(const CsvTable& table, const std::vector<std::string>& metrics);
+// Throws InputError naming two rows when a backend's rows across `tables` (one report, or the
+// shards merge joins) carry two builds of its code (column backend_build; older reports have none).
+void require_one_build_per_backend(const std::vector<const CsvTable*>& tables);
 
 }  // namespace attnbench

@@ -25,6 +25,10 @@ class InProcessMeasurer final : public Measurer {
     return names_with_unloaded(plugins_.names(), plugins_.failures);
   }
   const std::vector<LoadFailure>& failures() const override { return plugins_.failures; }
+  std::string backend_build(const std::string& backend) const override {
+    const LoadedBackend* b = plugins_.find(backend);
+    return b ? b->build : "";
+  }
   void setup(const RunOptions& options) override {
     options_ = options;
     runner_ = std::make_unique<Runner>(host_, runner_options(options));

@@ -57,6 +57,11 @@ class IsolatedMeasurer final : public Measurer {
     failures_.insert(failures_.end(), prepared_.begin(), prepared_.end());
     return failures_;
   }
+  std::string backend_build(const std::string& backend) const override {
+    for (const auto& b : client_.hello().backends)
+      if (b.name == backend) return b.build;
+    return "";
+  }
   void setup(const RunOptions& options) override {
     options_ = options;
     client_.setup(options);
@@ -68,7 +73,9 @@ class IsolatedMeasurer final : public Measurer {
     if (answer.records) return std::move(*answer.records);
     PassResults failed;
     failed.refused = PassFailure{answer.status, answer.reason};
-    return assemble_records(row_setup(point.id, point.problem, backend, options_), failed);
+    RowSetup setup = row_setup(point.id, point.problem, backend, options_);
+    setup.backend_build = backend_build(backend);  // the code that crashed or hung
+    return assemble_records(setup, failed);
   }
 
  private:

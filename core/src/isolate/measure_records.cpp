@@ -10,7 +10,8 @@ RunnerOptions runner_options(const RunOptions& options) {
 
 BackendRecords measure_records(Runner& runner, const RunOptions& options, const Point& point,
                                const LoadedBackend& backend) {
-  const RowSetup setup = row_setup(point.id, point.problem, backend.name, options);
+  RowSetup setup = row_setup(point.id, point.problem, backend.name, options);
+  setup.backend_build = backend.build;
   return assemble_records(setup, runner.measure(point, backend));
 }
 

@@ -22,6 +22,8 @@ class Measurer {
   virtual const HostInfo& host() const = 0;
   virtual std::vector<std::string> backend_names() const = 0;
   virtual const std::vector<LoadFailure>& failures() const = 0;
+  // What identifies a loaded backend's code (Row::backend_build); empty for one not loaded.
+  virtual std::string backend_build(const std::string& backend) const = 0;
   virtual void setup(const RunOptions& options) = 0;
   // Never throws for what a backend does: a crash or a hang becomes the rows' status.
   virtual BackendRecords measure(const Point& point, const std::string& backend) = 0;

@@ -36,6 +36,30 @@ E enum_at(const json& j, const char* key) {
 // Plugins' messages may hold bytes that are not UTF-8: replaced, never a reason to fail.
 std::string line(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
+// A path travels byte for byte: a JSON string when it is UTF-8, else {"hex": its bytes} (`line`
+// would replace what is not UTF-8 with U+FFFD, and the worker would open another file).
+json path_json(const std::string& path) {
+  try {
+    (void)json(path).dump();  // throws on bytes that are not UTF-8
+    return path;
+  } catch (const json::type_error&) {
+    static const char* digits = "0123456789abcdef";
+    std::string hex;
+    for (unsigned char c : path) hex += {digits[c >> 4], digits[c & 15]};
+    return json{{"hex", hex}};
+  }
+}
+std::string path_from(const json& j) {
+  if (j.is_string()) return j.get<std::string>();
+  const std::string hex = j.at("hex").get<std::string>();
+  if (hex.size() % 2 || hex.find_first_not_of("0123456789abcdef") != std::string::npos)
+    throw std::runtime_error("a path's hex is not pairs of hex digits");
+  std::string path;
+  for (size_t i = 0; i < hex.size(); i += 2)
+    path += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  return path;
+}
+
 }  // namespace
 
 namespace {
@@ -167,9 +191,12 @@ void from_json(const json& j, BackendRecords& b) {
 std::string hello_message(const Hello& h) {
   json backends = json::array(), failures = json::array();
   for (const auto& b : h.backends)
-    backends.push_back({{"name", b.name}, {"description", b.description}, {"file", b.file}});
+    backends.push_back({{"name", b.name},
+                        {"description", b.description},
+                        {"file", path_json(b.file)},
+                        {"build", b.build}});
   for (const auto& f : h.failures)
-    failures.push_back({{"file", f.file},
+    failures.push_back({{"file", path_json(f.file)},
                         {"reason", f.reason},
                         {"duplicate", f.duplicate},
                         {"kind", f.kind},
@@ -214,25 +241,31 @@ std::string records_message(const BackendRecords& r) {
 }
 std::string loading_message(const std::string& kind, const std::string& id,
                             const std::string& backend) {
-  return line(json{{"type", "loading"}, {"kind", kind}, {"name", id}, {"backend", backend}});
+  return line(
+      json{{"type", "loading"}, {"kind", kind}, {"name", path_json(id)}, {"backend", backend}});
 }
 
 std::string backend_spec_arg(const BackendSpec& spec) {
-  return line(json{{"kind", spec.kind},       {"name", spec.name},   {"target", spec.target},
-                   {"written", spec.written}, {"library", spec.library}});
+  return line(json{{"kind", spec.kind},
+                   {"name", spec.name},
+                   {"target", path_json(spec.target)},
+                   {"written", path_json(spec.written)},
+                   {"library", path_json(spec.library)}});
 }
 
 BackendSpec parse_backend_spec_arg(const std::string& arg) {
   try {
     const json j = json::parse(arg);
     BackendSpec spec;
-    spec.kind = j.at("kind"), spec.name = j.at("name"), spec.target = j.at("target");
-    spec.written = j.at("written"), spec.library = j.at("library");
+    spec.kind = j.at("kind"), spec.name = j.at("name"), spec.target = path_from(j.at("target"));
+    spec.written = path_from(j.at("written")), spec.library = path_from(j.at("library"));
     if (!find_backend_kind(spec.kind))
       throw std::invalid_argument("no backend kind '" + spec.kind + "'");
     return spec;
   } catch (const json::exception& e) {
     throw std::invalid_argument(std::string("--backend expects a backend's JSON: ") + e.what());
+  } catch (const std::runtime_error& e) {  // a path's hex that is not hex
+    throw std::invalid_argument(std::string("--backend: ") + e.what());
   }
 }
 
@@ -255,9 +288,10 @@ Message parse_message(const std::string& line) {
       m.hello.host.torch_version = h.at("torch_version");
       m.hello.host.l2_cache_bytes = h.at("l2_cache_bytes");
       for (const auto& b : j.at("backends"))
-        m.hello.backends.push_back({b.at("name"), b.at("description"), b.at("file")});
+        m.hello.backends.push_back(
+            {b.at("name"), b.at("description"), path_from(b.at("file")), b.at("build")});
       for (const auto& f : j.at("failures")) {
-        LoadFailure failure{f.at("file"), f.at("reason"), f.at("kind")};
+        LoadFailure failure{path_from(f.at("file")), f.at("reason"), f.at("kind")};
         failure.duplicate = f.at("duplicate");
         failure.config_error = f.at("config_error");
         failure.lost_backend = f.at("lost_backend");
@@ -284,7 +318,7 @@ Message parse_message(const std::string& line) {
     } else if (m.type == "pass") {
       m.name = j.at("name");
     } else if (m.type == "loading") {
-      m.kind = j.at("kind"), m.name = j.at("name"), m.backend = j.at("backend");
+      m.kind = j.at("kind"), m.name = path_from(j.at("name")), m.backend = j.at("backend");
     } else if (m.type == "records") {
       m.records = j.at("records");
     } else if (m.type == "fatal") {

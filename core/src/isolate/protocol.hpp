@@ -22,6 +22,7 @@ namespace attnbench {
 
 struct PluginInfo {
   std::string name, description, file;
+  std::string build;  // Row::backend_build
 };
 
 struct Hello {

@@ -41,6 +41,10 @@ struct WorkerClient::Process {
       child.terminate(ec);
     }
     if (child.valid()) {
+      // What backend code started (a Python backend's fork, say) is in the worker's process
+      // group (worker_server.cpp): it ends with the worker. The group's id is not reused while
+      // a member lives.
+      ::killpg(child.id(), SIGKILL);
       std::error_code ec;
       child.wait(ec);
     }

@@ -29,7 +29,7 @@ class MeasuringSide final : public WorkerSide {
         });
     Hello hello{host_, {}, plugins_.failures};
     for (const auto& b : plugins_.backends)
-      hello.backends.push_back({b.name, b.description, b.file});
+      hello.backends.push_back({b.name, b.description, b.file, b.build});
     return hello;
   }
   void setup(const RunOptions& options) override {

@@ -73,6 +73,9 @@ int serve_worker(WorkerSide& side, int protocol_fd) {
   if (const char* parent = std::getenv("ATTNBENCH_WORKER_PARENT")) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (std::to_string(::getppid()) != parent) std::_Exit(3);
+    // A process group of its own, which the parent kills when it is done with this worker:
+    // processes a backend forks do not outlive the run.
+    ::setpgid(0, 0);
   }
   send(hello_message(side.start(send)));
 

@@ -1,5 +1,6 @@
 #include "plugins/plugin_loader.hpp"
 
+#include "base/hash.hpp"
 #include "base/names.hpp"
 #include "plugins/elf_exports.hpp"
 
@@ -8,8 +9,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <optional>
 #include <set>
+#include <sstream>
 
 namespace attnbench {
 
@@ -53,8 +56,18 @@ std::vector<std::string> PluginSet::names() const {
   return out;
 }
 
+std::string file_build(const std::string& prefix, const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return "";
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return prefix + fnv1a_hex(bytes.str());
+}
+
 LoadedBackend load_plugin(const std::filesystem::path& file) {
   namespace dll = boost::dll;
+  // Read before dlopen: the bytes that are about to run.
+  const std::string build = file_build("so:", file);
   // The ABI and the factory are checked in the file itself, before dlopen runs any of its code.
   std::optional<int32_t> abi;
   bool has_factory = false;
@@ -96,6 +109,7 @@ LoadedBackend load_plugin(const std::filesystem::path& file) {
   loaded.name = made->name();
   loaded.description = made->description();
   loaded.file = file.string();
+  loaded.build = build;
   loaded.backend = std::shared_ptr<Backend>(made.release(), [lib](Backend* b) { delete b; });
   if (loaded.name.empty()) throw std::runtime_error("the backend has an empty name");
   return loaded;

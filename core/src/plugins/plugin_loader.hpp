@@ -18,6 +18,7 @@ struct LoadedBackend {
   std::string file;
   // The deleter holds the library: it stays loaded as long as any copy of this pointer lives.
   std::shared_ptr<Backend> backend;
+  std::string build;  // the code: Row::backend_build
 };
 
 struct LoadFailure {
@@ -43,6 +44,9 @@ struct PluginSet {
 
 // Loads one file; throws std::runtime_error with the reason when it is not a usable plugin.
 LoadedBackend load_plugin(const std::filesystem::path& file);
+// What identifies the code in a file: `prefix` and a hash of its bytes (Row::backend_build);
+// empty when it cannot be read.
+std::string file_build(const std::string& prefix, const std::filesystem::path& file);
 
 // Loads every file named attnbench_*.so (the platform's suffix) in `dirs`, in order; a failure of
 // one plugin does not stop the others. Two plugins with one backend name: the second is refused,

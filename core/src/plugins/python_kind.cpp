@@ -131,6 +131,7 @@ class PythonKind final : public BackendKind {
       loaded.name = spec->name;
       loaded.description = made.backend->description();
       loaded.file = spec->target;
+      loaded.build = file_build("py:", ref.file);  // its module (not what that imports)
       loaded.backend =
           std::shared_ptr<Backend>(made.backend.release(), [bridge](Backend* b) { delete b; });
       set.backends.push_back(std::move(loaded));

@@ -20,6 +20,8 @@
 
 #include <unistd.h>
 
+#include <csignal>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -103,12 +105,38 @@ struct Output {
   std::string text;  // stdout and stderr together
 };
 
-Output run(const std::string& exe, const std::vector<std::string>& args) {
+// Seconds a compile may take ($ATTNBENCH_COMPILE_TIMEOUT_S, default 1200): a compiler that never
+// ends (an endless template instantiation, an include that blocks) fails its backend, not the run.
+double compile_timeout_s() {
+  const char* env = std::getenv("ATTNBENCH_COMPILE_TIMEOUT_S");
+  const double s = env ? std::atof(env) : 0;
+  return s > 0 ? s : 1200;
+}
+
+// A program on $PATH, as the shell would find it; `name` itself when none is there.
+std::string on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/bin:/bin");
+  std::error_code ec;
+  for (std::string dir; std::getline(dirs, dir, ':');)
+    if (!dir.empty() && fs::is_regular_file(fs::path(dir) / name, ec))
+      return (fs::path(dir) / name).string();
+  return name;
+}
+
+// `exe` under a deadline: coreutils' timeout runs it in a process group of its own and kills the
+// whole group (the compiler's own children too) when `limit_s` passes; exit 137 then.
+Output run(const std::string& exe, const std::vector<std::string>& args, double limit_s) {
   namespace bp = boost::process;
   bp::ipstream out;
   Output o;
   try {
-    bp::child child(bp::exe = exe, bp::args = args, (bp::std_out & bp::std_err) > out);
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g", limit_s);
+    std::vector<std::string> timed = {"-s", "KILL", seconds, exe};
+    timed.insert(timed.end(), args.begin(), args.end());
+    bp::child child(bp::exe = on_path("timeout"), bp::args = timed,
+                    bp::std_in < bp::null, (bp::std_out & bp::std_err) > out);
     for (std::string line; std::getline(out, line);) o.text += line + "\n";
     child.wait();
     o.code = child.exit_code();
@@ -172,6 +200,24 @@ bool under(const fs::path& file, const std::vector<std::string>& dirs) {
     if (!dir.empty() && f.rfind(dir + "/", 0) == 0) return true;
   }
   return f.rfind("/usr/", 0) == 0;
+}
+
+// A cache folder's builds: each compile's library and list of sources carry its id (a hash of that
+// list: the source and the user's headers it included, each with its hash), and `current` names
+// the newest. A compile never replaces a library another run's workers may still load: editing a
+// header while a sweep runs leaves that sweep measuring the code it started with.
+struct Build {
+  fs::path library, sources;
+};
+Build build_files(const fs::path& dir, const std::string& stem, const std::string& id) {
+  return {dir / ("attnbench_" + stem + "-" + id + ".so"), dir / ("sources-" + id + ".txt")};
+}
+std::optional<Build> current_build(const fs::path& dir, const std::string& stem) {
+  std::ifstream in(dir / "current");
+  std::string id;
+  if (!(in >> id) || id.find_first_not_of("0123456789abcdef") != std::string::npos)
+    return std::nullopt;
+  return build_files(dir, stem, id);
 }
 
 // The cached build is good while every file it was compiled from is as it was.
@@ -239,15 +285,15 @@ class SourceKind final : public BackendKind {
     flags.push_back("-I" + source.parent_path().string());
     for (const auto& d : recipe.include_dirs) flags.insert(flags.end(), {"-isystem", d});
     // The key: what went into the plugin, whatever the cache folder's history.
-    const Output version = run(compiler, {"--version"});
+    const Output version = run(compiler, {"--version"}, 60);
     std::string key = "attnbench source 1|" + recipe.text + "|" + compiler + "|" + version.text;
     for (const auto& f : flags) key += "|" + f;
     key += "|" + file_text(source);
-    const fs::path dir = cache_dir() / (source.stem().string() + "-" + fnv1a_hex(key));
-    const fs::path library = dir / ("attnbench_" + source.stem().string() + ".so");
-    const fs::path deps_file = dir / "sources.txt";
-    spec.library = library.string();
-    if (still_good(library, deps_file)) {
+    const std::string stem_name = source.stem().string();
+    const fs::path dir = cache_dir() / (stem_name + "-" + fnv1a_hex(key));
+    if (const auto cached = current_build(dir, stem_name);
+        cached && still_good(cached->library, cached->sources)) {
+      spec.library = cached->library.string();
       std::cerr << "attnbench: " << spec.written << ": compiled before (" << dir.string() << ")\n";
       return std::nullopt;
     }
@@ -266,30 +312,43 @@ class SourceKind final : public BackendKind {
         args.insert(args.end(), {"-Xlinker", "-rpath=" + d});
       else
         args.push_back("-Wl,-rpath," + d);
-    const Output built = run(compiler, args);
+    const double limit = compile_timeout_s();
+    const Output built = run(compiler, args, limit);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (built.code != 0) {
       fs::remove(stem + ".so", ec);
       fs::remove(stem + ".d", ec);
+      // Killed at the deadline: timeout's group signal takes timeout itself too (exit 9 or 137).
+      if (took >= limit) {
+        char seconds[32];
+        std::snprintf(seconds, sizeof seconds, "%g", limit);
+        return failed(std::string("did not compile within ") + seconds + " s (" + compiler +
+                      " was killed; $ATTNBENCH_COMPILE_TIMEOUT_S sets the deadline)");
+      }
       return failed("did not compile (" + compiler + ", exit " + std::to_string(built.code) +
                     "): " + first_errors(built.text));
     }
     // The files of the user's to watch: the source and what it includes from outside the
     // recipe's (attnbench's, LibTorch's, the toolkit's) and the system's headers.
-    std::ofstream deps(stem + ".sources");
+    std::ostringstream deps;
     deps << fnv1a_hex(file_text(source)) << ' ' << source.string() << '\n';
     for (const fs::path& dep : dependencies(stem + ".d"))
       if (fs::is_regular_file(dep, ec) && !fs::equivalent(dep, source, ec) &&
           !under(dep, recipe.include_dirs))
         deps << fnv1a_hex(file_text(dep)) << ' ' << fs::absolute(dep).lexically_normal().string()
              << '\n';
-    deps.close();
-    fs::rename(stem + ".so", library, ec);  // whole or not at all: another run may read it
-    if (!ec) fs::rename(stem + ".sources", deps_file, ec);
-    fs::remove(stem + ".d");
+    fs::remove(stem + ".d", ec);
+    const Build build = build_files(dir, stem_name, fnv1a_hex(deps.str()));
+    std::ofstream(stem + ".sources") << deps.str();
+    std::ofstream(stem + ".current") << fnv1a_hex(deps.str()) << '\n';
+    // Whole or not at all (another run may read them): the library and its sources under the
+    // build's own names, then `current` pointing at them.
+    fs::rename(stem + ".so", build.library, ec);
+    if (!ec) fs::rename(stem + ".sources", build.sources, ec);
+    if (!ec) fs::rename(stem + ".current", dir / "current", ec);
     if (ec) return failed("cannot keep the compiled plugin in " + dir.string() + ": " + ec.message());
-    std::cerr << "attnbench: " << spec.written << " compiled in "
-              << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
-              << " s\n";
+    spec.library = build.library.string();
+    std::cerr << "attnbench: " << spec.written << " compiled in " << took << " s\n";
     return std::nullopt;
   }
 

@@ -85,7 +85,8 @@ PythonError take_error(PyObject* harness, const std::string& file) {
   // Python's MemoryError says "out of memory" in the row, so the runner calls it `oom` as it
   // does PyTorch's (torch.OutOfMemoryError and the CPU allocator's RuntimeError say so already).
   const bool memory_error = PyErr_GivenExceptionMatches(v.p, PyExc_MemoryError) != 0;
-  Ref described(harness ? PyObject_CallMethod(harness, "describe", "Os", v.p, file.c_str())
+  Ref path(PyBytes_FromStringAndSize(file.data(), static_cast<Py_ssize_t>(file.size())));
+  Ref described(harness && path ? PyObject_CallMethod(harness, "describe", "OO", v.p, path.p)
                         : nullptr);
   if (described && PyUnicode_Check(described.p)) {
     out.text = utf8(described.p);
@@ -361,7 +362,11 @@ PythonBackendMade make_python_backend(const PythonFunctionRef& ref) {
     return made;
   }
   Gil gil;
-  Ref loaded(PyObject_CallMethod(harness, "load", "ss", ref.file.c_str(), ref.function.c_str()));
+  // The path as bytes (harness.load decodes it as the file system does): one that is not UTF-8
+  // still names its file.
+  Ref path(PyBytes_FromStringAndSize(ref.file.data(), static_cast<Py_ssize_t>(ref.file.size())));
+  Ref loaded(path ? PyObject_CallMethod(harness, "load", "Os", path.p, ref.function.c_str())
+                  : nullptr);
   if (!loaded) {
     made.error = "raised while importing: " + take_error(harness, ref.file).text;
   } else if (PyUnicode_Check(loaded.p)) {

@@ -44,7 +44,9 @@ def _module(path):
 def load(path, function):
     """(function, supports or None, description, keywords it takes, problem kinds it runs), or a
     str: what is missing. The kinds: the function's `kinds` attribute, else the module's KINDS,
-    else ("attention",); a point of another kind is refused before supports() is asked."""
+    else ("attention",); a point of another kind is refused before supports() is asked. `path`
+    comes as bytes, decoded as the file system does (a name that is not UTF-8 keeps its bytes)."""
+    path = os.fsdecode(path)
     module = _module(path)
     fn = getattr(module, function, None)
     if not callable(fn):
@@ -93,6 +95,7 @@ def problem(**fields):
 
 def describe(exc, path):
     """'TypeError at flex.py:12 (attention): message', the frame the innermost of the user's."""
+    path = os.fsdecode(path)
     frames = traceback.extract_tb(exc.__traceback__)
     folder = os.path.dirname(path) + os.sep
     mine = [f for f in frames if os.path.abspath(f.filename).startswith(folder)]

@@ -17,6 +17,7 @@ Row base_row(const RowSetup& setup) {
   Row row;
   row.point_id = setup.point_id;
   row.backend = setup.backend;
+  row.backend_build = setup.backend_build;
   row.problem = setup.problem;
   row.run = setup.run;
   row.gflop = point_flop(setup.problem) / 1e9;

@@ -16,6 +16,7 @@ namespace attnbench {
 struct RowSetup {
   std::string point_id;
   std::string backend;
+  std::string backend_build;
   Problem problem;
   RunInfo run;
   std::vector<TimingMode> modes;      // one row each

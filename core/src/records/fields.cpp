@@ -227,6 +227,10 @@ const std::vector<Field<Row>>& row_fields() {
             field("expectation", &Row::expectation, "",
                   "the config's predictions: empty, `met`, `missed: ...`, or `unjudged: ...` (a "
                   "relation to a row another shard measures)"),
+            field("backend_build", &Row::backend_build, "",
+                  "the code measured: `so:` and a hash of the library the backend was loaded "
+                  "from (a plugin, a compiled source with what it includes), or `py:` and a "
+                  "hash of its Python file; --resume, merge and compare refuse a backend of two"),
         });
     append(f, nested(&Row::run, run_info_fields()));
     return f;

@@ -89,6 +89,9 @@ struct Row {
   std::optional<double> energy_power_w;     // and the board's mean power over its window
   std::string flags;        // ';'-separated Flag names (base/enums.hpp)
   std::string expectation;  // the config's predictions: "", "met" or "missed: ..."
+  // The code measured: a hash of the library the backend was loaded from (a plugin, a compiled
+  // source) or of its Python file; empty for a backend that never loaded.
+  std::string backend_build;
 
   RunInfo run;
 

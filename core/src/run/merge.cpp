@@ -67,6 +67,11 @@ Merged merge_reports(const std::vector<MergeInput>& inputs,
     typed.push_back(typed_rows(tables.back()));
   }
 
+  // One version of each backend's code across the shards.
+  std::vector<const CsvTable*> all;
+  for (const CsvTable& t : tables) all.push_back(&t);
+  require_one_build_per_backend(all);
+
   // One sweep: the same fingerprint everywhere; one split: the same N.
   std::string fingerprint, fingerprint_file;
   int shard_count = 0;

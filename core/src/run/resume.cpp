@@ -62,7 +62,8 @@ RecordKey record_key(const CsvTable& t, size_t r) {
 
 Resumed resume_report(const ReportTexts& files, const std::string& path,
                       const std::string& fingerprint, const std::string& device_name,
-                      const std::string& torch_version, size_t modes_per_cuda_point) {
+                      const std::string& torch_version, size_t modes_per_cuda_point,
+                      const std::map<std::string, std::string>& builds) {
   Resumed out;
   const std::string rows_text = complete_records(files.rows);
   if (rows_text.empty()) return out;  // not even a header survived: start over
@@ -72,8 +73,18 @@ Resumed resume_report(const ReportTexts& files, const std::string& path,
   check_header(t, row_header());
   const std::vector<Row> rows = typed_rows(t);
   std::map<RecordKey, size_t> found;
-  for (const Row& row : rows) {
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const Row& row = rows[r];
     const RunInfo& run = row.run;
+    // One version of each backend's code in a report: rows of an edited source, a rebuilt
+    // plugin or a changed Python file are not the same backend's.
+    const auto now = builds.find(row.backend);
+    if (now != builds.end() && !now->second.empty() && !row.backend_build.empty() &&
+        row.backend_build != now->second)
+      refuse(t.where(r), "backend '" + row.backend + "' was measured there with build " +
+                             row.backend_build + ", and its code is now build " + now->second +
+                             " (a plugin rebuilt, a source or a header it includes edited, a "
+                             "Python file changed): a report holds one version of each backend");
     if (run.config_fingerprint != fingerprint)
       refuse(path, "it was written by another sweep (config fingerprint " +
                        run.config_fingerprint + ", this run " + fingerprint + ")");

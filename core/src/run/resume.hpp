@@ -3,6 +3,7 @@
 // everything else, a torn last line included, is dropped from all three files, and measured again.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <tuple>
@@ -26,10 +27,13 @@ struct Resumed {
 
 // `modes_per_cuda_point`: rows a CUDA (point, backend) has when complete (a CPU one has one).
 // Throws InputError, naming `path`, when the report was written by another sweep (fingerprint) or
-// on another machine (device_name, torch_version), or has no fingerprint at all.
+// on another machine (device_name, torch_version), or has no fingerprint at all; naming the row,
+// when a backend's rows were measured with another build of its code than `builds` says it has
+// now (backend -> Row::backend_build).
 Resumed resume_report(const ReportTexts& files, const std::string& path,
                       const std::string& fingerprint, const std::string& device_name,
-                      const std::string& torch_version, size_t modes_per_cuda_point);
+                      const std::string& torch_version, size_t modes_per_cuda_point,
+                      const std::map<std::string, std::string>& builds = {});
 
 // The files of the report at `output_csv` (missing ones empty), and writing them back.
 ReportTexts read_report_texts(const std::string& output_csv);

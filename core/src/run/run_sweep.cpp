@@ -161,9 +161,12 @@ RunOutcome run_sweep(const RunRequest& request) {
   std::set<RecordKey> done;
   bool append = false;
   if (request.resume && std::filesystem::exists(output)) {
+    std::map<std::string, std::string> builds;
+    for (const std::string& b : plan.backends) builds[b] = measurers.front()->backend_build(b);
     const Resumed resumed =
         resume_report(read_report_texts(output), output, plan.fingerprint, options.info.device_name,
-                      options.info.torch_version, plan.config.measurement.timing_modes.size());
+                      options.info.torch_version, plan.config.measurement.timing_modes.size(),
+                      builds);
     write_report_texts(output, resumed.kept);
     done = resumed.done;
     append = !resumed.kept.rows.empty();  // else (0 bytes, a torn header) it starts over
