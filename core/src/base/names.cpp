@@ -1,6 +1,5 @@
 #include "base/names.hpp"
 
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 
@@ -166,12 +165,6 @@ const std::vector<EnumName<Verdict>>& name_table() {
                                                    {Verdict::worse, "worse"},
                                                    {Verdict::not_comparable, "n/a"}};
   return t;
-}
-
-std::string valid_utf8(const std::string& text) {
-  using nlohmann::json;
-  return json::parse(json(text).dump(-1, ' ', false, json::error_handler_t::replace))
-      .get<std::string>();
 }
 
 std::vector<std::string> split(const std::string& text, char separator) {

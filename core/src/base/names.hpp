@@ -62,9 +62,6 @@ std::string enum_hint() {
 // "a:b::c" split at ':' -> {"a", "b", "", "c"}: empty items kept, for the caller to refuse or skip.
 std::vector<std::string> split(const std::string& text, char separator);
 
-// `text` with every byte that is not valid UTF-8 replaced by U+FFFD: what a text (a file name from
-// a folder whose name is not UTF-8) becomes on the worker protocol and in a report.
-std::string valid_utf8(const std::string& text);
 
 // An ATen operator's name as the reports write it: "aten::masked_fill" -> "masked_fill".
 std::string op_name(std::string name);

@@ -143,8 +143,8 @@ PluginSet load_plugins(const std::vector<std::filesystem::path>& dirs,
     std::sort(files.begin(), files.end());
     for (const auto& file : files) {
       if (!seen_files.insert(std::filesystem::weakly_canonical(file, ec)).second) continue;
-      // Named as the protocol carried it back (a folder's name that is not UTF-8, replaced).
-      if (std::find(skip.begin(), skip.end(), valid_utf8(file.string())) != skip.end()) continue;
+      // Named as the protocol carried it back: byte for byte (protocol.cpp's path_json).
+      if (std::find(skip.begin(), skip.end(), file.string()) != skip.end()) continue;
       try {
         if (on_loading) on_loading(file.string());
         LoadedBackend b = load_plugin(file);
