@@ -1,6 +1,5 @@
 #include "base/names.hpp"
 
-
 #include <algorithm>
 
 namespace attnbench {
