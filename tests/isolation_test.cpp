@@ -2,6 +2,7 @@
 #include "cli_support.hpp"
 
 #include <csignal>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -71,6 +72,12 @@ TEST_F(Cli, EveryFaultIsContainedToItsOwnRows) {
     EXPECT_EQ(r.at("status"), status) << fault << ": " << r.at("reason");
     EXPECT_NE(r.at("reason").find(reason), std::string::npos) << fault << ": " << r.at("reason");
   };
+  // A crashed or hung row names the code that crashed, as its working rows do.
+  for (const char* f : {"segv", "abort", "exit", "hang"}) {
+    const std::string build = row(std::string("fault_") + f, 32).at("backend_build");
+    EXPECT_EQ(build.rfind("so:", 0), 0u) << f << ": " << build;
+    EXPECT_EQ(row(std::string("fault_") + f, 48).at("backend_build"), build) << f;
+  }
   expect("segv", "crashed", "the worker was killed by signal 11 (SIGSEGV");
   expect("segv", "crashed", "in pass 'first call'");
   expect("abort", "crashed", "the worker was killed by signal 6 (SIGABRT");
@@ -113,9 +120,18 @@ TEST_F(Cli, InProcessRunsGiveTheSameRows) {
   const Rows w = rows_of(path("w.csv")), n = rows_of(path("n.csv"));
   ASSERT_EQ(keys(w), keys(n));
   for (const auto& [key, row] : w)
-    for (const char* column :
-         {"status", "rel_err", "aten_ops", "aten_copies_per_call", "kernels_per_call"})
+    for (const char* column : {"status", "rel_err", "aten_ops", "aten_copies_per_call",
+                               "kernels_per_call", "backend_build"})
       EXPECT_EQ(row.at(column), n.at(key).at(column)) << key << " " << column;
+  // And resumed in this process: the same code, so the kept rows stay and the rest is measured.
+  std::ifstream in(path("n.csv"));
+  std::string header, first;
+  std::getline(in, header), std::getline(in, first);
+  std::ofstream(path("n.csv"), std::ios::trunc) << header << '\n' << first << '\n';
+  const Result resumed =
+      run("run " + yaml + " --no-summary --isolation none --resume -o " + path("n.csv"));
+  EXPECT_EQ(resumed.code, 0) << resumed.output;
+  EXPECT_EQ(rows_of(path("n.csv")).size(), w.size()) << resumed.output;
 }
 
 // Keys of every file of a report, each (point, backend) counted once per row.

@@ -73,10 +73,17 @@ with tempfile.TemporaryDirectory() as d:
     os.mkdir(os.path.join(d, "re"))
     write(os.path.join(d, "re", "m.b.csv"), [timed("b", "1")])
     write(os.path.join(d, "re", "m.b.kernels.csv"), [timed("b", "9")])
+    write(os.path.join(d, "re", "m.b.samples.csv"), [timed("b", "9")])
     write(os.path.join(d, "re", "mx.b.csv"), [timed("b", "9")])
     paths = rerun_paths(os.path.join(d, "m.csv"), os.path.join(d, "re"))
     if [os.path.basename(p) for p in paths] != ["m.b.csv"]:
         failures.append(f"reruns of m.csv: {paths}")
+    # A report's name with glob characters names itself, not a pattern.
+    write(os.path.join(d, "m[1].csv"), first)
+    write(os.path.join(d, "re", "m[1].b.csv"), [timed("b", "1")])
+    paths = rerun_paths(os.path.join(d, "m[1].csv"), os.path.join(d, "re"))
+    if [os.path.basename(p) for p in paths] != ["m[1].b.csv"]:
+        failures.append(f"reruns of m[1].csv: {paths}")
     mode = "cold"
     rows, points, by_point, backends = with_reruns(read_report(os.path.join(d, "m.csv"), mode),
                                                    [read_report(p, mode) for p in paths])

@@ -214,9 +214,20 @@ TEST(Protocol, PathsThatAreNotUtf8KeepTheirBytes) {
   // A UTF-8 path stays a readable string on the wire; hex that is not pairs of digits is refused.
   EXPECT_NE(backend_spec_arg({"source", "m", utf8 + "k.cu", "", "", 0, 0}).find("k.cu"),
             std::string::npos);
-  EXPECT_THROW(parse_backend_spec_arg(R"({"kind":"source","name":"a","target":{"hex":"f"},)"
-                                      R"("written":"c","library":""})"),
-               std::invalid_argument);
+  for (const char* bad : {"f", "1g", "FF", "zz", "abc"})  // odd, not hex, upper case (never sent)
+    EXPECT_THROW(parse_backend_spec_arg(std::string(R"({"kind":"source","name":"a","target":{"hex":")") +
+                                        bad + R"("},"written":"c","library":""})"),
+                 std::invalid_argument)
+        << bad;
+  EXPECT_EQ(parse_backend_spec_arg(R"({"kind":"source","name":"a","target":{"hex":"61ff"},)"
+                                   R"("written":"c","library":""})")
+                .target,
+            "a\xff");
+  Hello h;
+  h.backends = {{"mine", "d", "x", ""}};
+  std::string hello = hello_message(h);
+  hello.replace(hello.find("\"x\""), 3, R"({"hex":"zz"})");
+  EXPECT_THROW(parse_message(hello), std::runtime_error);
 }
 
 TEST(Protocol, AnythingElseIsRefused) {

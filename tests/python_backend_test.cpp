@@ -512,6 +512,8 @@ TEST_F(PythonBackends, AProcessABackendForksDoesNotOutliveTheRun) {
         "    if not os.path.exists(" + std::string("'") + pid_file + "'):\n"
         "        pid = os.fork()\n"
         "        if pid == 0:\n"
+        "            for fd in (0, 1, 2):\n"  // nothing ties it to the run but its process group
+        "                os.dup2(os.open(os.devnull, os.O_RDWR), fd)\n"
         "            time.sleep(120)\n"
         "            os._exit(0)\n"
         "        open('" + pid_file + "', 'w').write(str(pid))\n"

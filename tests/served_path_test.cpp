@@ -5,6 +5,8 @@
 #include "gpu_support.hpp"
 #include "test_support.hpp"
 
+#include "../plugins/flashinfer/kernels.hpp"  // host code only: first_page
+
 #include <c10/core/InferenceMode.h>
 
 namespace attnbench {
@@ -105,6 +107,22 @@ TEST(ServedPath, RefusesWhatItsVariantDoesNotApply) {
   expect_refused(right, "takes a window's left bound only");
   right.causal = true, right.window_right = 0;  // causal: the right bound is the diagonal
   EXPECT_TRUE(fi(right).supported);
+}
+
+// A windowed sequence is handed over from the page of the first key its first query sees: for
+// several queries the first one's window decides, not the last one's; on both sides of the edge
+// where the window reaches key 0.
+TEST(ServedPath, AWindowedSequenceStartsAtItsFirstQuerysFirstKey) {
+  using flashinfer_kernels::first_page;
+  EXPECT_EQ(first_page(4096, 1, 127, 16), 248);  // key 3968 = page 248's first
+  EXPECT_EQ(first_page(4096, 2, 127, 16), 247);  // key 3967: the first of 2 queries sees it
+  EXPECT_EQ(first_page(4096, 4, 1023, 16), 191);  // key 3069
+  EXPECT_EQ(first_page(700, 700, 127, 1), 0);     // a prefill: its first query sees key 0
+  EXPECT_EQ(first_page(700, 1, 127, 1), 572);     // a decode over packed rows (pages of one key)
+  EXPECT_EQ(first_page(128, 1, 127, 16), 0);      // the window reaches key 0 exactly
+  EXPECT_EQ(first_page(129, 1, 127, 16), 0);      // key 1, still on page 0
+  EXPECT_EQ(first_page(145, 1, 127, 16), 1);      // key 17: page 1
+  EXPECT_EQ(first_page(4096, 1, -1, 16), 0);      // no window
 }
 
 // On a GPU: each form the served path runs, `ok` within the row's tolerance, with what it read.

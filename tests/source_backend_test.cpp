@@ -185,6 +185,54 @@ TEST_F(SourceBackends, ACompileThatNeverEndsIsKilledAtItsDeadline) {
   }
 }
 
+// The deadline kills what no polite signal stops: a compiler (and the processes it started) that
+// ignores SIGTERM is killed all the same, and the run ends within seconds of it.
+TEST_F(SourceBackends, ACompilerThatIgnoresTermIsKilledAllTheSame) {
+  std::ifstream in(std::string(ATTNBENCH_BINARY_DIR) + "/attnbench-source.json");
+  std::stringstream recipe;
+  recipe << in.rdbuf();
+  const std::string stubborn = write("stubborn-cxx", "#!/bin/sh\ncase \"$1\" in --version) echo "
+                                                   "stubborn 1;; *) trap '' TERM; sleep 60;; esac\n");
+  std::filesystem::permissions(stubborn, std::filesystem::perms::owner_all);
+  std::string text = recipe.str();
+  const size_t at = text.find("\"cxx\": \"");
+  ASSERT_NE(at, std::string::npos) << text;
+  const size_t start = at + 8, end = text.find('"', start);
+  text.replace(start, end - start, stubborn);
+  const std::string recipe_file = write("recipe.json", text);
+  const Result r = run("run " + write("s.yaml", small_sweep("naive, {source: " +
+                                                             path("scaled_textbook.cpp") + "}")) +
+                           " -o " + path("out.csv"),
+                       env_ + " ATTNBENCH_SOURCE_RECIPE=" + recipe_file +
+                           " ATTNBENCH_COMPILE_TIMEOUT_S=2 timeout 40");
+  EXPECT_EQ(r.code, 1) << r.output;  // 124: the run outlived its 40 s
+  const auto rows = rows_of(path("out.csv"));
+  ASSERT_EQ(rows.size(), 4u) << r.output;
+  EXPECT_NE(rows.at("b1-h2-s32-d16-fp32-causal-cpu scaled_textbook wall")
+                .at("reason")
+                .find("did not compile within 2 s"),
+            std::string::npos);
+}
+
+// The compiler reads no terminal: a source that includes /dev/stdin reads nothing from the
+// run's standard input, however long that stays open, and compiles.
+TEST_F(SourceBackends, TheCompilerReadsNothingFromTheRunsInput) {
+  std::ifstream in(path("scaled_textbook.cpp"));
+  std::stringstream source;
+  source << "#include \"/dev/stdin\"\n" << in.rdbuf();
+  write("reads_stdin.cpp", source.str());
+  const std::string config = write("r.yaml", small_sweep("{source: " + path("reads_stdin.cpp") +
+                                                         ", name: mine}"));
+  // The run's input: a FIFO a background sleep holds open for 30 s.
+  const std::string fifo = path("input");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const Result r = run("run " + config + " -o " + path("out.csv"),
+                       env_ + " ATTNBENCH_COMPILE_TIMEOUT_S=20 sh -c '(sleep 30 >" + fifo +
+                           ") >/dev/null 2>&1 & exec \"$0\" \"$@\" <" + fifo + "'");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(count(r.output, "compiled in"), 1u) << r.output;
+}
+
 // A source in a folder whose name is not UTF-8 compiles, loads and runs: its paths reach the
 // worker byte for byte.
 TEST_F(SourceBackends, AFolderNameThatIsNotUtf8IsNoObstacle) {

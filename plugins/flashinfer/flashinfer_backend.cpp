@@ -278,17 +278,6 @@ class FlashInferBackend final : public attnbench::Backend {
     return *schedule_;
   }
 
-  // A sequence's first q_len queries (aligned bottom-right) with a window see no key before
-  // kv_len - q_len - window_left: its sequence is handed to FlashInfer from the page holding that
-  // key, as serving engines trim the page table (FlashInfer's kernels mask the window but read
-  // every page they are given). The masks, counted from the end, are the same over the trimmed
-  // sequence.
-  static int64_t first_page(int64_t kv_len, int64_t q_len, int64_t window_left,
-                            int64_t page_size) {
-    if (window_left < 0 || kv_len - q_len <= window_left) return 0;
-    return (kv_len - q_len - window_left) / page_size;
-  }
-
   // A cache's page lists on the device, in one tensor (`device` keeps it): indptr, then the
   // indices, then each sequence's last page length, then the query rows' offsets (the served
   // path's; empty for the decode kernel).
@@ -316,7 +305,7 @@ class FlashInferBackend final : public attnbench::Backend {
                                     const std::vector<int32_t>& qo_indptr = {}) {
     const int64_t page = (s.kv_heads * s.seq_len_kv) % kPageSize == 0 ? kPageSize : 1;
     const int64_t pages = (s.seq_len_kv + page - 1) / page;
-    const int64_t first = first_page(s.seq_len_kv, s.seq_len, s.window_left, page);
+    const int64_t first = fk::first_page(s.seq_len_kv, s.seq_len, s.window_left, page);
     std::vector<int32_t> indptr(s.batch + 1), indices, last(s.batch);
     for (int64_t b = 0; b < s.batch; ++b) {
       indptr[b + 1] = static_cast<int32_t>((b + 1) * (pages - first));
@@ -335,7 +324,7 @@ class FlashInferBackend final : public attnbench::Backend {
     std::vector<int32_t> indptr{0}, indices, last(p.batch, 1);
     int64_t start = 0;
     for (int64_t b = 0; b < p.batch; ++b) {
-      for (int64_t t = first_page(p.kv_len(b), p.q_len(b), p.window_left, 1); t < p.kv_len(b); ++t)
+      for (int64_t t = fk::first_page(p.kv_len(b), p.q_len(b), p.window_left, 1); t < p.kv_len(b); ++t)
         indices.push_back(static_cast<int32_t>(start + t));
       indptr.push_back(static_cast<int32_t>(indices.size()));
       start += p.kv_len(b);
@@ -354,7 +343,7 @@ class FlashInferBackend final : public attnbench::Backend {
     std::vector<int32_t> indptr{0}, indices, last(p.batch);
     for (int64_t b = 0; b < p.batch; ++b) {
       const int64_t pages = (p.kv_len(b) + p.page_size - 1) / p.page_size;
-      for (int64_t i = first_page(p.kv_len(b), p.q_len(b), p.window_left, p.page_size); i < pages;
+      for (int64_t i = fk::first_page(p.kv_len(b), p.q_len(b), p.window_left, p.page_size); i < pages;
            ++i)
         indices.push_back(rows[b][i]);
       indptr.push_back(static_cast<int32_t>(indices.size()));

@@ -26,6 +26,16 @@ struct Shape {
   bool packed() const { return !qo_indptr.empty(); }
 };
 
+// A windowed sequence's first page a kernel needs: its q_len queries (aligned bottom-right) see no
+// key before kv_len - q_len - window_left, so it is handed to FlashInfer from the page holding that
+// key, as serving engines trim the page table (FlashInfer's kernels mask the window but read every
+// page they are given). The masks, counted from the end, are the same over the trimmed sequence.
+// window_left -1: unbounded, page 0.
+inline int64_t first_page(int64_t kv_len, int64_t q_len, int64_t window_left, int64_t page_size) {
+  if (window_left < 0 || kv_len - q_len <= window_left) return 0;
+  return (kv_len - q_len - window_left) / page_size;
+}
+
 // Scratch the schedules live in, owned by the caller: FlashInfer plans on the host into pinned
 // memory and copies the plan to the device; the float part holds split-KV partial results.
 struct Workspace {
