@@ -180,6 +180,21 @@ TEST(RunPlan, AHistogramEditedUnderItsNameChangesTheFingerprint) {
   const std::string first = fingerprint("1,10,1\n100,120,1\n");
   EXPECT_EQ(fingerprint("1,10,1\n100,120,1\n"), first);
   EXPECT_NE(fingerprint("50,60,1\n100,120,1\n"), first);
+  // Its buckets, even where they draw the same lengths at this seed: a bucket of weight 1e-300
+  // is never drawn (it does not move the total), yet it is another file's content.
+  EXPECT_NE(fingerprint("1,10,1\n100,120,1\n5000,6000,1e-300\n"), first);
+  // Not its comments or spacing: the same buckets are the same sweep.
+  EXPECT_EQ(fingerprint("# edited\n1, 10, 1\n100,120,1\n"), first);
+  // In a mixed batch's part too.
+  const std::string mixed =
+      "sweep:\n  batch: 8\n  causal: false\n  seq_lens: [\"4*histogram(h.csv) + 4*16\"]\n";
+  auto mixed_fingerprint = [&](const std::string& buckets) {
+    std::ofstream(dir / "h.csv") << buckets;
+    return plan_run(parse_sweep(mixed, (dir / "plan.yaml").string()), {}, kAvailable, false)
+        .fingerprint;
+  };
+  EXPECT_NE(mixed_fingerprint("1,10,1\n100,120,1\n5000,6000,1e-300\n"),
+            mixed_fingerprint("1,10,1\n100,120,1\n"));
 }
 
 // Each measurement key changed alone changes the fingerprint exactly when the settings table says

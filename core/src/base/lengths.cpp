@@ -9,6 +9,7 @@
 #include <fstream>
 #include <limits>
 #include <numeric>
+#include <sstream>
 #include <stdexcept>
 
 namespace attnbench {
@@ -266,6 +267,20 @@ std::vector<int64_t> drawn_lengths(const LengthSpec& spec, int64_t batch, uint64
 }
 
 }  // namespace
+
+std::string histogram_contents(const LengthSpec& spec, const std::string& base_dir) {
+  std::ostringstream out;
+  out.precision(17);
+  if (spec.form == LengthForm::mix)
+    for (const LengthSpec& part : spec.parts) out << histogram_contents(part, base_dir);
+  if (spec.form != LengthForm::histogram) return out.str();
+  std::filesystem::path file = spec.file;
+  if (file.is_relative() && !base_dir.empty()) file = std::filesystem::path(base_dir) / file;
+  out << spec.file << ':';
+  for (const LengthBucket& b : read_length_histogram(file.string()))
+    out << b.lo << ',' << b.hi << ',' << b.weight << ';';
+  return out.str();
+}
 
 std::vector<int64_t> draw_lengths(const LengthSpec& spec, int64_t batch, uint64_t seed,
                                   const std::string& base_dir) {

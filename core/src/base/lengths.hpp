@@ -38,6 +38,12 @@ struct LengthBucket {
 };
 std::vector<LengthBucket> read_length_histogram(const std::string& path);
 
+// What decides the lengths a histogram draws, as text: its buckets (not its comments or spacing),
+// for each file `spec` reads (a mix's parts too), resolved against `base_dir` as draw_lengths
+// resolves them; the config fingerprint hashes it. Throws std::invalid_argument as
+// read_length_histogram does.
+std::string histogram_contents(const LengthSpec& spec, const std::string& base_dir);
+
 // A batch with a length per sequence is packed with int32 offsets (every varlen kernel's): at most
 // this many sequences, and their tokens at most INT32_MAX.
 inline constexpr int64_t kMaxRaggedBatch = int64_t{1} << 20;

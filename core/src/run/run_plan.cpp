@@ -1,6 +1,7 @@
 #include "run/run_plan.hpp"
 
 #include "base/hash.hpp"
+#include "base/lengths.hpp"
 #include "base/kinds/problem_kind.hpp"
 #include "base/names.hpp"
 #include "base/problem.hpp"
@@ -121,6 +122,17 @@ std::string config_fingerprint(const SweepConfig& config, const std::vector<Poin
       for (int64_t n : p.problem.q_lens) lens << n << ',';
       lens << ';';
       for (int64_t n : p.problem.kv_lens) lens << n << ',';
+      // And a histogram's buckets: an edit that happens to draw the same lengths at this seed
+      // (a bucket of tiny weight added, say) is still another sweep.
+      const std::string dir = std::filesystem::path(config.file).parent_path().string();
+      for (const std::string& written : {p.problem.seq_lens, p.problem.seq_lens_kv}) {
+        if (written.empty()) continue;
+        try {
+          lens << '|' << histogram_contents(parse_length_spec(written), dir);
+        } catch (const std::invalid_argument&) {
+          lens << "|unreadable";  // read when the sweep was expanded; gone since
+        }
+      }
       text << '[' << fnv1a_hex(lens.str()) << ']';
     }
   }
