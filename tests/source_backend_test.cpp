@@ -10,6 +10,8 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace attnbench {
 namespace {
@@ -30,6 +32,22 @@ size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
+}
+
+// A source that did not compile, in a run beside naive: at both points of small_sweep naive is
+// `ok` and the source's row is `error`, its reason holding each of `words`, no build measured.
+void expect_not_compiled(const test::Rows& rows, const std::string& backend,
+                         const std::vector<std::string>& words) {
+  ASSERT_EQ(rows.size(), 4u);
+  for (int seq : {32, 48}) {
+    const std::string point = "b1-h2-s" + std::to_string(seq) + "-d16-fp32-causal-cpu ";
+    EXPECT_EQ(rows.at(point + "naive wall").at("status"), "ok");
+    const auto& row = rows.at(point + backend + " wall");
+    EXPECT_EQ(row.at("status"), "error");
+    for (const std::string& word : words)
+      EXPECT_NE(row.at("reason").find(word), std::string::npos) << word << ": " << row.at("reason");
+    EXPECT_EQ(row.at("backend_build"), "");
+  }
 }
 
 class SourceBackends : public Cli {
@@ -95,18 +113,9 @@ TEST_F(SourceBackends, ADryRunCompilesNothing) {
 TEST_F(SourceBackends, ACompileErrorIsThatBackendsRowsQuotingTheCompiler) {
   const Result r = run_with("naive, {source: " + path("does_not_compile.cpp") + "}", "out");
   EXPECT_EQ(r.code, 1) << r.output;
-  const auto rows = rows_of(path("out.csv"));
-  ASSERT_EQ(rows.size(), 4u) << r.output;
-  for (int seq : {32, 48}) {
-    const std::string point = "b1-h2-s" + std::to_string(seq) + "-d16-fp32-causal-cpu ";
-    EXPECT_EQ(rows.at(point + "naive wall").at("status"), "ok");
-    const auto& row = rows.at(point + "does_not_compile wall");
-    EXPECT_EQ(row.at("status"), "error");
-    EXPECT_NE(row.at("reason").find("did not compile"), std::string::npos) << row.at("reason");
-    EXPECT_NE(row.at("reason").find("does_not_compile.cpp:6"), std::string::npos) << row.at("reason");
-    EXPECT_NE(row.at("reason").find("undeclared_name_in_source_backend"), std::string::npos)
-        << row.at("reason");
-  }
+  expect_not_compiled(rows_of(path("out.csv")), "does_not_compile",
+                      {"did not compile", "does_not_compile.cpp:6",
+                       "undeclared_name_in_source_backend"});
   // A failed compile keeps nothing: the next run tries again.
   const Result again = run_with("{source: " + path("does_not_compile.cpp") + "}", "again");
   EXPECT_EQ(count(again.output, "compiling "), 1u) << again.output;
@@ -172,17 +181,7 @@ TEST_F(SourceBackends, ACompileThatNeverEndsIsKilledAtItsDeadline) {
                            " -o " + path("out.csv"),
                        env_ + " ATTNBENCH_COMPILE_TIMEOUT_S=3");
   EXPECT_EQ(r.code, 1) << r.output;
-  const auto rows = rows_of(path("out.csv"));
-  ASSERT_EQ(rows.size(), 4u) << r.output;
-  for (int seq : {32, 48}) {
-    const std::string point = "b1-h2-s" + std::to_string(seq) + "-d16-fp32-causal-cpu ";
-    EXPECT_EQ(rows.at(point + "naive wall").at("status"), "ok");
-    const auto& row = rows.at(point + "blocks wall");
-    EXPECT_EQ(row.at("status"), "error");
-    EXPECT_NE(row.at("reason").find("did not compile within 3 s"), std::string::npos)
-        << row.at("reason");
-    EXPECT_EQ(row.at("backend_build"), "");
-  }
+  expect_not_compiled(rows_of(path("out.csv")), "blocks", {"did not compile within 3 s"});
 }
 
 // The deadline kills what no polite signal stops: a compiler (and the processes it started) that
@@ -206,12 +205,7 @@ TEST_F(SourceBackends, ACompilerThatIgnoresTermIsKilledAllTheSame) {
                        env_ + " ATTNBENCH_SOURCE_RECIPE=" + recipe_file +
                            " ATTNBENCH_COMPILE_TIMEOUT_S=2 timeout 40");
   EXPECT_EQ(r.code, 1) << r.output;  // 124: the run outlived its 40 s
-  const auto rows = rows_of(path("out.csv"));
-  ASSERT_EQ(rows.size(), 4u) << r.output;
-  EXPECT_NE(rows.at("b1-h2-s32-d16-fp32-causal-cpu scaled_textbook wall")
-                .at("reason")
-                .find("did not compile within 2 s"),
-            std::string::npos);
+  expect_not_compiled(rows_of(path("out.csv")), "scaled_textbook", {"did not compile within 2 s"});
 }
 
 // The compiler reads no terminal: a source that includes /dev/stdin reads nothing from the

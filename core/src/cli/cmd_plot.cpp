@@ -2,6 +2,7 @@
 // (the field's plotting library) in a Python process of its own.
 #include "analysis/compare.hpp"
 #include "base/errors.hpp"
+#include "base/files.hpp"
 #include "base/names.hpp"
 #include "cli/commands.hpp"
 #include "write/csv.hpp"
@@ -14,8 +15,6 @@
 #include <boost/process/child.hpp>
 #include <boost/process/exe.hpp>
 #include <boost/process/io.hpp>
-
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
@@ -51,13 +50,9 @@ fs::path plots_script() {
   return (exe_dir / ".." / "share" / "attnbench" / "plots.py").lexically_normal();
 }
 
-// Boost.Process 1.74's search_path needs Boost.Filesystem's library: PATH is walked here instead.
 fs::path python() {
   if (const char* env = std::getenv("ATTNBENCH_PYTHON"); env && *env) return env;
-  for (const std::string& dir : split(std::getenv("PATH") ? std::getenv("PATH") : "", ':')) {
-    const fs::path candidate = fs::path(dir) / "python3";
-    if (!dir.empty() && access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
+  if (const auto found = on_path("python3")) return *found;
   throw InputError("plot: no python3 on PATH (or set ATTNBENCH_PYTHON)");
 }
 

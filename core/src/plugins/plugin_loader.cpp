@@ -1,5 +1,6 @@
 #include "plugins/plugin_loader.hpp"
 
+#include "base/files.hpp"
 #include "base/hash.hpp"
 #include "base/names.hpp"
 #include "plugins/elf_exports.hpp"
@@ -9,10 +10,8 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <optional>
 #include <set>
-#include <sstream>
 
 namespace attnbench {
 
@@ -57,11 +56,8 @@ std::vector<std::string> PluginSet::names() const {
 }
 
 std::string file_build(const std::string& prefix, const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return "";
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  return prefix + fnv1a_hex(bytes.str());
+  const auto bytes = file_bytes(file);
+  return bytes ? prefix + fnv1a_hex(*bytes) : "";
 }
 
 LoadedBackend load_plugin(const std::filesystem::path& file) {

@@ -7,6 +7,7 @@
 // compiler's first error lines.
 #include "plugins/backend_kind.hpp"
 
+#include "base/files.hpp"
 #include "base/hash.hpp"
 
 #define BOOST_PROCESS_USE_STD_FS
@@ -37,12 +38,7 @@ namespace {
 namespace fs = std::filesystem;
 constexpr const char* kRecipeFile = "attnbench-source.json";
 
-std::string file_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string file_text(const fs::path& path) { return file_bytes(path).value_or(""); }
 
 // How to compile a backend against this attnbench: what CMake knew (cmake/source_recipe.cmake).
 struct Recipe {
@@ -113,17 +109,6 @@ double compile_timeout_s() {
   return s > 0 ? s : 1200;
 }
 
-// A program on $PATH, as the shell would find it; `name` itself when none is there.
-std::string on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "/usr/bin:/bin");
-  std::error_code ec;
-  for (std::string dir; std::getline(dirs, dir, ':');)
-    if (!dir.empty() && fs::is_regular_file(fs::path(dir) / name, ec))
-      return (fs::path(dir) / name).string();
-  return name;
-}
-
 // `exe` under a deadline: coreutils' timeout runs it in a process group of its own and kills the
 // whole group (the compiler's own children too) when `limit_s` passes; exit 137 then.
 Output run(const std::string& exe, const std::vector<std::string>& args, double limit_s) {
@@ -135,7 +120,7 @@ Output run(const std::string& exe, const std::vector<std::string>& args, double 
     std::snprintf(seconds, sizeof seconds, "%g", limit_s);
     std::vector<std::string> timed = {"-s", "KILL", seconds, exe};
     timed.insert(timed.end(), args.begin(), args.end());
-    bp::child child(bp::exe = on_path("timeout"), bp::args = timed,
+    bp::child child(bp::exe = on_path("timeout").value_or("timeout").string(), bp::args = timed,
                     bp::std_in < bp::null, (bp::std_out & bp::std_err) > out);
     for (std::string line; std::getline(out, line);) o.text += line + "\n";
     child.wait();

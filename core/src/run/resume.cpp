@@ -1,6 +1,7 @@
 #include "run/resume.hpp"
 
 #include "base/errors.hpp"
+#include "base/files.hpp"
 #include "write/csv.hpp"
 #include "write/report_writer.hpp"
 #include "write/schema.hpp"
@@ -9,7 +10,6 @@
 #include <fstream>
 #include <limits>
 #include <map>
-#include <sstream>
 
 namespace attnbench {
 
@@ -105,12 +105,7 @@ Resumed resume_report(const ReportTexts& files, const std::string& path,
 }
 
 ReportTexts read_report_texts(const std::string& output_csv) {
-  auto slurp = [](const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    if (in) text << in.rdbuf();
-    return text.str();
-  };
+  auto slurp = [](const std::string& path) { return file_bytes(path).value_or(""); };
   return {slurp(output_csv), slurp(sibling(output_csv, side::kernels)),
           slurp(sibling(output_csv, side::samples))};
 }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 namespace attnbench {
@@ -113,6 +114,20 @@ std::string config_fingerprint(const SweepConfig& config, const std::vector<Poin
   text << "|seed " << config.seed << "|peak " << (config.peak_tflops ? *config.peak_tflops : 0);
   if (config.peak_tflops_fp8) text << "|peak fp8 " << *config.peak_tflops_fp8;  // new: old stay
   text << "|points";
+  // Each length spec's histogram buckets, read once (the points of a sweep share their specs).
+  const std::string dir = std::filesystem::path(config.file).parent_path().string();
+  std::map<std::string, std::string> histograms;  // spec as written -> its buckets
+  auto buckets_of = [&](const std::string& written) -> const std::string& {
+    auto [it, fresh] = histograms.emplace(written, "");
+    if (fresh) {
+      try {
+        it->second = histogram_contents(parse_length_spec(written), dir);
+      } catch (const std::invalid_argument&) {
+        it->second = "unreadable";  // read when the sweep was expanded; gone since
+      }
+    }
+    return it->second;
+  };
   for (const auto& p : all_points) {
     text << ' ' << p.id;
     // The lengths drawn, not only their spec: a histogram file edited under the same name draws
@@ -124,15 +139,8 @@ std::string config_fingerprint(const SweepConfig& config, const std::vector<Poin
       for (int64_t n : p.problem.kv_lens) lens << n << ',';
       // And a histogram's buckets: an edit that happens to draw the same lengths at this seed
       // (a bucket of tiny weight added, say) is still another sweep.
-      const std::string dir = std::filesystem::path(config.file).parent_path().string();
-      for (const std::string& written : {p.problem.seq_lens, p.problem.seq_lens_kv}) {
-        if (written.empty()) continue;
-        try {
-          lens << '|' << histogram_contents(parse_length_spec(written), dir);
-        } catch (const std::invalid_argument&) {
-          lens << "|unreadable";  // read when the sweep was expanded; gone since
-        }
-      }
+      for (const std::string& written : {p.problem.seq_lens, p.problem.seq_lens_kv})
+        if (!written.empty()) lens << '|' << buckets_of(written);
       text << '[' << fnv1a_hex(lens.str()) << ']';
     }
   }
