@@ -232,8 +232,8 @@ TEST(RunPlan, EveryKeyThatDecidesTheNumbersIsInTheFingerprint) {
       EXPECT_EQ(fp, reference) << s.field.name << " does not";
     fingerprinted += s.fingerprinted;
   }
-  EXPECT_EQ(fingerprinted, 13);  // warmup, samples (2), time (2), noise, modes, batch, kernels,
-                                 // cpu, passes, power, cooldown
+  EXPECT_EQ(fingerprinted, 14);  // warmup, samples (2), time (2), noise, modes, batch, kernels,
+                                 // cpu, passes, energy_min_call_ms, power, cooldown
 }
 
 // Keys added after reports were written leave an older report's fingerprint as it was while they
@@ -246,6 +246,15 @@ TEST(RunPlan, AKeyAddedLaterLeavesTheFingerprintAtItsDefault) {
       config("measurement:\n  power: sustained\n  cooldown_max_s: 30\nsweep:\n  seq_len: [8, 16]\n");
   EXPECT_EQ(config_fingerprint(sustained.config, points), config_fingerprint(sweep.config, points));
   EXPECT_NE(config_fingerprint(burst.config, points), config_fingerprint(sweep.config, points));
+  // energy_min_call_ms, at its default and not
+  const Sweep energy_default =
+      config("measurement:\n  energy_min_call_ms: 10\nsweep:\n  seq_len: [8, 16]\n");
+  const Sweep energy_everywhere =
+      config("measurement:\n  energy_min_call_ms: 0\nsweep:\n  seq_len: [8, 16]\n");
+  EXPECT_EQ(config_fingerprint(energy_default.config, points),
+            config_fingerprint(sweep.config, points));
+  EXPECT_NE(config_fingerprint(energy_everywhere.config, points),
+            config_fingerprint(sweep.config, points));
 }
 
 // A backend named twice would write each of its rows twice (and compare would take the copy for

@@ -49,20 +49,34 @@ Path path_of(const Problem& p) {
   return Path::prefill;
 }
 
+// The page ids a plan's cache lists, as positions in attnbench's [batch, width] page table (the
+// plan depends on the lengths alone): gathered into the device copy of the indices before each
+// call, by one index_select on the device, never read on the host.
+struct PageIds {
+  at::Tensor positions;  // int64 on the device; undefined: no page table
+  at::Tensor into;       // the indices' slice of the cache's device copy (int32)
+  void refresh(const at::Tensor& table) const {
+    if (positions.defined()) {
+      at::Tensor slot = into;
+      at::index_select_out(slot, table.view({-1}), 0, positions);
+    }
+  }
+};
+
 // The current shape's schedule (FlashInfer plans into one workspace, so a new shape replaces it):
-// keyed by the shape, the batch's offsets and the page table it was planned for.
+// keyed by the shape, the batch's offsets and lengths, and the page table's width.
 struct Schedule {
   std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, int64_t, float,
              std::vector<int32_t>, std::vector<int32_t>, int, bool, std::vector<int64_t>,
-             const void*>
+             int64_t>
       key;
   std::vector<int64_t> plan;
   std::optional<fk::PagedCache> cache;
   at::Tensor cache_indices;  // device copies of cache's indptr, indices and last_page_len
-  // The page table the cache was read from, held: while it lives no other table can take its
-  // address, so the key's pointer stands for its contents (a later point's table, allocated where
-  // a freed one was, read the last point's pages: wrong on the H200).
-  at::Tensor page_table;
+  // A paged cache's page ids are read from the page table at every call (an engine's table
+  // changes at every step): the flat positions in the table of the entries the cache lists, and
+  // where they go in cache_indices (PageIds).
+  PageIds page_ids;
 };
 
 class FlashInferBackend final : public attnbench::Backend {
@@ -173,26 +187,25 @@ class FlashInferBackend final : public attnbench::Backend {
     const Problem& p = in.problem;
     const int64_t width = p.head_dim, latent = p.mla.kv_lora_rank;
     const auto key = std::make_tuple(p.batch, p.heads, p.seq_len, p.seq_len_kv, p.causal,
-                                     p.q_lens, p.kv_lens, p.page_size, int(p.kv_layout),
-                                     in.page_table ? in.page_table->data_ptr() : nullptr);
+                                     p.q_lens, p.kv_lens, p.page_size, int(p.kv_layout));
     if (!mla_ || mla_->key != key) {
       ensure_workspace();
       schedule_.reset(), mla_.reset();  // one workspace: a new plan overwrites the last
-      MlaSchedule next{key, {}, {}, {}, in.page_table ? *in.page_table : at::Tensor()};
+      MlaSchedule next{key, {}, {}, {}, {}};
       fk::MlaShape& s = next.shape;
       s.batch = p.batch, s.heads = p.heads, s.latent = latent, s.rope = p.mla.qk_rope_head_dim;
       s.causal = p.causal && (p.seq_len > 1 || !p.q_lens.empty());
       s.q_stride_n = p.heads * width, s.o_stride_n = p.heads * latent;
       std::vector<int32_t> indices;
+      std::vector<int64_t> positions;  // paged: where each index is in the table
       s.qo_indptr = {0}, s.page_indptr = {0};
-      const at::Tensor table = in.page_table ? in.page_table->cpu() : at::Tensor();
+      const int64_t width = in.page_table ? in.page_table->size(1) : 0;
       for (int64_t b = 0; b < p.batch; ++b) {
         s.qo_indptr.push_back(s.qo_indptr.back() + static_cast<int32_t>(p.q_len(b)));
         s.kv_len.push_back(static_cast<int32_t>(p.kv_len(b)));
         if (p.paged()) {
-          const auto rows = table.accessor<int32_t, 2>();
           for (int64_t i = 0; i < (p.kv_len(b) + p.page_size - 1) / p.page_size; ++i)
-            indices.push_back(rows[b][i]);
+            positions.push_back(b * width + i), indices.push_back(0);
         } else if (p.packed()) {  // pages of one token: the sequence's rows
           const int32_t start = s.page_indptr.back();
           for (int32_t t = 0; t < p.kv_len(b); ++t) indices.push_back(start + t);
@@ -204,9 +217,13 @@ class FlashInferBackend final : public attnbench::Backend {
       s.page_size = p.paged() ? p.page_size : p.packed() ? 1 : p.seq_len_kv;
       next.indices = at::tensor(indices, at::kInt).to(at::kCUDA);
       s.device_indices = next.indices.data_ptr<int32_t>();
+      if (p.paged())
+        next.page_ids = {at::tensor(positions, at::kLong).to(at::kCUDA), next.indices};
+      if (p.paged()) next.page_ids.refresh(*in.page_table);  // planned on counts, not the ids
       next.plan = fk::plan_mla(s, workspace_, at::cuda::getCurrentCUDAStream().stream());
       mla_ = std::move(next);
     }
+    mla_->page_ids.refresh(in.page_table ? *in.page_table : at::Tensor());
     // What the plan does not read is the call's own: two points of one shape and lengths may
     // differ in their scale or their cache's dtype.
     fk::MlaShape& s = mla_->shape;
@@ -250,8 +267,11 @@ class FlashInferBackend final : public attnbench::Backend {
     const auto key = std::make_tuple(
         s.batch, s.heads, s.kv_heads, s.seq_len, s.seq_len_kv, s.head_dim, s.causal,
         s.window_left, s.softcap, s.qo_indptr, s.kv_indptr, int(path), p.fp8_kv(), p.kv_lens,
-        in.page_table ? in.page_table->data_ptr() : nullptr);
-    if (schedule_ && schedule_->key == key) return *schedule_;
+        in.page_table ? in.page_table->size(1) : int64_t{0});
+    if (schedule_ && schedule_->key == key) {
+      if (in.page_table) schedule_->page_ids.refresh(*in.page_table);
+      return *schedule_;
+    }
     const cudaDeviceProp* gpu = at::cuda::getCurrentDeviceProperties();
     if (gpu->major != 9)
       throw attnbench::Unsupported(
@@ -260,15 +280,15 @@ class FlashInferBackend final : public attnbench::Backend {
           std::to_string(gpu->major * 10 + gpu->minor));
     ensure_workspace();
     schedule_.reset(), mla_.reset();  // their plans are about to be overwritten
-    Schedule next{key, {}, std::nullopt, {}, in.page_table ? *in.page_table : at::Tensor()};
+    Schedule next{key, {}, std::nullopt, {}, {}};
     void* stream = at::cuda::getCurrentCUDAStream().stream();
     if (path == Path::served) {
-      next.cache = in.page_table       ? table_cache(in, next.cache_indices, s.qo_indptr)
+      next.cache = in.page_table ? table_cache(in, next.cache_indices, next.page_ids, s.qo_indptr)
                    : in.problem.packed() ? token_cache(in, next.cache_indices, s.qo_indptr)
                                          : paged_cache(s, next.cache_indices, s.qo_indptr);
       next.plan = fk::plan_served(s, *next.cache, workspace_, stream);
     } else if (path == Path::decode) {
-      next.cache = in.page_table ? table_cache(in, next.cache_indices)
+      next.cache = in.page_table ? table_cache(in, next.cache_indices, next.page_ids)
                                  : paged_cache(s, next.cache_indices);
       next.plan = fk::plan_decode(s, *next.cache, workspace_, stream);
     } else {
@@ -333,24 +353,30 @@ class FlashInferBackend final : public attnbench::Backend {
   }
 
   // attnbench's paged cache as FlashInfer's: sequence b's pages are the first ceil(kv_len /
-  // page_size) entries of its page-table row, in the table's order (read once, when planning),
-  // from the first its window sees.
-  static fk::PagedCache table_cache(const attnbench::Inputs& in, at::Tensor& device,
+  // page_size) entries of its page-table row, in the table's order, from the first its window
+  // sees; which entries is planned here, their ids are gathered from the table at every call
+  // (`ids`, refreshed here for the first).
+  static fk::PagedCache table_cache(const attnbench::Inputs& in, at::Tensor& device, PageIds& ids,
                                     const std::vector<int32_t>& qo_indptr = {}) {
     const Problem& p = in.problem;
-    const at::Tensor table = in.page_table->cpu();
-    const auto rows = table.accessor<int32_t, 2>();
+    const int64_t width = in.page_table->size(1);
     std::vector<int32_t> indptr{0}, indices, last(p.batch);
+    std::vector<int64_t> positions;
     for (int64_t b = 0; b < p.batch; ++b) {
       const int64_t pages = (p.kv_len(b) + p.page_size - 1) / p.page_size;
       for (int64_t i = fk::first_page(p.kv_len(b), p.q_len(b), p.window_left, p.page_size); i < pages;
            ++i)
-        indices.push_back(rows[b][i]);
+        positions.push_back(b * width + i), indices.push_back(0);
       indptr.push_back(static_cast<int32_t>(indices.size()));
       last[b] = static_cast<int32_t>(p.kv_len(b) - (pages - 1) * p.page_size);
     }
-    return uploaded(p.page_size, /*nhd=*/true, std::move(indptr), indices, last, device,
-                    qo_indptr);
+    const int64_t count = static_cast<int64_t>(indices.size());
+    const int64_t first = static_cast<int64_t>(indptr.size());  // the indices follow indptr
+    fk::PagedCache cache = uploaded(p.page_size, /*nhd=*/true, std::move(indptr), indices, last,
+                                    device, qo_indptr);
+    ids = {at::tensor(positions, at::kLong).to(device.device()), device.narrow(0, first, count)};
+    ids.refresh(*in.page_table);
+    return cache;
   }
 
   void ensure_workspace() {
@@ -367,12 +393,12 @@ class FlashInferBackend final : public attnbench::Backend {
   // Schedule's), with the page indices it uploaded.
   struct MlaSchedule {
     std::tuple<int64_t, int64_t, int64_t, int64_t, bool, std::vector<int64_t>,
-               std::vector<int64_t>, int64_t, int, const void*>
+               std::vector<int64_t>, int64_t, int>
         key;
     fk::MlaShape shape;
     std::vector<int64_t> plan;
     at::Tensor indices;
-    at::Tensor page_table;
+    PageIds page_ids;  // a paged cache's: into `indices` before each call
   };
 
   at::Tensor int_device_, int_host_, float_device_;

@@ -37,6 +37,8 @@ enum class Flag {
   untimed_gpu_work,      // CUPTI saw more GPU time per call than the timed events
   leaked_device_memory,  // memory stayed reserved after the (point, backend): a new worker next
   ended_a_worker,        // charged with a worker that ended during another backend's measurement
+  kept_input_sized_state,  // held device memory the size of its k and v between calls
+  variant_not_checked,     // a variant of the point barely moves the reference here
   host_clock_differs,    // compare only
   host_preempted,        // compare only
 };

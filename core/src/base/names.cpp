@@ -95,6 +95,8 @@ const std::vector<EnumName<Flag>>& name_table() {
       {Flag::untimed_gpu_work, "untimed_gpu_work"},
       {Flag::leaked_device_memory, "leaked_device_memory"},
       {Flag::ended_a_worker, "ended_a_worker"},
+      {Flag::kept_input_sized_state, "kept_input_sized_state"},
+      {Flag::variant_not_checked, "variant_not_checked"},
       {Flag::host_clock_differs, "host_clock_differs"},
       {Flag::host_preempted, "host_preempted"}};
   return t;
@@ -139,6 +141,16 @@ const char* flag_doc(Flag flag) {
              "to this backend (a thread or a timer its code left running, say; the log names the "
              "measurement). From then on each of its (point, backend)s ran in a worker that "
              "retired after it, so that nothing it leaves running reaches another backend";
+    case Flag::kept_input_sized_state:
+      return "the backend held device memory between calls (device_mem_kept_mib, its result let "
+             "go) of at least half its k and v and 256 MiB or more: state the size of its inputs, "
+             "such as a gathered copy of a paged cache. The timed calls' inputs move before each "
+             "sample, so an output served from it reads `wrong`; an honest one pays for it in "
+             "memory a serving engine does not have";
+    case Flag::variant_not_checked:
+      return "a variant of the point (window, softcap, sinks, chunk, fp8_scales, rope) moves the "
+             "reference by less than 4 tolerances here (variant_moves): a window or chunk wider "
+             "than the sequences, say. The row cannot tell whether the backend applies it";
     case Flag::host_clock_differs:
       return "compare, host time: the two rows' worker cores ran at clocks (host_mhz) more than "
              "5% apart";

@@ -49,6 +49,11 @@ const std::vector<SettingField>& measure_settings_fields() {
        0, true, true, false},
       {field("passes", &M::passes, "",
              "which passes run: correctness, timing, cpu, memory, ops, kernels, energy")},
+      {field("energy_min_call_ms", &M::energy_min_call_ms, "ms",
+             "the energy pass runs where a call takes at least this long (its window is 0.3 s "
+             "at least, 0.4-0.5 s of harness time a (point, backend) however short the call); 0: "
+             "at every point"),
+       0, false, true, true, false},
       {field("power", &M::power, "",
              "`sustained`: samples back to back; `burst`: a sample taken below the SM clock's "
              "maximum is dropped and the GPU rests before the next (power_mode)"),

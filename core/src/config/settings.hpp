@@ -37,6 +37,10 @@ struct MeasureSettings {
   PowerMode power = PowerMode::sustained;
   double cooldown_max_s = 30;  // burst: rest at most this long per timing pass, then give up
   std::vector<Pass> passes = all_passes();
+  // The energy pass runs where a call takes at least this long (its warm-up median): its window
+  // is 0.3 s at least, 0.4-0.5 s of harness time a (point, backend) however short the call; 0
+  // measures every point's energy.
+  double energy_min_call_ms = 10;
   bool trace = false;  // run --trace: a trace pass last; not in the fingerprint (changes no number)
 
   bool wants(Pass pass) const;

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnbench {
@@ -25,6 +26,22 @@ struct PassFailure {
 struct InputScales {
   double q = 1, k = 1, v = 1;
 };
+
+// A variant the point has (window, softcap, sinks, chunk, an fp8 cache's v scale, MLA's rope
+// part) against the same attention without it, on the float64 check's rows: how far leaving it
+// out moves the reference, and how far the backend's output is from each reference. An output
+// nearer the reference without the variant than the one with it ignored the variant.
+struct VariantCheck {
+  std::string name;
+  double moved = 0;        // worst row, reference without the variant against the reference
+  double off_without = 0;  // worst row, the output against the reference without the variant
+  double off_with = 0;     // worst row, the output against the reference
+  bool own_call = false;   // checked on a call of its own, q drawn wider (softcap_bite)
+};
+
+// A variant is checked at a point where leaving it out moves the reference this many tolerances:
+// the two references are then told apart by any output within the tolerance of either.
+inline constexpr double kVariantMovesTolerances = 4;
 
 struct CorrectnessResult {
   // Forward: the largest per-row relative error of the output against float64; backward: the
@@ -41,6 +58,10 @@ struct CorrectnessResult {
   // Forward: the worst row of the whole output against float32 (judged against
   // kWholeOutputSlack x the tolerance).
   double whole_rel_err = 0;
+  // Forward, a paged point drawn in order: the same check with the table's pages scattered
+  // (a backend reading the cache as if contiguous passes in order, and fails here).
+  std::optional<double> scattered_rel_err;
+  std::vector<VariantCheck> variants;  // forward: each variant the point has
 };
 
 struct WarmupResult {
@@ -78,6 +99,11 @@ inline constexpr double kLeakedMib = 1024;
 // kGrowthPerCallMib a call; the device's free memory moves in 2 MiB pages.
 inline constexpr double kGrowthMib = 16;
 inline constexpr double kGrowthPerCallMib = 0.5;
+// State the size of its inputs (flag kept_input_sized_state): a backend that held at least this
+// share of its k and v between calls, and at least kKeptStateFloorMib (FlashInfer's 136 MiB of
+// workspaces, made at a backend's first call, stay below it).
+inline constexpr double kKeptStateShare = 0.5;
+inline constexpr double kKeptStateFloorMib = 256;
 struct MemoryGrowth {
   double mib = 0;  // free memory (and what the allocator held unused) before less after
   int64_t calls = 0;
@@ -193,6 +219,12 @@ struct PassResults {
   // this (point, backend) kept, in PyTorch's allocator or outside it (a library's own cudaMalloc).
   std::optional<double> device_mem_left_mib;
   std::optional<MemoryGrowth> device_mem_growth;  // CUDA: across the CPU (or energy) pass
+  // CUDA: device memory the backend held between calls, its result let go, beyond what was held
+  // once the inputs were made (the harness's own buffers left out): workspaces, plans, caches.
+  std::optional<double> device_mem_kept_mib;
+  double kv_cache_mib = 0;  // the inputs' k and v (one tensor where v is a view of k)
+  // Each pass's wall time in the worker, in the order they ran (the harness's own cost).
+  std::vector<std::pair<std::string, double>> pass_seconds;
   std::optional<double> first_call_ms;  // the first call's wall time, to the device's end of it
   std::optional<CorrectnessResult> correctness;
   std::optional<WarmupResult> warmup;

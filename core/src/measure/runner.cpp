@@ -89,50 +89,18 @@ std::optional<double> reserved_mib(const HostInfo& host, bool peak) noexcept {
 #endif
 }
 
-// The device's free memory now (cudaMemGetInfo: what every allocator, PyTorch's or not, left);
-// none while another process has the GPU (ctest -j4, a neighbour's job): what it takes or gives
-// back would be charged to the backend measured here.
-std::optional<double> device_free_mib(const HostInfo& host, const DeviceMonitor* monitor) noexcept {
-#ifdef ATTNBENCH_WITH_CUDA
-  size_t free = 0, total = 0;
-  if (!host.cuda_available || cudaMemGetInfo(&free, &total) != cudaSuccess) return std::nullopt;
-  if (monitor && monitor->shared_with_another_process()) return std::nullopt;
-  return static_cast<double>(free) / (1024.0 * 1024.0);
-#else
-  (void)host, (void)monitor;
-  return std::nullopt;
-#endif
-}
-
-// Memory nobody holds, without emptying the cache (calls after it stay as warm as before): the
-// device's free memory and what PyTorch's allocator reserved but holds no tensor in.
-std::optional<double> unheld_device_mib(const HostInfo& host,
-                                        const DeviceMonitor* monitor) noexcept {
-#ifdef ATTNBENCH_WITH_CUDA
-  try {
-    if (!host.cuda_available) return std::nullopt;
-    synchronize_device(host);  // the last call's allocations made
-    const std::optional<double> free = device_free_mib(host, monitor);
-    if (!free) return std::nullopt;
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(
-        static_cast<c10::DeviceIndex>(host.cuda_device));
-    constexpr auto kAll = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
-    const int64_t cached = stats.reserved_bytes[kAll].current - stats.allocated_bytes[kAll].current;
-    return *free + static_cast<double>(cached) / (1024.0 * 1024.0);
-  } catch (...) {
-    return std::nullopt;
-  }
-#else
-  (void)host, (void)monitor;
-  return std::nullopt;
-#endif
-}
-
 // Runs one pass; what it throws becomes the failure that ends the passes of this (point, backend).
 template <class F>
-std::optional<PassFailure> attempt(const std::string& name, const PassContext& ctx, F&& body) {
+std::optional<PassFailure> attempt(const std::string& name, PassContext& ctx, F&& body) {
   const HostInfo& host = ctx.host;
   if (ctx.on_pass) ctx.on_pass(name);
+  // Its wall time, thrown or not: what the harness spends on each pass (pass_seconds).
+  struct Clock {
+    PassContext& ctx;
+    const std::string& name;
+    double began = steady_seconds();
+    ~Clock() { ctx.pass_seconds.emplace_back(name, steady_seconds() - began); }
+  } clock{ctx, name};
   try {
     body();
     return std::nullopt;
@@ -169,9 +137,14 @@ struct CudaInstruments {
 
 void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResults& r) {
   const MeasureSettings& m = ctx.settings;
+  ctx.monitor = cuda.monitor.get();
   r.refused = attempt("first call", ctx, [&] { r.first_call_ms = first_call_pass(ctx, seed); });
   if (ctx.problem.cache_dtype() == DType::fp8_e4m3 && ctx.inputs.q.defined())
     r.fp8_scales = InputScales{ctx.inputs.q_scale, ctx.inputs.k_scale, ctx.inputs.v_scale};
+  if (ctx.inputs.k.defined())
+    r.kv_cache_mib = static_cast<double>(ctx.inputs.k.nbytes() +
+                                         (ctx.problem.v_in_k ? 0 : ctx.inputs.v.nbytes())) /
+                     (1024.0 * 1024.0);
   if (r.refused) return;
   auto pass = [&](bool wanted, const char* name, auto&& body) {
     if (!r.failure && wanted) r.failure = attempt(name, ctx, body);
@@ -187,11 +160,15 @@ void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResu
       // The timer's buffers live as long as the worker: in a segment of their own, not carved
       // out of a block this point's backend freed (which they would pin for good).
       release_cached_memory(ctx.host);
+      const std::optional<double> before = unheld_device_mib(ctx.host, ctx.monitor);
       cuda.timer = std::make_unique<CudaTimer>(ctx.host.cuda_device, ctx.host.l2_cache_bytes);
       if (cuda.monitor) cuda.burst_reference_mhz = cuda.monitor->max_sm_clock_mhz();
 #ifdef ATTNBENCH_WITH_KERNELS
       cuda.clock_span = std::make_unique<SmClockSpan>(ctx.host.cuda_device);
 #endif
+      // The harness's, not the backend's: left out of device_mem_kept_mib.
+      if (const auto after = unheld_device_mib(ctx.host, ctx.monitor); before && after)
+        ctx.harness_took_mib += *before - *after;
     });
   ctx.timer = cuda.timer.get();
   ctx.monitor = cuda.monitor.get();
@@ -236,12 +213,22 @@ void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResu
       body();
     };
   };
+  // What the backend holds between calls (its result let go): a workspace, a plan, or state
+  // derived from inputs it has seen (flag kept_input_sized_state).
+  if (!r.failure && ctx.unheld_at_start_mib) {
+    ctx.release_result();
+    release_cached_memory(ctx.host);
+    if (const auto now = unheld_device_mib(ctx.host, ctx.monitor))
+      r.device_mem_kept_mib = std::max(0.0, *ctx.unheld_at_start_mib - ctx.harness_took_mib - *now);
+  }
   pass(m.wants(Pass::memory) && ctx.on_cuda(), "memory",
        untimed([&] { r.memory = memory_pass(ctx); }));
   pass(m.wants(Pass::ops), "ops", untimed([&] { r.ops = ops_pass(ctx); }));
   pass(m.wants(Pass::kernels) && ctx.on_cuda() && cupti_available(), "kernels",
        untimed([&] { r.kernels = kernels_pass(ctx); }));
-  pass(m.wants(Pass::energy) && ctx.on_cuda() && ctx.monitor, "energy",
+  pass(m.wants(Pass::energy) && ctx.on_cuda() && ctx.monitor &&
+           r.warmup->est_call_ms >= m.energy_min_call_ms,
+       "energy",
        untimed(watch_growth([&] { r.energy = energy_pass(ctx, r.warmup->est_call_ms); })));
   pass(m.trace, "trace", [&] { r.trace = trace_pass(ctx); });
 }
@@ -297,6 +284,7 @@ PassResults Runner::measure(const Point& point, const LoadedBackend& loaded) {
       run_passes(ctx, options_.seed ^ fnv1a(point.id + "/" + loaded.name), impl_->cuda, results);
       if (cuda) results.peak_reserved_mib = reserved_mib(host_, true);
     }
+    results.pass_seconds = std::move(ctx.pass_seconds);
   }  // the inputs and the last output are freed here, before the cache is emptied
   release_cached_memory(host_);
   if (cuda) {

@@ -171,9 +171,60 @@ at::Tensor flat_bits(const at::Tensor& t) {
 }
 }  // namespace
 
-void move_values(const at::Tensor& t) {
-  at::Tensor flat = flat_bits(t);
-  flat.copy_(flat.roll(1));
+void move_values(const at::Tensor& t, int64_t slice) {
+  const at::Tensor flat = flat_bits(t);
+  const int64_t n = flat.numel();
+  if (n < 2) return;
+  // From the last slice to the first: each takes the element before it (still unmoved) at its
+  // front, the first slice the tensor's last element.
+  const int64_t kSlice = std::max<int64_t>(1, slice);
+  const at::Tensor last = flat.narrow(0, n - 1, 1).clone();
+  for (int64_t end = n; end > 0;) {
+    const int64_t start = std::max<int64_t>(0, end - kSlice);
+    const at::Tensor before = start > 0 ? flat.narrow(0, start - 1, 1).clone() : last;
+    at::Tensor slice = flat.narrow(0, start, end - start);
+    if (end - start > 1) slice.narrow(0, 1, end - start - 1).copy_(slice.narrow(0, 0, end - start - 1).clone());
+    slice.narrow(0, 0, 1).copy_(before);
+    end = start;
+  }
+}
+
+namespace {
+// [batch, width] true at the entries of the table a sequence uses (its first ceil(kv_len / page)).
+at::Tensor used_entries(const InputTensors& in) {
+  const Problem& p = in.problem;
+  std::vector<int64_t> pages;
+  for (int64_t b = 0; b < p.batch; ++b) pages.push_back(pages_of(p, b));
+  const auto longs = at::TensorOptions().dtype(at::kLong).device(in.page_table.device());
+  const at::Tensor per_sequence = at::tensor(pages, at::TensorOptions().dtype(at::kLong)).to(longs.device());
+  return at::arange(in.page_table.size(1), longs).unsqueeze(0) < per_sequence.unsqueeze(1);
+}
+}  // namespace
+
+void move_inputs(InputTensors& in, int64_t shift) {
+  move_values(in.q);
+  move_values(in.k);
+  if (!in.problem.v_in_k) move_values(in.v);
+  if (!in.page_table.defined()) return;
+  const int64_t pool = in.k.size(0);
+  if (pool < 2) return;
+  const int64_t by = ((shift % (pool - 1)) + pool - 1) % (pool - 1) + 1;  // 1 .. pool-1: never 0
+  const at::Tensor rotated = (in.page_table.to(at::kLong) + by).remainder(pool).to(at::kInt);
+  in.page_table.copy_(at::where(used_entries(in), rotated, in.page_table));
+}
+
+at::Tensor scatter_pages(InputTensors& in, uint64_t seed) {
+  const at::Tensor before = in.page_table.clone();
+  const at::Tensor used = used_entries(in);
+  at::manual_seed(seed);
+  const int64_t count = used.sum().item<int64_t>();
+  const at::Tensor ids = at::randperm(count, at::TensorOptions().dtype(at::kLong));
+  // Row-major order of the used entries is the order make_inputs filled them in.
+  const at::Tensor flat = in.page_table.view({-1});
+  const at::Tensor where = used.view({-1}).nonzero().view({-1});
+  const at::Tensor old_ids = flat.index_select(0, where).to(at::kLong);
+  flat.index_copy_(0, where, old_ids.index_select(0, ids.to(old_ids.device())).to(at::kInt));
+  return before;
 }
 
 std::vector<InputPrint> input_prints(const InputTensors& in) {
@@ -369,28 +420,120 @@ ReferenceError forward_error(const InputTensors& in, const at::Tensor& out_as_re
   const double whole = worst_f32.item<double>();
 
   // The float64 check, at positions drawn from the inputs' seed.
-  double worst = 0;
+  return {worst_row_error(checked_output(in, out_as_returned), checked_reference(in)), "out", whole};
+}
+
+namespace {
+
+// Sequence b's query rows the float64 check reads, on q's device.
+at::Tensor checked_rows_of(const InputTensors& in, int64_t b) {
+  const std::vector<int64_t> picked = checked_rows(in.problem.q_len(b), in.seed ^ static_cast<uint64_t>(b));
+  return at::tensor(picked, at::TensorOptions().dtype(at::kLong)).to(in.q.device());
+}
+
+at::Tensor sequence_rows(const InputTensors& in, const at::Tensor& t, int64_t b) {
+  const Problem& p = in.problem;
+  if (!p.packed()) return t[b];
+  int64_t start = 0;
+  for (int64_t i = 0; i < b; ++i) start += p.q_len(i);
+  return t.narrow(0, start, p.q_len(b)).transpose(0, 1);
+}
+
+}  // namespace
+
+std::vector<at::Tensor> checked_reference(const InputTensors& in) {
+  const Problem& p = in.problem;
+  const int64_t group = p.group_size();
+  std::vector<at::Tensor> out;
   for (int64_t b : checked_sequences(p, in.seed)) {
     const int64_t seq = p.q_len(b), offset = p.kv_len(b) - seq;
     if (seq == 0) continue;
-    const std::vector<int64_t> picked = checked_rows(seq, in.seed ^ static_cast<uint64_t>(b));
-    const at::Tensor rows =
-        at::tensor(picked, at::TensorOptions().dtype(at::kLong)).to(in.q.device());
+    const at::Tensor rows = checked_rows_of(in, b);
     const auto [keys, values] = sequence_kv(in, b);
     for (int64_t g = 0; g < p.kv_heads; ++g) {  // every kv head with its group of query heads
       const at::Tensor k = dequantized(keys[g], in.k_scale);
       const at::Tensor v = dequantized(values[g], in.v_scale);
       // fp8 widened to bf16 (exactly) first: not every op takes fp8
-      const at::Tensor q = widened(rows_of(in.q, b).narrow(0, g * group, group)).index_select(1, rows);
-      const at::Tensor ref =
-          reference_attention(dequantized(q, in.q_scale), k, v, rows, offset, p, in.scale,
-                              head_sinks(in, g * group, group));
-      const at::Tensor got =
-          dequantized(rows_of(out, b).narrow(0, g * group, group).index_select(1, rows), out_scale);
-      worst = std::max(worst, row_errors(got, ref).max().item<double>());
+      const at::Tensor q =
+          widened(sequence_rows(in, in.q, b).narrow(0, g * group, group)).index_select(1, rows);
+      out.push_back(reference_attention(dequantized(q, in.q_scale), k, v, rows, offset, p,
+                                        in.scale, head_sinks(in, g * group, group)));
     }
   }
-  return {worst, "out", whole};
+  return out;
+}
+
+std::vector<at::Tensor> checked_output(const InputTensors& in, const at::Tensor& out) {
+  const Problem& p = in.problem;
+  const int64_t group = p.group_size();
+  // fp8 inputs may come back as fp8 holding out / v_scale (backend.hpp)
+  const double out_scale = out.scalar_type() == at::kFloat8_e4m3fn ? in.v_scale : 1;
+  std::vector<at::Tensor> got;
+  for (int64_t b : checked_sequences(p, in.seed)) {
+    if (p.q_len(b) == 0) continue;
+    const at::Tensor rows = checked_rows_of(in, b);
+    for (int64_t g = 0; g < p.kv_heads; ++g)
+      got.push_back(dequantized(
+          widened(sequence_rows(in, out, b).narrow(0, g * group, group)).index_select(1, rows),
+          out_scale));
+  }
+  return got;
+}
+
+double worst_row_error(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& ref) {
+  double worst = 0;
+  for (size_t i = 0; i < std::min(got.size(), ref.size()); ++i) {
+    if (!at::isfinite(got[i]).all().item<bool>()) return std::numeric_limits<double>::quiet_NaN();
+    worst = std::max(worst, row_errors(got[i], ref[i]).max().item<double>());
+  }
+  return worst;
+}
+
+std::vector<PointVariant> point_variants(const InputTensors& in) {
+  const Problem& p = in.problem;
+  std::vector<PointVariant> out;
+  auto without = [&](const char* name, auto&& change) {
+    InputTensors copy = in;
+    change(copy);
+    out.push_back({name, std::move(copy)});
+  };
+  if (p.windowed())
+    without("window", [](InputTensors& c) { c.problem.window_left = c.problem.window_right = -1; });
+  if (p.softcap > 0) without("softcap", [](InputTensors& c) { c.problem.softcap = 0; });
+  if (p.sinks)
+    without("sinks", [](InputTensors& c) {
+      c.problem.sinks = false;
+      c.sinks = at::Tensor();
+    });
+  if (p.chunk > 0) without("chunk", [](InputTensors& c) { c.problem.chunk = 0; });
+  if (p.fp8_kv() && !p.v_in_k)  // v dequantized with k's scale (drawn 4x apart)
+    without("fp8_v_scale", [](InputTensors& c) { c.v_scale = c.k_scale; });
+  if (p.kind == "mla" && p.mla.qk_rope_head_dim > 0)
+    without("rope", [&](InputTensors& c) {  // q's rope columns (its last) zero: q·k without them
+      c.q = widened(c.q).clone();
+      c.q.narrow(-1, p.head_dim - p.mla.qk_rope_head_dim, p.mla.qk_rope_head_dim).zero_();
+    });
+  return out;
+}
+
+std::vector<VariantCheck> check_variants(const InputTensors& in, const at::Tensor& out) {
+  std::vector<VariantCheck> checks;
+  const std::vector<PointVariant> variants = point_variants(in);
+  if (variants.empty()) return checks;
+  const std::vector<at::Tensor> ref = checked_reference(in), got = checked_output(in, out);
+  const double off = worst_row_error(got, ref);
+  for (const PointVariant& v : variants) {
+    const std::vector<at::Tensor> ref_without = checked_reference(v.without);
+    checks.push_back(
+        {v.name, worst_row_error(ref_without, ref), worst_row_error(got, ref_without), off});
+  }
+  return checks;
+}
+
+double softcap_bite(const Problem& p) {
+  if (p.softcap <= 0 || p.dtype == DType::fp8_e4m3) return 1;
+  const double natural = p.softmax_scale() * std::sqrt(static_cast<double>(p.head_dim));
+  return natural > 0 ? std::max(1.0, p.softcap / 4 / natural) : 1.0;
 }
 
 ReferenceError backward_error(const InputTensors& in, const at::Tensor& dq, const at::Tensor& dk,

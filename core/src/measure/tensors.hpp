@@ -51,7 +51,21 @@ InputTensors make_inputs(const Problem& problem, uint64_t seed);
 // New values for every element of `t`, in place and outside any timed region: its bytes moved by
 // one element (the last to the front), so the numbers stay those drawn (an fp8 tensor keeps its
 // scale) while no position keeps its value. A backend keyed on its inputs' values sees new ones.
-void move_values(const at::Tensor& t);
+// In slices of at most `slice` elements: a 64 GiB cache moves with 128 MiB to spare.
+void move_values(const at::Tensor& t, int64_t slice = int64_t{1} << 26);
+
+// What changes before every timed sample of a forward call, as a serving engine's step changes
+// them: q, k and v moved (move_values; MLA's v is a view of k and moves with it) and, for a paged
+// cache, every used page-table entry rotated by `shift` pages (mod the pool): each sequence then
+// reads other pages, in the same order (an in-order table stays in order but at one seam). No
+// fingerprint of any part of any input keeps its value, so no state derived from earlier calls'
+// inputs can stand in for this call's.
+void move_inputs(InputTensors& in, int64_t shift);
+
+// The used entries of a paged cache's table replaced by a permutation of the pages drawn from
+// `seed` (page_order: shuffled's): what the correctness pass checks an in-order point with, so that
+// a backend reading the cache as if it were contiguous is caught. Returns the table it replaced.
+at::Tensor scatter_pages(InputTensors& in, uint64_t seed);
 
 // Each input as a call found it: its shape and two sums over its bits (int64, wrapping), so that a
 // backend that writes into its inputs (zeroes v, scales q, grows k) is not judged on what it left.
@@ -101,6 +115,29 @@ at::Tensor dequantized(const at::Tensor& t, double scale);
 // own check). The window and the softcap are applied in both.
 ReferenceError forward_error(const InputTensors& inputs, const at::Tensor& out,
                              int64_t block_scores = int64_t{1} << 26);
+
+// The float64 check's parts (forward_error's second half): the reference at the drawn rows of the
+// checked sequences, every kv head with its query heads, one tensor each; the output at the same
+// rows, in the same order; and the worst per-row relative error of one against the other (NaN
+// where `got` has a non-finite value).
+std::vector<at::Tensor> checked_reference(const InputTensors& inputs);
+std::vector<at::Tensor> checked_output(const InputTensors& inputs, const at::Tensor& out);
+double worst_row_error(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& ref);
+
+// A variant the point has, and the inputs of the same point without it: the window or the chunk
+// unbounded, no softcap, no sinks, an fp8 cache's v read with k's scale, MLA's q without its rope
+// columns. What a kernel that takes the variant and ignores it computes.
+struct PointVariant {
+  std::string name;
+  InputTensors without;
+};
+std::vector<PointVariant> point_variants(const InputTensors& inputs);
+// Each of the point's variants on the float64 check's rows (pass_results.hpp: VariantCheck).
+std::vector<VariantCheck> check_variants(const InputTensors& inputs, const at::Tensor& out);
+// How much wider q is drawn for the softcap's own checked call (scores spread to a quarter of the
+// cap, their usual unit at least): unit scores under a cap of 30 or 50 barely bend, so a kernel
+// ignoring the cap would pass by luck of the values. 1: no call of its own (no softcap, fp8 q).
+double softcap_bite(const Problem& problem);
 
 // A result's memory filled with NaN, in place (fp8: its NaN byte): what a kernel leaves unwritten
 // of a buffer it is handed, or of memory the allocator hands out again, fails the check.

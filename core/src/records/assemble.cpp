@@ -45,6 +45,30 @@ void mark_wrong(Row& row, std::string why) {
   row.reason = std::move(why);
 }
 
+// The variant the output is attention without: one that moves the reference past
+// kVariantMovesTolerances tolerances, with the output nearer the reference without it than the
+// reference itself. Null when none.
+const VariantCheck* ignored_variant(const Row& row, const CorrectnessResult& c) {
+  if (!row.tolerance) return nullptr;
+  for (const VariantCheck& v : c.variants)
+    if (v.moved >= kVariantMovesTolerances * *row.tolerance && v.off_without < v.off_with)
+      return &v;
+  return nullptr;
+}
+
+std::string ignored_words(const VariantCheck& v) {
+  return "the output is attention without " + v.name + " (off that by " +
+         three_digits(v.off_without) + ", off the reference by " + three_digits(v.off_with) +
+         ", while leaving " + v.name + " out moves the reference by " + three_digits(v.moved) +
+         (v.own_call ? " with q drawn wider, so that the cap bends the scores" : "") + "): " +
+         v.name + " ignored";
+}
+
+std::string ignored_clause(const Row& row, const CorrectnessResult& c) {
+  const VariantCheck* v = ignored_variant(row, c);
+  return v ? "; " + ignored_words(*v) : "";
+}
+
 void apply_correctness(Row& row, const CorrectnessResult& c) {
   if (!c.changed_input.empty()) {
     mark_wrong(row, "the backend wrote into its input " + c.changed_input +
@@ -63,13 +87,21 @@ void apply_correctness(Row& row, const CorrectnessResult& c) {
   } else if (row.tolerance && c.rel_err > *row.tolerance) {
     mark_wrong(row, (output ? "max row relative error " : "relative error of " + c.worst + " ") +
                         three_digits(c.rel_err) + " above the " + to_string(row.problem.dtype) +
-                        " tolerance " + three_digits(*row.tolerance));
+                        " tolerance " + three_digits(*row.tolerance) + ignored_clause(row, c));
   } else if (row.tolerance && c.whole_rel_err > kWholeOutputSlack * *row.tolerance) {
     mark_wrong(row, "max row relative error of the whole output " + three_digits(c.whole_rel_err) +
                         " (every row against float32) above " + three_digits(kWholeOutputSlack) +
                         "x the " + to_string(row.problem.dtype) + " tolerance " +
                         three_digits(*row.tolerance) +
-                        ": rows, heads or sequences computed wrong or not at all?");
+                        ": rows, heads or sequences computed wrong or not at all?" +
+                        ignored_clause(row, c));
+  } else if (const VariantCheck* v = ignored_variant(row, c)) {
+    mark_wrong(row, ignored_words(*v));
+  } else if (row.tolerance && c.scattered_rel_err && !(*c.scattered_rel_err <= *row.tolerance)) {
+    mark_wrong(row, "the output does not follow the page table: with the table's pages scattered "
+                    "(drawn in order, each sequence's pages one after another) the output is off "
+                    "its reference by " + three_digits(*c.scattered_rel_err) +
+                        " (a kernel that reads the cache as if it were contiguous?)");
   } else if (row.tolerance && c.fresh_rel_err && !(*c.fresh_rel_err <= *row.tolerance)) {
     mark_wrong(row,
                "the output does not follow the inputs: after the timed calls q, k and v were "
@@ -90,10 +122,11 @@ SampleSeries sample_series(TimingMode mode, const TimingResult& t) {
 void apply_followed(Row& row, const TimingResult& t) {
   if (row.status != Status::ok || !row.tolerance || !t.followed_rel_err) return;
   if (*t.followed_rel_err <= *row.tolerance) return;
-  mark_wrong(row, "the timed calls did not follow their inputs: q's values moved before each "
-                  "sample and the last " + to_string(t.mode) + " output is off their reference by " +
-                      three_digits(*t.followed_rel_err) +
-                      " (a cached output, or a graph that does not read its inputs?)");
+  mark_wrong(row, "the timed calls did not follow their inputs: q, k and v moved (and a paged "
+                  "cache's table rotated) before each sample and the last " + to_string(t.mode) +
+                  " output is off their reference by " + three_digits(*t.followed_rel_err) +
+                  " (a cached output or state kept from earlier calls, or a graph that does not "
+                  "read its inputs?)");
 }
 
 void apply_rate(Row& row, const RowSetup& setup) {
@@ -210,7 +243,24 @@ BackendRecords assemble_records(const RowSetup& setup, const PassResults& r) {
     return out;
   }
 
-  if (r.correctness) apply_correctness(base, *r.correctness);
+  if (r.correctness) {
+    apply_correctness(base, *r.correctness);
+    for (const VariantCheck& v : r.correctness->variants) {
+      const double tolerances = base.tolerance && *base.tolerance > 0 ? v.moved / *base.tolerance : 0;
+      base.variant_moves += (base.variant_moves.empty() ? "" : ";") + v.name + ":" + three_digits(tolerances);
+      if (!(tolerances >= kVariantMovesTolerances) && !base.has_flag(Flag::variant_not_checked))
+        base.add_flag(Flag::variant_not_checked);
+    }
+  }
+  base.device_mem_kept_mib = r.device_mem_kept_mib;
+  if (r.device_mem_kept_mib && *r.device_mem_kept_mib >= kKeptStateFloorMib &&
+      *r.device_mem_kept_mib >= kKeptStateShare * r.kv_cache_mib)
+    base.add_flag(Flag::kept_input_sized_state);
+  for (const auto& [name, seconds] : r.pass_seconds) {
+    char cell[64];
+    std::snprintf(cell, sizeof cell, "%s=%.4f", name.c_str(), seconds);
+    base.pass_seconds += (base.pass_seconds.empty() ? "" : ";") + std::string(cell);
+  }
   if (r.cpu)
     base.cpu_us_median = r.cpu->us.median, base.cpu_us_p10 = r.cpu->us.p10,
     base.cpu_us_p90 = r.cpu->us.p90;

@@ -159,6 +159,11 @@ const std::vector<Field<Row>>& row_fields() {
                   "CPU pass's calls (else the energy pass's) less after them: memory that grows "
                   "call after call, after every first-call set-up (see leaked_device_memory); "
                   "empty while another process had the GPU"),
+            field("device_mem_kept_mib", &Row::device_mem_kept_mib, "MiB",
+                  "device memory the backend held between calls, its result let go, beyond what "
+                  "was held once the inputs were made (the harness's own buffers left out): "
+                  "workspaces, plans, caches (see kept_input_sized_state); empty while another "
+                  "process had the GPU"),
             judged(field("rel_err", &Row::rel_err, "ratio",
                          "largest per-row relative error against float64, on rows drawn from the "
                          "seed (every row of the output is also checked against float32, judged "
@@ -166,6 +171,11 @@ const std::vector<Field<Row>>& row_fields() {
                    count()),
             field("tolerance", &Row::tolerance, "ratio",
                   "the limit for rel_err: the dtype's, grown with head_dim and seq_len_kv"),
+            field("variant_moves", &Row::variant_moves, "",
+                  "each variant the point has (window, softcap, sinks, chunk, fp8_scales, rope) "
+                  "and how far leaving it out moves the float64 reference, in tolerances "
+                  "(`sinks:8.2;window:31`); from 4 an output ignoring it cannot pass (see "
+                  "variant_not_checked)"),
             field("fp8_scale_q", &Row::fp8_scale_q, "",
                   "fp8_e4m3: q's per-tensor scale (value = fp8 number x scale; amax / 448)"),
             field("fp8_scale_k", &Row::fp8_scale_k, "",
@@ -231,6 +241,10 @@ const std::vector<Field<Row>>& row_fields() {
                   "the code measured: `so:` and a hash of the library the backend was loaded "
                   "from (a plugin, a compiled source with what it includes), or `py:` and a "
                   "hash of its Python file; --resume, merge and compare refuse a backend of two"),
+            field("pass_seconds", &Row::pass_seconds, "s",
+                  "the harness's own time on this (point, backend): each pass's wall seconds in "
+                  "the worker, in the order they ran (`first call=0.0120;correctness=0.0310;...`; "
+                  "tools/harness_profile.py adds them up); the same in every mode's row"),
         });
     append(f, nested(&Row::run, run_info_fields()));
     return f;

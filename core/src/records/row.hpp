@@ -67,7 +67,11 @@ struct Row {
   std::optional<double> reserved_left_mib;  // what it still held afterwards, its cache emptied
   std::optional<double> device_mem_left_mib;  // device memory free before less free after
   std::optional<double> device_mem_grown_mib;  // lost over the CPU (or energy) pass's calls
+  std::optional<double> device_mem_kept_mib;   // held by the backend between calls
   std::optional<double> rel_err, tolerance;
+  // Each variant the point has and how far leaving it out moves the reference, in tolerances:
+  // "sinks:8.2;window:31" (VariantCheck).
+  std::string variant_moves;
   // fp8_e4m3 points: each input's per-tensor scale (value = fp8 number * scale).
   std::optional<double> fp8_scale_q, fp8_scale_k, fp8_scale_v;
   std::optional<double> gflop, tflops, pct_of_peak;
@@ -92,6 +96,9 @@ struct Row {
   // The code measured: a hash of the library the backend was loaded from (a plugin, a compiled
   // source) or of its Python file; empty for a backend that never loaded.
   std::string backend_build;
+  // The harness's own time on this (point, backend): each pass's wall seconds in the worker, in
+  // the order they ran ("first call=0.0120;correctness=0.0310;...").
+  std::string pass_seconds;
 
   RunInfo run;
 

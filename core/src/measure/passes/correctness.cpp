@@ -30,6 +30,32 @@ CorrectnessResult correctness_pass(PassContext& ctx) {
   result.rel_err = e.rel_err;
   result.worst = e.worst;
   result.whole_rel_err = e.whole_rel_err;
+  if (ctx.backward) return result;
+  result.variants = check_variants(ctx.inputs, ctx.out);
+  const Problem& p = ctx.problem;
+  if (const double wider = softcap_bite(p); wider > 1) {
+    // The softcap's own call, q wider so that the cap bends the scores, then q put back.
+    const at::Tensor drawn = ctx.inputs.q.clone();
+    ctx.inputs.q.mul_(wider);
+    poison_result(ctx);
+    ctx.call();
+    synchronize_device(ctx.host);
+    for (VariantCheck& v : result.variants)
+      if (v.name == "softcap")
+        for (const VariantCheck& bitten : check_variants(ctx.inputs, ctx.out))
+          if (bitten.name == "softcap") v = bitten, v.own_call = true;
+    ctx.inputs.q.copy_(drawn);
+  }
+  if (p.paged() && p.page_order == PageOrder::in_order) {
+    // Each sequence's pages one after another also reads right from a backend that ignores the
+    // table: the table scattered for one more checked call, then put back as it was drawn.
+    const at::Tensor drawn = scatter_pages(ctx.inputs, ctx.inputs.seed ^ 0x5ca77e6ULL);
+    poison_result(ctx);
+    ctx.call();
+    synchronize_device(ctx.host);
+    result.scattered_rel_err = forward_error(ctx.inputs, ctx.out).judged();
+    ctx.inputs.page_table.copy_(drawn);
+  }
   return result;
 }
 

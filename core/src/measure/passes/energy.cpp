@@ -15,7 +15,7 @@ std::optional<EnergyReading> energy_pass(PassContext& ctx, double est_call_ms) {
   EnergyProbe probe;
   probe.read_mj = [&] { return ctx.monitor->energy_mj(); };
   probe.run_calls = [&](int calls) {
-    if (forward) move_values(ctx.inputs.q);  // as in the timing pass: no call sees values twice
+    if (forward) ctx.move_inputs();  // as in the timing pass: no call sees values twice
     for (int i = 0; i < calls; ++i) ctx.call();
     synchronize_device(ctx.host);
   };

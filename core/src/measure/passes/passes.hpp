@@ -14,7 +14,10 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace attnbench {
 
@@ -41,6 +44,16 @@ struct PassContext {
   // the gradients backward.
   at::Tensor out, dq, dk, dv;
   int64_t calls = 0;  // made so far (graph replays not counted)
+  std::mt19937_64 shifts;  // the page-table rotations of move_inputs(), seeded with the inputs
+  // Device memory nobody held once the inputs were made, before the first call (CUDA points), and
+  // what the harness itself took since (its timer's buffers): the base of device_mem_kept_mib.
+  std::optional<double> unheld_at_start_mib;
+  double harness_took_mib = 0;
+  // Each pass's wall time as it ran, in order (PassResults::pass_seconds).
+  std::vector<std::pair<std::string, double>> pass_seconds;
+
+  // New values in every input before a timed sample (tensors.hpp: move_inputs), outside it.
+  void move_inputs() { attnbench::move_inputs(inputs, static_cast<int64_t>(shifts() >> 1)); }
 
   // The call every pass times or counts: one forward, or one backward.
   void call() {
@@ -67,13 +80,23 @@ struct PassContext {
 // loads lazily the first time this worker meets the shape.
 double first_call_pass(PassContext& ctx, uint64_t seed);
 // The result of the first call against float64 attention (or its gradients) on a slice, and
-// whether the calls so far left the inputs as drawn.
+// whether the calls so far left the inputs as drawn; a paged point drawn in order is checked once
+// more with its table scattered (scatter_pages), and each variant the point has (window, softcap,
+// sinks, chunk, an fp8 cache's scales, MLA's rope part) is checked to move the reference.
 CorrectnessResult correctness_pass(PassContext& ctx);
 // The first input the calls since the drawing wrote into (changed_input in tensors.hpp), or "".
 std::string changed_input_since_drawn(const PassContext& ctx);
 // Empties PyTorch's CUDA caching allocator (what earlier points or passes left cached); never
 // throws.
 void release_cached_memory(const HostInfo& host) noexcept;
+// The device's free memory now (cudaMemGetInfo: what every allocator, PyTorch's or not, left);
+// none while another process has the GPU (ctest -j4, a neighbour's job): what it takes or gives
+// back would be charged to the backend measured here.
+std::optional<double> device_free_mib(const HostInfo& host, const DeviceMonitor* monitor) noexcept;
+// Device memory nobody holds, without emptying the cache (calls after it stay as warm as before):
+// the device's free memory and what PyTorch's allocator reserved but holds no tensor in; none
+// without CUDA or while another process has the GPU.
+std::optional<double> unheld_device_mib(const HostInfo& host, const DeviceMonitor* monitor) noexcept;
 
 // Changes q, k and v in place to fresh random values (same tensors, same scales), makes one call
 // and returns its error against the reference of the new values.

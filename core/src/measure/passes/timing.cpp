@@ -57,7 +57,8 @@ TimingResult timed_samples(PassContext& ctx, TimingMode mode, int calls_per_samp
       sample = [&] { return graph->replay_ms(calls_per_sample); };
       break;
   }
-  // A forward call meets new values in every sample (a backward replays what its forward saved).
+  // A forward call meets new values in every sample, q's, k's, v's and the page table's (a
+  // backward replays what its forward saved).
   const bool forward = ctx.problem.direction == Direction::fwd;
   const DeviceMonitor* monitor = ctx.monitor;
   // A sample's clock: its mean during the sample where it can be read (a sample shorter than the
@@ -71,7 +72,7 @@ TimingResult timed_samples(PassContext& ctx, TimingMode mode, int calls_per_samp
   auto timed = [&, sample] {
     while (true) {
       if (forward) {
-        move_values(ctx.inputs.q);
+        ctx.move_inputs();
         // Done before the sample starts: a graph replays on a stream of its own, which nothing
         // orders after this one (on the H200 the last replay of large ragged points read q half
         // moved, and every backend's graph row read `wrong`).

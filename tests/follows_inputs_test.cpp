@@ -1,0 +1,473 @@
+// Issue 45's classes of backends that look right and are not, each with its planted probe and an
+// honest twin that must stay `ok`: state kept across calls (kv_copy: a gathered copy of the cache
+// reused while the addresses stay), a decode that never reads the page table (page_blind), and a
+// variant taken and ignored (variant_blind, one variant at a time). And what catches them: every
+// timed sample meets moved q, k, v and a rotated page table (move_inputs), a paged point drawn in
+// order is checked with its table scattered (scatter_pages), and each variant is checked to move
+// the reference past the tolerance (check_variants).
+#include "base/kinds/problem_kind.hpp"
+#include "gpu_support.hpp"
+#include "records/assemble.hpp"
+#include "test_support.hpp"
+
+#include <c10/core/InferenceMode.h>
+
+#include <cstdlib>
+
+namespace attnbench {
+namespace {
+
+// Every element of `after` is the element before it in `before` (the first, the last one).
+void expect_rolled_by_one(const at::Tensor& before, const at::Tensor& after) {
+  EXPECT_TRUE(at::equal(after, before.flatten().roll(1).view(before.sizes())));
+}
+
+TEST(MoveValues, RollsByOneElementWhateverTheSlice) {
+  c10::InferenceMode guard;
+  for (int64_t n : std::vector<int64_t>{1, 2, 7, 50}) {
+    for (int64_t slice : std::vector<int64_t>{1, 2, 7, 49, 50, 51, int64_t{1} << 26}) {
+      const at::Tensor before = at::arange(n, at::kFloat).view({n, 1});
+      const at::Tensor t = before.clone();
+      move_values(t, slice);
+      expect_rolled_by_one(before, t);
+      if (n > 1) EXPECT_FALSE((t == before).any().item<bool>()) << n << " in slices of " << slice;
+    }
+  }
+}
+
+TEST(MoveValues, KeepsAnFp8TensorsNumbers) {
+  c10::InferenceMode guard;
+  const at::Tensor before = at::randn({3, 5}).to(at::kFloat8_e4m3fn);
+  const at::Tensor t = before.clone();
+  move_values(t, 4);
+  EXPECT_TRUE(at::equal(t.view(at::kByte), before.view(at::kByte).flatten().roll(1).view({3, 5})));
+}
+
+// A paged decode of three sequences of uneven lengths (pages of 4: 3, 1 and 2 pages, 6 in all).
+Problem paged(PageOrder order, DType dtype = DType::f32) {
+  Problem p = test::with_kv(test::problem(3, 4, 1, 16, dtype, true, Device::cpu), 2, 12);
+  p.q_lens = {1, 1, 1};
+  p.kv_lens = {12, 3, 7};
+  p.kv_layout = KvLayout::paged;
+  p.page_size = 4;
+  p.page_order = order;
+  return p;
+}
+
+TEST(MoveInputs, MovesQKVAndRotatesTheUsedEntriesOfThePageTable) {
+  c10::InferenceMode guard;
+  InputTensors in = make_inputs(paged(PageOrder::in_order), 3);
+  const at::Tensor q = in.q.clone(), k = in.k.clone(), v = in.v.clone();
+  const at::Tensor table = in.page_table.clone();
+  ASSERT_EQ(in.k.size(0), 6);  // the pool
+  move_inputs(in, 2);          // a shift of 2 rotates by 3 pages (1 + shift mod 5)
+  expect_rolled_by_one(q, in.q);
+  expect_rolled_by_one(k, in.k);
+  expect_rolled_by_one(v, in.v);
+  const auto before = table.accessor<int32_t, 2>(), after = in.page_table.accessor<int32_t, 2>();
+  const int64_t used[] = {3, 1, 2};
+  for (int64_t b = 0; b < 3; ++b)
+    for (int64_t i = 0; i < table.size(1); ++i)
+      EXPECT_EQ(after[b][i], i < used[b] ? (before[b][i] + 3) % 6 : before[b][i]) << b << "," << i;
+}
+
+TEST(MoveInputs, NeverRotatesByNothingNorByThePool) {
+  c10::InferenceMode guard;
+  for (int64_t shift : std::vector<int64_t>{0, 1, 4, 5, 6, 10, -1, -7}) {
+    InputTensors in = make_inputs(paged(PageOrder::shuffled), 5);
+    const at::Tensor table = in.page_table.clone();
+    move_inputs(in, shift);
+    const at::Tensor by = (in.page_table[0][0] - table[0][0]).remainder(6);
+    EXPECT_GE(by.item<int64_t>(), 1) << shift;
+    EXPECT_LE(by.item<int64_t>(), 5) << shift;
+    EXPECT_EQ(by.item<int64_t>(), ((shift % 5) + 5) % 5 + 1) << shift;
+  }
+}
+
+TEST(MoveInputs, AViewOfKMovesOnceWithIt) {  // MLA's latent cache: v is k's first columns
+  c10::InferenceMode guard;
+  Problem p;
+  p.kind = "mla";
+  p.mla.absorbed = true;
+  p.batch = 1, p.heads = 4, p.kv_heads = 1, p.seq_len = 1, p.seq_len_kv = 8;
+  p.dtype = DType::f32, p.causal = true, p.device = Device::cpu;
+  kind_of(p).complete(p);
+  InputTensors in = make_inputs(p, 1);
+  ASSERT_TRUE(p.v_in_k);
+  const at::Tensor k = in.k.clone();
+  move_inputs(in, 0);
+  expect_rolled_by_one(k, in.k);
+  EXPECT_TRUE(at::equal(in.v, in.k.narrow(-1, 0, p.v_dim())));
+}
+
+TEST(ScatterPages, PermutesTheUsedEntriesAndHandsBackTheDrawnTable) {
+  c10::InferenceMode guard;
+  Problem p = paged(PageOrder::in_order);
+  p.batch = 2, p.q_lens = {1, 1}, p.kv_lens = {40, 21};  // 10 and 6 pages
+  InputTensors in = make_inputs(p, 2);
+  const at::Tensor drawn = in.page_table.clone();
+  const at::Tensor returned = scatter_pages(in, 9);
+  EXPECT_TRUE(at::equal(returned, drawn));
+  const at::Tensor used = at::cat({in.page_table[0], in.page_table[1].narrow(0, 0, 6)});
+  EXPECT_TRUE(at::equal(std::get<0>(used.sort()), at::arange(16, at::kInt)));  // the same pages
+  EXPECT_FALSE(at::equal(in.page_table, drawn));                                 // elsewhere
+  EXPECT_TRUE(at::equal(in.page_table[1].narrow(0, 6, 4), drawn[1].narrow(0, 6, 4)));  // unused
+}
+
+// The softcap's own checked call draws q wider: scores spread to a quarter of the cap.
+TEST(Softcap, ItsOwnCallSpreadsTheScoresToAQuarterOfTheCap) {
+  Problem p = test::problem(2, 4, 64, 64, DType::bf16, true, Device::cpu);
+  EXPECT_EQ(softcap_bite(p), 1);  // no softcap: no call of its own
+  p.softcap = 50;
+  EXPECT_DOUBLE_EQ(softcap_bite(p), 12.5);
+  p.softcap = 4;  // a quarter is 1: the usual spread
+  EXPECT_EQ(softcap_bite(p), 1);
+  p.softcap = 2;  // never narrower than the usual
+  EXPECT_EQ(softcap_bite(p), 1);
+  p.softcap = 30;
+  p.scale = 0.5 / 8;  // scores half as wide as usual: q twice as wide again
+  EXPECT_DOUBLE_EQ(softcap_bite(p), 15);
+  p.dtype = DType::fp8_e4m3;  // fp8 q is not widened
+  EXPECT_EQ(softcap_bite(p), 1);
+}
+
+const PluginSet& probes() {
+  static const PluginSet set = load_plugins(ATTNBENCH_FAULTY_PLUGIN_DIR);
+  return set;
+}
+
+const LoadedBackend& probe(const std::string& name) {
+  const LoadedBackend* loaded = probes().find(name);
+  if (!loaded) throw std::runtime_error("tests/faulty_plugins/" + name + ".cpp not built");
+  return *loaded;
+}
+
+// The correctness pass and one timing pass (wall, on the CPU), short.
+RunOptions checked_and_timed() {
+  RunOptions options = test::correctness_options();
+  options.measurement.passes = {Pass::correctness, Pass::timing};
+  return options;
+}
+
+Row measured(const Problem& p, const LoadedBackend& backend,
+             const RunOptions& options = checked_and_timed()) {
+  test::MeasuringRunner runner(test::host(), options);
+  const BackendRecords r = runner.measure({p, point_id(p)}, backend);
+  if (r.rows.empty()) throw std::runtime_error("no row");
+  return r.rows[0];
+}
+
+bool says(const Row& row, const std::string& words) {
+  return row.reason.find(words) != std::string::npos;
+}
+
+// A ragged prefill over a contiguous cache: the probes' layout without a page table.
+Problem packed_contiguous() {
+  Problem p = test::with_kv(test::problem(2, 4, 8, 16, DType::f32, true, Device::cpu), 2, 24);
+  p.q_lens = {8, 3};
+  p.kv_lens = {24, 10};
+  return p;
+}
+
+TEST(StateKeptAcrossCalls, ACopyReusedWhileTheAddressesStayIsWrongInTheTimedCalls) {
+  RunOptions timed_only = test::correctness_options();
+  timed_only.measurement.passes = {Pass::timing};
+  for (const Problem& p : {paged(PageOrder::in_order), paged(PageOrder::shuffled), packed_contiguous()}) {
+    const Row timed = measured(p, probe("kv_copy"), timed_only);
+    EXPECT_EQ(timed.status, Status::wrong) << point_id(p) << ": " << timed.reason;
+    EXPECT_TRUE(says(timed, "did not follow their inputs")) << timed.reason;
+  }
+}
+
+TEST(StateKeptAcrossCalls, TheCorrectnessPassCatchesItWithAScatteredTableOrFreshInputs) {
+  const Row in_order = measured(paged(PageOrder::in_order), probe("kv_copy"));
+  EXPECT_EQ(in_order.status, Status::wrong) << in_order.reason;
+  EXPECT_TRUE(says(in_order, "does not follow the page table")) << in_order.reason;
+  const Row shuffled = measured(paged(PageOrder::shuffled), probe("kv_copy"));
+  EXPECT_EQ(shuffled.status, Status::wrong) << shuffled.reason;
+  EXPECT_TRUE(says(shuffled, "does not follow the inputs")) << shuffled.reason;
+  // Its first call is right: what catches it is the later calls.
+  ASSERT_TRUE(shuffled.rel_err && shuffled.tolerance);
+  EXPECT_LE(*shuffled.rel_err, *shuffled.tolerance);
+}
+
+TEST(PageBlind, IsWrongWithTheTableScatteredWhateverOrderItIsTimedWith) {
+  const Row in_order = measured(paged(PageOrder::in_order), probe("page_blind"),
+                                test::correctness_options());
+  EXPECT_EQ(in_order.status, Status::wrong) << in_order.reason;
+  EXPECT_TRUE(says(in_order, "does not follow the page table")) << in_order.reason;
+  const Row shuffled = measured(paged(PageOrder::shuffled), probe("page_blind"),
+                                test::correctness_options());
+  EXPECT_EQ(shuffled.status, Status::wrong) << shuffled.reason;
+  EXPECT_TRUE(says(shuffled, "max row relative error")) << shuffled.reason;
+  // Without a table it reads the cache as it is: right.
+  EXPECT_EQ(measured(packed_contiguous(), probe("page_blind")).status, Status::ok);
+}
+
+TEST(PagedHonest, IsOkUnderEveryCheck) {
+  for (DType dtype : {DType::f32, DType::bf16})
+    for (const Problem& p :
+         {paged(PageOrder::in_order, dtype), paged(PageOrder::shuffled, dtype), packed_contiguous()}) {
+      const Row row = measured(p, probe("paged_honest"));
+      EXPECT_EQ(row.status, Status::ok) << point_id(p) << ": " << row.reason;
+      EXPECT_TRUE(row.time_ms_median.has_value()) << point_id(p);
+    }
+}
+
+// One point per variant, small enough for the CPU, where the variant bites.
+std::vector<std::pair<std::string, Problem>> variant_points(DType dtype) {
+  std::vector<std::pair<std::string, Problem>> out;
+  const Problem prefill = test::problem(2, 4, 256, 64, dtype, true, Device::cpu);
+  Problem p = prefill;
+  p.window_left = 31;
+  out.emplace_back("window", p);
+  p = prefill;
+  p.softcap = 30;
+  out.emplace_back("softcap", p);
+  p = test::with_kv(test::problem(2, 8, 1, 64, dtype, true, Device::cpu), 1, 1024);
+  p.sinks = true;
+  out.emplace_back("sinks", p);
+  p = prefill;
+  p.chunk = 64;
+  out.emplace_back("chunk", p);
+  p = test::with_kv(test::problem(2, 8, 1, 128, dtype == DType::f32 ? DType::bf16 : dtype, true,
+                                  Device::cpu),
+                    2, 1024);
+  p.kv_dtype = DType::fp8_e4m3;
+  out.emplace_back("fp8_v_scale", p);
+  p = Problem();
+  p.kind = "mla";
+  p.mla.absorbed = true;
+  p.batch = 2, p.heads = 8, p.kv_heads = 1, p.seq_len = 1, p.seq_len_kv = 512;
+  p.dtype = dtype, p.causal = true, p.device = Device::cpu;
+  kind_of(p).complete(p);
+  out.emplace_back("rope", p);
+  return out;
+}
+
+// Sets $ATTNBENCH_BLIND_TO for the probe in this process, and unsets it after.
+struct BlindTo {
+  explicit BlindTo(const std::string& variant) { setenv("ATTNBENCH_BLIND_TO", variant.c_str(), 1); }
+  ~BlindTo() { unsetenv("ATTNBENCH_BLIND_TO"); }
+};
+
+TEST(VariantIgnored, IsWrongNamingTheVariantAtEveryVariant) {
+  for (const auto& [variant, p] : variant_points(DType::f32)) {
+    const BlindTo blind(variant);
+    const Row row = measured(p, probe("variant_blind"), test::correctness_options());
+    EXPECT_EQ(row.status, Status::wrong) << variant << ": " << row.reason;
+    EXPECT_TRUE(says(row, variant + " ignored")) << variant << ": " << row.reason << " / " << row.variant_moves;
+  }
+}
+
+TEST(VariantIgnored, IgnoringAnotherVariantIsRight) {
+  for (const auto& [variant, p] : variant_points(DType::f32)) {
+    const BlindTo blind(variant == "window" ? "softcap" : "window");
+    const Row row = measured(p, probe("variant_blind"), test::correctness_options());
+    EXPECT_EQ(row.status, Status::ok) << variant << ": " << row.reason;
+  }
+}
+
+// The textbook backend at the edge of its dtype's error (bf16 scores and weights) is right at
+// every variant, and each variant moves the reference past 4 tolerances: the row can tell.
+TEST(VariantIgnored, TheHonestTextbookBackendIsRightAndEveryVariantIsChecked) {
+  for (DType dtype : {DType::f32, DType::bf16})
+    for (const auto& [variant, p] : variant_points(dtype)) {
+      const Row row = measured(p, *test::plugins().find("naive"), test::correctness_options());
+      EXPECT_EQ(row.status, Status::ok) << variant << " " << to_string(dtype) << ": " << row.reason << " / " << row.variant_moves;
+      ASSERT_EQ(row.variant_moves.rfind(variant + ":", 0), 0u) << row.variant_moves;
+      EXPECT_GE(std::stod(row.variant_moves.substr(variant.size() + 1)), kVariantMovesTolerances)
+          << variant << " " << to_string(dtype);
+      EXPECT_FALSE(row.has_flag(Flag::variant_not_checked)) << variant;
+    }
+}
+
+TEST(VariantIgnored, AWindowWiderThanTheCacheIsNotChecked) {
+  Problem p = test::problem(1, 2, 64, 32, DType::f32, true, Device::cpu);
+  p.window_left = 64;  // every key within reach: the window changes nothing
+  const Row row = measured(p, *test::plugins().find("naive"), test::correctness_options());
+  EXPECT_EQ(row.status, Status::ok) << row.reason;
+  EXPECT_EQ(row.variant_moves, "window:0");
+  EXPECT_TRUE(row.has_flag(Flag::variant_not_checked));
+}
+
+TEST(PassSeconds, NameEveryPassInTheOrderTheyRan) {
+  const Row row = measured(packed_contiguous(), *test::plugins().find("naive"));
+  const std::vector<std::string> order = {"supports=", "first call=", "correctness=", "warm-up=",
+                                          "input check=", "wall="};
+  size_t at = 0;
+  for (const std::string& name : order) {
+    const size_t found = row.pass_seconds.find(name, at);
+    ASSERT_NE(found, std::string::npos) << name << " in " << row.pass_seconds;
+    at = found + name.size();
+  }
+}
+
+// assemble_records' judgement of the new results, without a backend.
+BackendRecords assembled(const PassResults& r, double tolerance = 0.02) {
+  RowSetup setup;
+  setup.point_id = "p";
+  setup.backend = "b";
+  setup.problem = test::problem(1, 1, 16, 16, DType::bf16, true, Device::cuda);
+  setup.modes = {TimingMode::cold};
+  setup.tolerance = tolerance;
+  return assemble_records(setup, r);
+}
+
+PassResults checked(CorrectnessResult c) {
+  PassResults r;
+  r.correctness = std::move(c);
+  return r;
+}
+
+TEST(KeptState, FlaggedFromHalfItsKAndVAndTheFloorBothIncluded) {
+  auto flagged = [](double kept, double kv) {
+    PassResults r;
+    r.device_mem_kept_mib = kept;
+    r.kv_cache_mib = kv;
+    const Row row = assembled(r).rows.at(0);
+    EXPECT_EQ(row.device_mem_kept_mib, kept);
+    return row.has_flag(Flag::kept_input_sized_state);
+  };
+  EXPECT_TRUE(flagged(1024, 1024));
+  EXPECT_TRUE(flagged(512, 1024));    // half: the share's equality
+  EXPECT_FALSE(flagged(511.9, 1024));
+  EXPECT_TRUE(flagged(256, 100));     // the floor's equality
+  EXPECT_FALSE(flagged(255.9, 100));  // a workspace under the floor, at a small point
+  EXPECT_FALSE(flagged(300, 601));
+  EXPECT_TRUE(flagged(300, 600));
+}
+
+TEST(ScatteredCheck, WrongPastTheToleranceOnly) {
+  CorrectnessResult c;
+  c.scattered_rel_err = 0.02;
+  EXPECT_EQ(assembled(checked(c)).rows.at(0).status, Status::ok);
+  c.scattered_rel_err = 0.0201;
+  const Row row = assembled(checked(c)).rows.at(0);
+  EXPECT_EQ(row.status, Status::wrong);
+  EXPECT_TRUE(says(row, "does not follow the page table")) << row.reason;
+  c.scattered_rel_err = std::nan("");
+  EXPECT_EQ(assembled(checked(c)).rows.at(0).status, Status::wrong);
+}
+
+TEST(VariantMoves, ListsEachInTolerancesAndFlagsBelowFour) {
+  CorrectnessResult c;
+  c.variants = {{"window", 0.08, 0.5, 0.01}, {"sinks", 0.0799, 0.5, 0.01}};  // 4 and 3.995
+  const Row row = assembled(checked(c)).rows.at(0);
+  EXPECT_EQ(row.variant_moves.rfind("window:4;sinks:", 0), 0u) << row.variant_moves;
+  EXPECT_NE(row.variant_moves, "window:4;sinks:4");
+  EXPECT_TRUE(row.has_flag(Flag::variant_not_checked));
+  c.variants = {{"window", 0.08, 0.5, 0.01}, {"sinks", 0.2, 0.5, 0.01}};
+  EXPECT_FALSE(assembled(checked(c)).rows.at(0).has_flag(Flag::variant_not_checked));
+}
+
+TEST(VariantMoves, AWrongRowNamesTheVariantItsOutputLacks) {
+  CorrectnessResult c;
+  c.rel_err = 0.3;
+  c.variants = {{"window", 0.3, 0.02, 0.3}, {"sinks", 0.3, 0.5, 0.3}};
+  Row row = assembled(checked(c)).rows.at(0);
+  EXPECT_EQ(row.status, Status::wrong);
+  EXPECT_TRUE(says(row, "window ignored")) << row.reason;
+  EXPECT_FALSE(says(row, "sinks ignored")) << row.reason;
+  c.variants = {{"window", 0.3, 0.3, 0.3}};  // as near one as the other: not named
+  EXPECT_FALSE(says(assembled(checked(c)).rows.at(0), "ignored"));
+  c.variants = {{"window", 0.3, 0.2999, 0.3}};
+  EXPECT_TRUE(says(assembled(checked(c)).rows.at(0), "window ignored"));
+  c.variants = {{"window", 0.0799, 0.0, 0.3}};  // a variant that barely moves it is not named
+  EXPECT_FALSE(says(assembled(checked(c)).rows.at(0), "ignored"));
+  c.variants = {{"window", 0.08, 0.0, 0.3}};  // 4 tolerances: named
+  EXPECT_TRUE(says(assembled(checked(c)).rows.at(0), "window ignored"));
+}
+
+// The softcap's own call is judged by which reference the output is nearer: an honest bf16
+// textbook is 0.11 off at scores this wide, a kernel ignoring the cap 0.5.
+TEST(VariantMoves, ARightRowNearerTheReferenceWithoutTheVariantIsWrong) {
+  CorrectnessResult c;
+  c.rel_err = 0.01;
+  c.variants = {{"softcap", 0.5, 0.11, 0.004, true}};  // honest: near the reference
+  EXPECT_EQ(assembled(checked(c)).rows.at(0).status, Status::ok);
+  c.variants = {{"softcap", 0.5, 0.004, 0.5, true}};  // nearer the one without the cap
+  const Row row = assembled(checked(c)).rows.at(0);
+  EXPECT_EQ(row.status, Status::wrong);
+  EXPECT_TRUE(says(row, "softcap ignored")) << row.reason;
+  EXPECT_TRUE(says(row, "q drawn wider")) << row.reason;
+  c.variants = {{"softcap", 0.0799, 0.004, 0.5, true}};  // too near to tell: no judgement
+  EXPECT_EQ(assembled(checked(c)).rows.at(0).status, Status::ok);
+}
+
+}  // namespace
+}  // namespace attnbench
+
+namespace attnbench {
+namespace {
+
+// On a GPU (issue 45's probes, named per card in the closing note): a paged decode the size of the
+// issue's (b8 x 32k, 8 kv heads, d128: 1 GiB of cache), drawn in order and shuffled, timed cold.
+// kv_copy and page_blind `wrong`, kv_copy flagged for the copy it keeps; the honest probe and the
+// Hopper backends that read a page table `ok`, with what each keeps between calls printed.
+TEST(GpuFollowsInputs, ProbesAreWrongAndPagedBackendsRight) {
+  REQUIRE_CUDA();
+  RunOptions options = checked_and_timed();
+  options.measurement.passes = {Pass::correctness, Pass::timing};
+  options.measurement.timing_modes = {TimingMode::cold};
+  for (PageOrder order : {PageOrder::in_order, PageOrder::shuffled}) {
+    Problem p = test::with_kv(test::problem(8, 32, 1, 128, DType::bf16, true, Device::cuda), 8,
+                              32768);
+    p.q_lens = std::vector<int64_t>(8, 1);
+    p.kv_lens = std::vector<int64_t>(8, 32768);
+    p.kv_layout = KvLayout::paged;
+    p.page_size = 16;
+    p.page_order = order;
+    std::vector<const LoadedBackend*> backends = test::plugins_named({"flashinfer", "fa3", "cudnn-fe"});
+    for (const char* name : {"kv_copy", "page_blind", "paged_honest"})
+      backends.push_back(probes().find(name));
+    for (const LoadedBackend* loaded : backends) {
+      if (!loaded) continue;
+      const std::string name = loaded->backend->name();
+      const Row row = measured(p, *loaded, options);
+      std::cout << "[ measured ] " << name << " " << to_string(order) << ": "
+                << to_string(row.status) << " "
+                << (row.time_ms_median ? std::to_string(*row.time_ms_median) + " ms " : "")
+                << "kept " << (row.device_mem_kept_mib ? std::to_string(*row.device_mem_kept_mib) : "-")
+                << " MiB [" << row.flags << "] " << row.reason << "\n";
+      if (name == "kv_copy" || name == "page_blind") {
+        EXPECT_EQ(row.status, Status::wrong) << name;
+      } else if (row.status != Status::unsupported) {
+        EXPECT_EQ(row.status, Status::ok) << name << ": " << row.reason;
+        EXPECT_FALSE(row.has_flag(Flag::kept_input_sized_state)) << name;
+      }
+    }
+  }
+  // The copy kv_copy keeps, with its timed rows left out of the check: 1 GiB flagged.
+  Problem p = test::with_kv(test::problem(8, 32, 1, 128, DType::bf16, true, Device::cuda), 8, 32768);
+  p.q_lens = std::vector<int64_t>(8, 1);
+  p.kv_lens = std::vector<int64_t>(8, 32768);
+  RunOptions memory = options;
+  memory.measurement.passes = {Pass::timing};
+  const Row kept = measured(p, probe("kv_copy"), memory);
+  ASSERT_TRUE(kept.device_mem_kept_mib.has_value());
+  EXPECT_GE(*kept.device_mem_kept_mib, 1000);
+  EXPECT_TRUE(kept.has_flag(Flag::kept_input_sized_state)) << kept.flags;
+}
+
+// Every variant ignored reads `wrong` on a GPU too, in bf16; the honest textbook `ok`.
+TEST(GpuFollowsInputs, EveryVariantIgnoredIsWrongInBf16) {
+  REQUIRE_CUDA();
+  for (auto [variant, p] : variant_points(DType::bf16)) {
+    p.device = Device::cuda;
+    {
+      const BlindTo blind(variant);
+      const Row row = measured(p, probe("variant_blind"), test::correctness_options());
+      std::cout << "[ measured ] variant_blind " << variant << ": " << to_string(row.status) << " "
+                << row.reason << "\n";
+      EXPECT_EQ(row.status, Status::wrong) << variant;
+    }
+    const Row honest = measured(p, *test::plugins().find("naive"), test::correctness_options());
+    std::cout << "[ measured ] naive " << variant << ": " << to_string(honest.status) << " "
+              << honest.variant_moves << " " << honest.reason << "\n";
+    EXPECT_EQ(honest.status, Status::ok) << variant << ": " << honest.reason;
+  }
+}
+
+}  // namespace
+}  // namespace attnbench
