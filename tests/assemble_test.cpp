@@ -596,3 +596,48 @@ TEST(Assemble, FirstCallMillisecondsReachEveryRowUnchanged) {
 
 }  // namespace
 }  // namespace attnbench
+
+namespace attnbench {
+namespace {
+
+// above_bandwidth and untimed work: a row whose timed time the events got wrong (work on a stream
+// of its own) is judged on the kernels' time instead, so the bandwidth flag the fooled time earned
+// goes with it and pct_of_bandwidth is the kernels' time's; a kernels' time still past the
+// bandwidth keeps the flag (once); an honest row above the bandwidth keeps its flag and numbers.
+TEST(UntimedWork, TheReplacedTimeSetsTheBandwidthAndItsFlagAnew) {
+  RowSetup s = setup({TimingMode::cold});
+  s.peak_tflops.reset();  // the bandwidth alone
+  s.bandwidth_gbps = 3000;
+  auto assembled = [&](double timed_ms, double gpu_us) {
+    PassResults r;
+    r.timing.push_back({TimingMode::cold, timed(TimingMode::cold, timed_ms), std::nullopt});
+    KernelsResult k;
+    k.kernels_per_call = 1, k.gpu_us_per_call = gpu_us;
+    r.kernels = k;
+    return assemble_records(s, r).rows.at(0);
+  };
+  const double gbytes = *assembled(1, 1).gbytes;
+  ASSERT_GT(gbytes, 0);
+  // At half the bandwidth a call takes 2 x gbytes / 3000 GB/s; the events saw a tenth of it.
+  const double half_ms = 2 * gbytes / 3000 * 1e3;
+  const Row fooled = assembled(half_ms / 10, half_ms * 1e3);
+  EXPECT_TRUE(fooled.has_flag(Flag::untimed_gpu_work)) << fooled.flags;
+  EXPECT_FALSE(fooled.has_flag(Flag::above_bandwidth)) << fooled.flags;
+  EXPECT_NEAR(*fooled.pct_of_bandwidth, 50, 1e-9);
+  EXPECT_NEAR(*fooled.tb_per_s, 1.5, 1e-12);  // 3000 GB/s halved, in TB/s
+  // Twice the bandwidth even at the kernels' time: flagged on that time, once.
+  const double double_ms = half_ms / 4;
+  const Row still = assembled(double_ms / 10, double_ms * 1e3);
+  EXPECT_TRUE(still.has_flag(Flag::untimed_gpu_work)) << still.flags;
+  EXPECT_TRUE(still.has_flag(Flag::above_bandwidth)) << still.flags;
+  EXPECT_EQ(still.flags.find("above_bandwidth"), still.flags.rfind("above_bandwidth")) << still.flags;
+  EXPECT_NEAR(*still.pct_of_bandwidth, 200, 1e-9);
+  // Honest (the kernels take what the events saw) and above the bandwidth: left as it was.
+  const Row honest = assembled(double_ms, double_ms * 1e3);
+  EXPECT_FALSE(honest.has_flag(Flag::untimed_gpu_work)) << honest.flags;
+  EXPECT_TRUE(honest.has_flag(Flag::above_bandwidth)) << honest.flags;
+  EXPECT_NEAR(*honest.pct_of_bandwidth, 200, 1e-9);
+}
+
+}  // namespace
+}  // namespace attnbench

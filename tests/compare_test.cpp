@@ -959,3 +959,124 @@ TEST(Compare, RepetitionsNeededAreAtLeastThree) {
 
 }  // namespace
 }  // namespace attnbench
+
+namespace attnbench {
+namespace {
+
+// host_clock_differs: the worker cores' clocks more than 5% apart, the candidate above the base or
+// below it, the ratio taken as candidate over base: 3155 against 3000 is 5.2% up (flagged) though
+// 3000 is only 4.9% below 3155; 2855 is 4.8% down (not flagged) though 3000 is 5.1% above it.
+TEST(Compare, TheHostClockFlagIsFivePercentEitherWayOfTheBase) {
+  auto host = [](const std::string& backend, std::optional<double> mhz) {
+    Row r = timed(backend, 512, 1.0, 0.01);
+    r.cpu_us_median = 20, r.cpu_us_p10 = 19, r.cpu_us_p90 = 21;
+    r.host_mhz = mhz, r.host_preempted_per_call = 0, r.host_migrated_per_call = 0;
+    return r;
+  };
+  const std::vector<std::pair<std::string, double>> candidates = {
+      {"up4.7", 3140}, {"up5.3", 3160}, {"down4.7", 2860}, {"down5.3", 2840},
+      {"up5.2", 3155}, {"down4.8", 2855}, {"same", 3000}};
+  std::vector<Row> base, next;
+  for (const auto& [name, mhz] : candidates) {
+    base.push_back(host(name, 3000));
+    next.push_back(host(name, mhz));
+  }
+  base.push_back(host("no-base-clock", std::nullopt));
+  next.push_back(host("no-base-clock", 2000));
+  base.push_back(host("zero-base-clock", 0));
+  next.push_back(host("zero-base-clock", 2000));
+  const Comparison c =
+      compare_reports(table(base, "b.csv"), table(next, "n.csv"), with({"cpu_us_median"}));
+  const MetricComparison& cpu = c.metrics.at(0);
+  for (const char* flagged : {"up5.3", "down5.3", "up5.2"})
+    EXPECT_EQ(find(cpu, flagged, "s512").flags, "host_clock_differs") << flagged;
+  for (const char* kept : {"up4.7", "down4.7", "down4.8", "same", "no-base-clock", "zero-base-clock"})
+    EXPECT_EQ(find(cpu, kept, "s512").flags, "") << kept;
+  // The flag's documentation says the bound.
+  EXPECT_NE(std::string(flag_doc(Flag::host_clock_differs)).find("more than 5% apart"),
+            std::string::npos);
+}
+
+// The SM clocks held against a time verdict: over 3% apart either way (the candidate's clock over
+// the base's), a clear change is `unsure`, saying both clocks and what to do; within 3% the
+// verdict stands. 1941 MHz is 2.95% below 2000 (stands), though 2000 is 3.04% above 1941.
+TEST(Compare, SmClocksApartHoldAVerdictEitherWayOfTheBase) {
+  auto at_clock = [](const std::string& point_backend, double mhz) {
+    Row r = timed(point_backend, 512, 1.0, 0.005);
+    r.sm_clock_mhz_median = mhz;
+    return r;
+  };
+  std::vector<Row> base, next;
+  const std::vector<std::pair<std::string, double>> clocks = {
+      {"up3.5", 2070}, {"up2.5", 2050}, {"down3.25", 1935}, {"down2.95", 1941}};
+  for (const auto& [name, mhz] : clocks) {
+    base.push_back(at_clock(name, 2000));
+    Row slower = at_clock(name, mhz);
+    slower.time_ms_median = 1.3;  // a planted 30%: worse at any clock within 3%
+    next.push_back(slower);
+  }
+  const Comparison c =
+      compare_reports(table(base, "a.csv"), table(next, "b.csv"), with({"time_ms_median"}));
+  const MetricComparison& mc = c.metrics.at(0);
+  for (const char* held : {"up3.5", "down3.25"}) {
+    EXPECT_EQ(find(mc, held, "s512").verdict, Verdict::unsure) << held;
+    EXPECT_EQ(find(mc, held, "s512").unsure, Unsure::clocks_apart) << held;
+    EXPECT_EQ(find(mc, held, "s512").repetitions_needed, 0) << held << ": no repetitions fix it";
+  }
+  EXPECT_EQ(find(mc, "up3.5", "s512").why_unsure,
+            "SM clocks 2000 vs 2070 MHz: the power state may make the change (--normalize-clock, "
+            "or power: burst on both)");
+  EXPECT_EQ(find(mc, "down3.25", "s512").why_unsure,
+            "SM clocks 2000 vs 1935 MHz: the power state may make the change (--normalize-clock, "
+            "or power: burst on both)");
+  for (const char* stands : {"up2.5", "down2.95"})
+    EXPECT_EQ(find(mc, stands, "s512").verdict, Verdict::worse) << stands;
+  std::ostringstream text;
+  print_comparison(c, text, CompareFormat::text);
+  EXPECT_NE(text.str().find("2 row(s) unsure because their SM clocks (sm_clock_mhz_median) are "
+                            "over 3% apart: the power state may make the change; "
+                            "--normalize-clock judges them at one clock."),
+            std::string::npos)
+      << text.str();
+}
+
+// The repetitions a single run's `unsure` asks for depend on how far the change is past the
+// threshold, not on its direction: an improvement by the factor a regression worsens asks for
+// as many, for a time (lower is better) and for a rate (higher is better). 1.15 either way with 8%
+// of noise: 2 x (2.5 x 0.08 / (ln 1.15 - ln 1.05))^2 = 9.67 -> 10.
+TEST(Compare, RepetitionsNeededAreTheSameForAnImprovementAndARegression) {
+  const int expected =
+      static_cast<int>(std::ceil(2 * std::pow(2.5 * 0.08 / (std::log(1.15) - std::log(1.05)), 2)));
+  ASSERT_EQ(expected, 10);
+  auto judged = [](const std::string& metric, double base_value, double new_value) {
+    Row a = timed("flash", 512, 1.0, 0.01), b = timed("flash", 512, 1.0, 0.08);
+    if (metric == "time_ms_median") {
+      a.time_ms_median = base_value, b.time_ms_median = new_value;
+    } else {
+      a.tflops = base_value, b.tflops = new_value;
+    }
+    const Comparison c = compare_reports(table({a}, "a.csv"), table({b}, "b.csv"), with({metric}));
+    return c.metrics.at(0).rows.at(0);
+  };
+  for (const auto& [metric, worse, better] :
+       {std::tuple{"time_ms_median", 1.15, 1 / 1.15}, {"tflops", 100 / 1.15, 115.0}}) {
+    const double base = std::string(metric) == "tflops" ? 100 : 1;
+    const ComparedRow regression = judged(metric, base, worse);
+    const ComparedRow improvement = judged(metric, base, better);
+    for (const ComparedRow* row : {&regression, &improvement}) {
+      EXPECT_EQ(row->verdict, Verdict::unsure) << metric;
+      EXPECT_EQ(row->why_unsure, "single runs: drift unknown") << metric;
+      EXPECT_EQ(row->repetitions_needed, expected) << metric << " ratio " << row->ratio;
+    }
+  }
+  // And the advice names that many: "Both reports with --repetitions 10".
+  Row a = timed("flash", 512, 1.0, 0.01), b = timed("flash", 512, 1 / 1.15, 0.08);
+  const Comparison c =
+      compare_reports(table({a}, "a.csv"), table({b}, "b.csv"), with({"time_ms_median"}));
+  std::ostringstream text;
+  print_comparison(c, text, CompareFormat::text);
+  EXPECT_NE(text.str().find("--repetitions 10"), std::string::npos) << text.str();
+}
+
+}  // namespace
+}  // namespace attnbench

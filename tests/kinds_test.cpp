@@ -511,3 +511,50 @@ TEST(Kinds, TheWorkModelOfEachFormByHand) {
 
 }  // namespace
 }  // namespace attnbench
+
+namespace attnbench {
+namespace {
+
+// A window bounded on one side only, [LEFT, -1] or [-1, RIGHT], is a window: the point id and the
+// report's `window` cell both carry both edges in their order, causal or not; [-1, -1] is no
+// window (no id part, an empty cell). An edge below -1 is refused.
+TEST(Kinds, AOneSidedWindowKeepsItsEdgesInTheIdAndTheCell) {
+  const Field<Problem>* window = find_problem_field("window");
+  ASSERT_NE(window, nullptr);
+  struct Case {
+    const char* yaml;
+    const char* id;
+    const char* cell;
+  };
+  for (const Case& c : {
+           Case{"causal: false\n  window: [3, -1]", "b1-h1-s8-d64-bf16-full-cpu-win3_-1", "3,-1"},
+           Case{"causal: false\n  window: [-1, 3]", "b1-h1-s8-d64-bf16-full-cpu-win-1_3", "-1,3"},
+           Case{"causal: false\n  window: [-1, 0]", "b1-h1-s8-d64-bf16-full-cpu-win-1_0", "-1,0"},
+           Case{"causal: false\n  window: [0, -1]", "b1-h1-s8-d64-bf16-full-cpu-win0_-1", "0,-1"},
+           Case{"causal: true\n  window: [5, -1]", "b1-h1-s8-d64-bf16-causal-cpu-win5_-1", "5,-1"},
+           Case{"causal: true\n  window: [-1, 0]", "b1-h1-s8-d64-bf16-causal-cpu-win-1_0", "-1,0"},
+           Case{"causal: true\n  window: [2, 0]", "b1-h1-s8-d64-bf16-causal-cpu-win2_0", "2,0"},
+           Case{"causal: false\n  window: [-1, -1]", "b1-h1-s8-d64-bf16-full-cpu", ""},
+           Case{"causal: true\n  window: [-1, -1]", "b1-h1-s8-d64-bf16-causal-cpu", ""},
+       }) {
+    const Problem p = only_point(std::string("sweep:\n  seq_len: 8\n  ") + c.yaml +
+                                 "\n  device: cpu\n");
+    EXPECT_EQ(point_id(p), c.id) << c.yaml;
+    EXPECT_EQ(field_text(window->get(p)), c.cell) << c.yaml;
+    // The cell reads back to the same edges (a report's row is the point it measured).
+    Problem back;
+    window->set(back, window->get(p));
+    EXPECT_EQ(back.window_left, p.window_left) << c.yaml;
+    EXPECT_EQ(back.window_right, p.window_right) << c.yaml;
+  }
+  // The two one-sided windows of the same width are two points.
+  EXPECT_NE(point_id(only_point("sweep:\n  seq_len: 8\n  causal: false\n  window: [3, -1]\n")),
+            point_id(only_point("sweep:\n  seq_len: 8\n  causal: false\n  window: [-1, 3]\n")));
+  expect_refused("sweep:\n  seq_len: 8\n  causal: false\n  window: [-2, 0]\n", "sweep.window", 4,
+                 "each -1 (unbounded)");
+  expect_refused("sweep:\n  seq_len: 8\n  causal: false\n  window: [0, -2]\n", "sweep.window", 4,
+                 "each -1 (unbounded)");
+}
+
+}  // namespace
+}  // namespace attnbench

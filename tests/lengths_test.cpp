@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include <cstdio>
 #include <filesystem>
@@ -405,6 +406,81 @@ TEST(Lengths, ARowIsJudgedByBandwidthAndSaysWhichRoofItIsUnder) {
   EXPECT_FALSE(none.pct_of_bandwidth);
   EXPECT_EQ(none.bound, "");
   EXPECT_TRUE(none.tb_per_s);
+}
+
+}  // namespace
+}  // namespace attnbench
+
+namespace attnbench {
+namespace {
+
+// A histogram file's buckets at their bounds: LO .. HI-1 drawn, HI never; a bucket one length wide
+// (HI = LO + 1) draws only LO; HI equal to LO, or below it, is refused at its line; a weight of 0 is
+// a bucket never drawn, a negative one refused, and no bucket weighing above 0 is no histogram.
+TEST(Lengths, AHistogramBucketIsLoUpToHiExcludedAndEmptyOnesAreRefused) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "attnbench-buckets";
+  std::filesystem::create_directories(dir);
+  auto write = [&](const char* name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  };
+  auto refused = [&](const char* name, const std::string& text, const std::string& says) {
+    try {
+      read_length_histogram(write(name, text));
+      ADD_FAILURE() << name << " was read";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << name << ": " << e.what();
+    }
+  };
+  // HI == LO: an empty bucket, refused on its own line (the second); HI < LO too.
+  refused("equal.csv", "1,10,1\n20,20,1\n", "equal.csv:2: needs LO < HI");
+  refused("below.csv", "1,10,1\n30,29,1\n", "below.csv:2: needs LO < HI");
+  refused("equal-first.csv", "7,7,1\n", "equal-first.csv:1: needs LO < HI");
+  refused("negative-weight.csv", "1,10,1\n10,20,-0.5\n", "negative-weight.csv:2");
+  refused("all-zero.csv", "1,10,0\n10,20,0\n", "no bucket with a weight above 0");
+  // One length wide: HI = LO + 1 is read, and draws LO alone.
+  const auto one = read_length_histogram(write("one.csv", "7,8,1\n"));
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].lo, 7);
+  EXPECT_EQ(one[0].hi, 8);
+  EXPECT_EQ(one[0].weight, 1);
+  for (int64_t x : draw_lengths(parse_length_spec("histogram(one.csv)"), 64, 3, dir.string()))
+    EXPECT_EQ(x, 7);
+  // Three lengths wide: 5, 6 and 7 each drawn, never 4 or 8.
+  write("three.csv", "5,8,2\n");
+  const auto three = draw_lengths(parse_length_spec("histogram(three.csv)"), 600, 9, dir.string());
+  std::map<int64_t, int> seen;
+  for (int64_t x : three) ++seen[x];
+  EXPECT_EQ(seen.size(), 3u);
+  EXPECT_GT(seen[5], 100);
+  EXPECT_GT(seen[6], 100);
+  EXPECT_GT(seen[7], 100);
+  // A zero-weight bucket at either end is read and never drawn.
+  const auto ends = read_length_histogram(write("ends.csv", "1,5,0\n100,104,1\n500,504,0\n"));
+  ASSERT_EQ(ends.size(), 3u);
+  EXPECT_EQ(ends[2].weight, 0);
+  for (int64_t x : draw_lengths(parse_length_spec("histogram(ends.csv)"), 400, 4, dir.string()))
+    EXPECT_TRUE(x >= 100 && x < 104) << x;
+}
+
+// The weights are the buckets' shares, whatever their order and scale: 1, 2 and 5 of 8 draw an
+// eighth, a quarter and five eighths of the lengths; the same weights times 1000 draw the same.
+TEST(Lengths, AHistogramsWeightsAreEachBucketsShare) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "attnbench-buckets";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "shares.csv") << "300,400,5\n1,100,1\n100,300,2\n";
+  std::ofstream(dir / "scaled.csv") << "300,400,5000\n1,100,1000\n100,300,2000\n";
+  const int n = 8000;
+  const auto lens = draw_lengths(parse_length_spec("histogram(shares.csv)"), n, 21, dir.string());
+  int low = 0, mid = 0, high = 0;
+  for (int64_t x : lens) {
+    ASSERT_TRUE(x >= 1 && x < 400) << x;
+    (x < 100 ? low : x < 300 ? mid : high)++;
+  }
+  EXPECT_NEAR(low / double(n), 1.0 / 8, 0.02);
+  EXPECT_NEAR(mid / double(n), 2.0 / 8, 0.02);
+  EXPECT_NEAR(high / double(n), 5.0 / 8, 0.02);
+  EXPECT_EQ(draw_lengths(parse_length_spec("histogram(scaled.csv)"), n, 21, dir.string()), lens);
 }
 
 }  // namespace

@@ -1,10 +1,18 @@
 // attnbench merge: shard reports joined, other sweeps and splits refused, duplicates and gaps
 // named.
 #include "run/merge.hpp"
+#include "run/resume.hpp"
+#include "write/report_writer.hpp"
 #include "base/errors.hpp"
 #include "write/csv.hpp"
 
 #include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace attnbench {
 namespace {
@@ -157,6 +165,100 @@ TEST(Merge, ASideFilesBadRowIsNamedInItsOwnFile) {
       message_of({input("runs/a.csv", row("p1", "naive", ""), "6,p1,naive,-1,kernel,k1\n")});
   EXPECT_NE(message.find("runs/a.kernels.csv:2: column 'repetition' holds -1"), std::string::npos)
       << message;
+}
+
+}  // namespace
+}  // namespace attnbench
+
+namespace attnbench {
+namespace {
+
+const std::string kSampleHeader =
+    "point_id,backend,timing_mode,repetition,sample,time_ms,sm_clock_mhz\n";
+
+// A shard's side files may hold rows of measurements its report does not (kept from an earlier run
+// of the sweep, or of a shard not given): only the side rows of the merged main rows are merged,
+// each (point, backend, repetition) alone: not another point of the sweep, not another backend at
+// a merged point, not another repetition of a merged measurement; kernels and samples alike.
+TEST(Merge, SideRowsOfMeasurementsNotMergedStayOut) {
+  const std::vector<RecordKey> sweep = {
+      {"p1", "naive", 0}, {"p1", "flash", 0}, {"p2", "naive", 0}, {"p2", "flash", 0}};
+  const std::string a_kernels = "6,p1,naive,0,kernel,kept-a\n"
+                                "6,p2,naive,0,kernel,stale-point\n"
+                                "6,p1,naive,1,kernel,stale-repetition\n"
+                                "6,p1,cudnn,0,kernel,stale-backend\n";
+  const std::string b_kernels = "6,p1,flash,0,kernel,kept-b\n6,p2,flash,0,kernel,stale-b\n";
+  const std::string a_samples = "p1,naive,cold,0,0,1.5,\np2,naive,cold,0,0,9,\np1,naive,cold,1,0,9,\n";
+  const std::string b_samples = "p1,flash,cold,0,0,2.5,\np2,flash,cold,0,0,9,\n";
+  const Merged m = merge_reports(
+      {MergeInput{"a.csv", {kHeader + row("p1", "naive", "1/2"), kKernelHeader + a_kernels,
+                            kSampleHeader + a_samples}},
+       MergeInput{"b.csv", {kHeader + row("p1", "flash", "2/2"), kKernelHeader + b_kernels,
+                            kSampleHeader + b_samples}}},
+      sweep);
+  EXPECT_EQ(m.measurements, 2u);
+  const CsvTable k = parse_csv(m.texts.kernels, "m.kernels.csv");
+  ASSERT_EQ(k.rows.size(), 2u) << m.texts.kernels;
+  EXPECT_EQ(k.at(0, "name"), "kept-a");
+  EXPECT_EQ(k.at(1, "name"), "kept-b");
+  const CsvTable samples = parse_csv(m.texts.samples, "m.samples.csv");
+  ASSERT_EQ(samples.rows.size(), 2u) << m.texts.samples;
+  EXPECT_EQ(samples.at(0, "time_ms"), "1.5");
+  EXPECT_EQ(samples.at(1, "time_ms"), "2.5");
+  // Without the sweep (no order known beforehand) the same rows stay out.
+  const Merged blind = merge_reports(
+      {MergeInput{"a.csv", {kHeader + row("p1", "naive", "1/2"), kKernelHeader + a_kernels,
+                            kSampleHeader + a_samples}},
+       MergeInput{"b.csv", {kHeader + row("p1", "flash", "2/2"), kKernelHeader + b_kernels,
+                            kSampleHeader + b_samples}}},
+      std::nullopt);
+  EXPECT_EQ(parse_csv(blind.texts.kernels, "m.kernels.csv").rows.size(), 2u) << blind.texts.kernels;
+  EXPECT_EQ(parse_csv(blind.texts.samples, "m.samples.csv").rows.size(), 2u) << blind.texts.samples;
+}
+
+// One input without a samples file: the merge has none (part of them would mislead), whichever
+// input lacks it, while the kernels, which every input has, are merged.
+TEST(Merge, ASideFileOneShardLacksIsLeftOutWhicheverShardLacksIt) {
+  const std::string a_samples = kSampleHeader + "p1,naive,cold,0,0,1.5,\n";
+  for (bool first_lacks : {true, false}) {
+    const Merged m = merge_reports(
+        {MergeInput{"a.csv", {kHeader + row("p1", "naive", "1/2"),
+                              kKernelHeader + "6,p1,naive,0,kernel,k1\n",
+                              first_lacks ? "" : a_samples}},
+         MergeInput{"b.csv", {kHeader + row("p1", "flash", "2/2"),
+                              kKernelHeader + "6,p1,flash,0,kernel,k2\n",
+                              first_lacks ? a_samples : ""}}},
+        std::nullopt);
+    EXPECT_EQ(m.texts.samples, "") << first_lacks;
+    EXPECT_EQ(parse_csv(m.texts.kernels, "m.kernels.csv").rows.size(), 2u) << first_lacks;
+  }
+}
+
+// Writing a merged (or resumed) report over an old one: a side file the new report has none of
+// is removed, not left beside it to be read as the new report's; one it has is replaced whole.
+TEST(Merge, AnOldSideFileTheNewReportHasNoneOfIsRemoved) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("attnbench-merge-side-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string out = (dir / "m.csv").string();
+  auto text_of = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  };
+  for (const char* suffix : {side::kernels, side::samples})
+    std::ofstream(sibling(out, suffix)) << "stale\n";
+  std::ofstream(out) << "stale\n";
+  write_report_texts(out, {"new rows\n", "", "new samples\n"});
+  EXPECT_EQ(text_of(out), "new rows\n");
+  EXPECT_FALSE(std::filesystem::exists(sibling(out, side::kernels)));
+  EXPECT_EQ(text_of(sibling(out, side::samples)), "new samples\n");
+  write_report_texts(out, {"newer rows\n", "new kernels\n", ""});
+  EXPECT_EQ(text_of(sibling(out, side::kernels)), "new kernels\n");
+  EXPECT_FALSE(std::filesystem::exists(sibling(out, side::samples)));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

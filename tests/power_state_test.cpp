@@ -158,3 +158,55 @@ TEST(EnergyReading, NoneWithoutACounterOrATick) {
 
 }  // namespace
 }  // namespace attnbench
+
+namespace attnbench {
+namespace {
+
+// A counter that goes backwards (the driver reloaded, the counter restarted near 0) between the
+// window's opening tick and its closing one reads as no reading, never as a negative energy or an
+// unsigned wrap-around: whether it went back at the closing tick itself or at a tick inside the
+// window (the closing reading then above the one before it but below the opening one).
+TEST(EnergyReading, ACounterThatGoesBackwardsIsNoReading) {
+  // The window opens at the tick at 0.1 s and closes at the one at 0.4 s.
+  for (const double reset_at : {0.12, 0.25, 0.4}) {
+    FakeBoard board;
+    board.energy_j = board.ticked_j = 5000;  // the counter's start, far from 0
+    EnergyProbe probe = board.probe();
+    const auto read = probe.read_mj;
+    // From reset_at on the counter restarts: what it read, less the 5000 J it had then.
+    probe.read_mj = [&board, read, reset_at]() -> std::optional<unsigned long long> {
+      const auto mj = read();
+      if (!mj || board.now < reset_at) return mj;
+      return *mj - 4'999'000;  // still above 0: 1 J and what was used since
+    };
+    const auto r = read_energy(probe, 2, 0.3);
+    EXPECT_FALSE(r) << "reset at " << reset_at << " s: " << r->joules_per_call << " J a call";
+  }
+  // The same board without the reset reads 0.6 J a call.
+  FakeBoard board;
+  board.energy_j = board.ticked_j = 5000;
+  const auto r = read_energy(board.probe(), 2, 0.3);
+  ASSERT_TRUE(r);
+  EXPECT_NEAR(r->joules_per_call, 0.6, 0.6 * 0.01);
+}
+
+// A reset while the GPU idles, before the window opens, costs nothing: the window opens at the
+// first tick after it and the reading is the calls' energy.
+TEST(EnergyReading, ACounterResetBeforeTheWindowOpensIsHarmless) {
+  FakeBoard board;
+  board.energy_j = board.ticked_j = 5000;
+  EnergyProbe probe = board.probe();
+  const auto read = probe.read_mj;
+  int reads = 0;
+  probe.read_mj = [read, &reads]() -> std::optional<unsigned long long> {
+    const auto mj = read();
+    if (!mj || reads++ == 0) return mj;  // the idle reading before the reset
+    return *mj - 4'999'000;
+  };
+  const auto r = read_energy(probe, 2, 0.3);
+  ASSERT_TRUE(r);
+  EXPECT_NEAR(r->joules_per_call, 0.6, 0.6 * 0.01);
+}
+
+}  // namespace
+}  // namespace attnbench

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <set>
 #include <thread>
 
 namespace attnbench {
@@ -578,6 +579,43 @@ TEST_F(PythonBackends, FlexAttentionCompilesAndRunsOnTheCpu) {
     EXPECT_LT(std::stod(row.at("rel_err")), std::stod(row.at("tolerance"))) << key;
     EXPECT_GT(std::stod(row.at("first_call_ms")), 10 * std::stod(row.at("time_ms_median")));
   }
+}
+
+}  // namespace
+}  // namespace attnbench
+
+namespace attnbench {
+namespace {
+
+// The problem a Python backend sees is made once per problem and kept while the next is the same:
+// a forward and a backward point of one shape are two problems. Points that differ in their
+// direction alone, forward then backward and backward then forward: supports() and the function
+// each see the row's own direction.
+TEST_F(PythonBackends, AForwardAndABackwardPointOfOneShapeAreTwoProblems) {
+  const std::string module = kFaulty + "/problems.py";
+  const std::string sweep =
+      "backends: [" + python(module, "plain", "plain") + ", " + python(module, "echo", "echo") +
+      "]\nmeasurement: {warmup_ms: 1, max_time_s: 0.05, cpu_pass_calls: 3}\n"
+      "sweep:\n"
+      "  - {device: cpu, dtype: fp32, heads: 2, seq_len: 32, head_dim: 16, direction: fwd}\n"
+      "  - {device: cpu, dtype: fp32, heads: 2, seq_len: 32, head_dim: 16, direction: bwd}\n"
+      "  - {device: cpu, dtype: fp32, heads: 2, seq_len: 48, head_dim: 16, direction: bwd}\n"
+      "  - {device: cpu, dtype: fp32, heads: 2, seq_len: 48, head_dim: 16, direction: fwd}\n";
+  const Result r = run("run " + write("c.yaml", sweep) + " -o " + path("out.csv"), kAtRoot);
+  ASSERT_EQ(r.code, 0) << r.output;
+  const CsvTable report = read_csv(path("out.csv"));
+  ASSERT_EQ(report.rows.size(), 4u * 2) << r.output;
+  std::set<std::string> directions;
+  for (size_t i = 0; i < report.rows.size(); ++i) {
+    const std::string direction = report.at(i, "direction");
+    directions.insert(direction);
+    const std::string where = report.at(i, "point_id") + " " + report.at(i, "backend");
+    EXPECT_EQ(report.at(i, "status"), "unsupported") << where;
+    const std::string reason = report.at(i, "reason");
+    EXPECT_NE(reason.find(";direction=" + direction + ";"), std::string::npos)
+        << where << ": " << reason;
+  }
+  EXPECT_EQ(directions, (std::set<std::string>{"fwd", "bwd"}));
 }
 
 }  // namespace

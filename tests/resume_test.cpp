@@ -249,3 +249,40 @@ TEST(Csv, CompleteRecordsDropsATornLastRecord) {
 
 }  // namespace
 }  // namespace attnbench
+
+namespace attnbench {
+namespace {
+
+// A report measured with another torch, on the same device and by the same sweep, is not resumed:
+// its numbers are another library's (docs/using.md: "a report to resume is of another sweep or
+// machine"). Either way round, naming both versions; the same version resumes.
+TEST(Resume, AnotherTorchVersionIsRefusedOnTheSameDevice) {
+  const ReportTexts full = full_report();  // NVIDIA H200, torch 2.11.0, fp1
+  auto message = [&](const ReportTexts& t, const std::string& torch) -> std::string {
+    try {
+      return std::to_string(resume_report(t, "r.csv", "fp1", "NVIDIA H200", torch, 2).done.size());
+    } catch (const InputError& e) {
+      return e.what();
+    }
+  };
+  EXPECT_EQ(message(full, "2.11.0"), "4");
+  for (const std::string torch : {"2.12.0", "2.10.0", "2.11.0+cu130", ""}) {
+    const std::string said = message(full, torch);
+    EXPECT_NE(said.find("r.csv: cannot resume: it was measured on NVIDIA H200 with torch 2.11.0, "
+                        "this is NVIDIA H200 with torch " + torch),
+              std::string::npos)
+        << torch << ": " << said;
+  }
+  // Only the report's last row of another torch: refused all the same.
+  ReportTexts mixed{csv_line(row_header()), "", ""};
+  Row first = row("p1-cpu", "naive", Device::cpu, TimingMode::wall);
+  Row last = row("p2-cpu", "naive", Device::cpu, TimingMode::wall);
+  last.run.torch_version = "2.10.0";
+  mixed.rows += csv_line(row_cells(first)) + csv_line(row_cells(last));
+  EXPECT_NE(message(mixed, "2.11.0").find("with torch 2.10.0, this is NVIDIA H200 with torch 2.11.0"),
+            std::string::npos)
+      << message(mixed, "2.11.0");
+}
+
+}  // namespace
+}  // namespace attnbench

@@ -1,4 +1,5 @@
 #include "measure/runner.hpp"
+#include "measure/torch_settings.hpp"
 #include "measure/device/cupti_tracer.hpp"
 #include "test_support.hpp"
 
@@ -13,7 +14,9 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <set>
 #include <thread>
 
 namespace attnbench {
@@ -79,7 +82,10 @@ TEST(Runner, CpuPointFillsWhatAppliesAndLeavesTheRestEmpty) {
   ASSERT_TRUE(row.cpu_us_median);
 #if defined(__x86_64__)
   ASSERT_TRUE(row.host_mhz);
-  EXPECT_GT(*row.host_mhz, 100);  // any core runs faster than 100 MHz
+  // A clock was read: positive and finite. Not a floor in MHz: the effective clock of a core
+  // shared by more jobs than cores (8 on 2) has read 95 MHz.
+  EXPECT_GT(*row.host_mhz, 0);
+  EXPECT_TRUE(std::isfinite(*row.host_mhz)) << *row.host_mhz;
 #endif
   ASSERT_TRUE(row.host_preempted_per_call && row.host_migrated_per_call);
   EXPECT_GE(*row.host_preempted_per_call, 0);
@@ -608,6 +614,206 @@ TEST(Runner, FirstCallMillisecondsIncludeWhatTheFirstCallDid) {
   // be 0.25, one in microseconds 250000.
   EXPECT_GE(*row.first_call_ms, 250);
   EXPECT_LT(*row.first_call_ms, 25000);
+}
+
+}  // namespace
+}  // namespace attnbench
+
+namespace attnbench {
+namespace {
+
+// Each of torch's settings that TorchSettingsGuard keeps, changed alone inside a guard (as one
+// backend would), is back as it was after it, and nothing else moved: read here through
+// at::Context's own getters, not through TorchSettings. Each is changed to a value other than
+// its current one, so a setting the guard skips stays changed.
+TEST(TorchSettingsGuard, PutsBackEachSettingChangedAlone) {
+  at::Context& ctx = at::globalContext();
+  using at::Float32Backend;
+  using at::Float32Op;
+  using at::Float32Precision;
+  auto snapshot = [&] {
+    return std::vector<int>{
+        at::get_num_threads(),
+        ctx.deterministicAlgorithms(),
+        ctx.deterministicAlgorithmsWarnOnly(),
+        ctx.benchmarkCuDNN(),
+        ctx.userEnabledCuDNN(),
+        ctx.deterministicCuDNN(),
+        ctx.benchmarkLimitCuDNN(),
+        ctx.userEnabledMathSDP(),
+        ctx.userEnabledMemEfficientSDP(),
+        ctx.userEnabledFlashSDP(),
+        ctx.userEnabledCuDNNSDP(),
+        ctx.userEnabledOverrideableSDP(),
+        ctx.userEnabledFA3SDP(),
+        ctx.allowFP16BF16ReductionMathSDP(),
+        static_cast<int>(ctx.float32Precision(Float32Backend::GENERIC, Float32Op::ALL)),
+        static_cast<int>(ctx.float32Precision(Float32Backend::CUDA, Float32Op::MATMUL)),
+        static_cast<int>(ctx.float32Precision(Float32Backend::CUDA, Float32Op::CONV)),
+        static_cast<int>(ctx.float32Precision(Float32Backend::CUDA, Float32Op::RNN)),
+        static_cast<int>(ctx.allowFP16ReductionCuBLAS()),
+        static_cast<int>(ctx.allowBF16ReductionCuBLAS()),
+        static_cast<int>(ctx.allowFP16AccumulationCuBLAS())};
+  };
+  // A precision other than the current one.
+  auto other = [&](Float32Backend b, Float32Op op) {
+    return ctx.float32Precision(b, op) == Float32Precision::TF32 ? Float32Precision::IEEE
+                                                                  : Float32Precision::TF32;
+  };
+  // The next of the three cuBLAS reduction options: (reduced precision, split-K) allowed.
+  auto next_reduction = [](at::CuBLASReductionOption o) {
+    switch (o) {
+      case at::CuBLASReductionOption::AllowReducedPrecisionWithSplitK: return std::pair{false, true};
+      case at::CuBLASReductionOption::DisallowReducedPrecisionAllowSplitK:
+        return std::pair{false, false};
+      default: return std::pair{true, true};
+    }
+  };
+  const std::vector<std::pair<std::string, std::function<void()>>> changes = {
+      {"threads", [&] { at::set_num_threads(at::get_num_threads() == 1 ? 2 : 1); }},
+      {"deterministic",
+       [&] { ctx.setDeterministicAlgorithms(!ctx.deterministicAlgorithms(), ctx.deterministicAlgorithmsWarnOnly()); }},
+      {"cudnn benchmark", [&] { ctx.setBenchmarkCuDNN(!ctx.benchmarkCuDNN()); }},
+      {"cudnn enabled", [&] { ctx.setUserEnabledCuDNN(!ctx.userEnabledCuDNN()); }},
+      {"cudnn deterministic", [&] { ctx.setDeterministicCuDNN(!ctx.deterministicCuDNN()); }},
+      {"cudnn benchmark limit", [&] { ctx.setBenchmarkLimitCuDNN(ctx.benchmarkLimitCuDNN() + 7); }},
+      {"math sdp", [&] { ctx.setSDPUseMath(!ctx.userEnabledMathSDP()); }},
+      {"mem-efficient sdp", [&] { ctx.setSDPUseMemEfficient(!ctx.userEnabledMemEfficientSDP()); }},
+      {"flash sdp", [&] { ctx.setSDPUseFlash(!ctx.userEnabledFlashSDP()); }},
+      {"cudnn sdp", [&] { ctx.setSDPUseCuDNN(!ctx.userEnabledCuDNNSDP()); }},
+      {"overrideable sdp", [&] { ctx.setSDPUseOverrideable(!ctx.userEnabledOverrideableSDP()); }},
+      {"fa3 sdp", [&] { ctx.setSDPUseFA3(!ctx.userEnabledFA3SDP()); }},
+      {"math sdp fp16/bf16 reduction",
+       [&] { ctx.setAllowFP16BF16ReductionMathSDP(!ctx.allowFP16BF16ReductionMathSDP()); }},
+      {"fp32 precision generic",
+       [&] {
+         ctx.setFloat32Precision(Float32Backend::GENERIC, Float32Op::ALL,
+                                 ctx.float32Precision(Float32Backend::GENERIC, Float32Op::ALL) ==
+                                         Float32Precision::NONE
+                                     ? Float32Precision::IEEE
+                                     : Float32Precision::NONE);
+       }},
+      {"tf32 cuda matmul",
+       [&] {
+         ctx.setFloat32Precision(Float32Backend::CUDA, Float32Op::MATMUL,
+                                 other(Float32Backend::CUDA, Float32Op::MATMUL));
+       }},
+      {"tf32 cuda conv",
+       [&] {
+         ctx.setFloat32Precision(Float32Backend::CUDA, Float32Op::CONV,
+                                 other(Float32Backend::CUDA, Float32Op::CONV));
+       }},
+      {"tf32 cuda rnn",
+       [&] {
+         ctx.setFloat32Precision(Float32Backend::CUDA, Float32Op::RNN,
+                                 other(Float32Backend::CUDA, Float32Op::RNN));
+       }},
+      {"cublas fp16 reduction",
+       [&] {
+         const auto [reduced, splitk] = next_reduction(ctx.allowFP16ReductionCuBLAS());
+         ctx.setAllowFP16ReductionCuBLAS(reduced, splitk);
+       }},
+      {"cublas bf16 reduction",
+       [&] {
+         const auto [reduced, splitk] = next_reduction(ctx.allowBF16ReductionCuBLAS());
+         ctx.setAllowBF16ReductionCuBLAS(reduced, splitk);
+       }},
+      {"cublas fp16 accumulation",
+       [&] { ctx.setAllowFP16AccumulationCuBLAS(!ctx.allowFP16AccumulationCuBLAS()); }},
+  };
+  const std::vector<int> before = snapshot();
+  for (const auto& [name, change] : changes) {
+    {
+      const TorchSettingsGuard guard;
+      change();
+      EXPECT_NE(snapshot(), before) << name << ": the change changed nothing, so tests nothing";
+    }
+    EXPECT_EQ(snapshot(), before) << name << " was not put back";
+  }
+  // warn_only alone, deterministic already on.
+  ctx.setDeterministicAlgorithms(true, false);
+  const std::vector<int> deterministic = snapshot();
+  {
+    const TorchSettingsGuard guard;
+    ctx.setDeterministicAlgorithms(true, true);
+  }
+  EXPECT_EQ(snapshot(), deterministic) << "deterministic warn only was not put back";
+  ctx.setDeterministicAlgorithms(before[1] != 0, before[2] != 0);
+  ASSERT_EQ(snapshot(), before);
+  // Each cuBLAS reduction option (three of them) is put back from each other one, fp16's and
+  // bf16's alike.
+  for (bool bf16 : {false, true})
+    for (int from = 0; from < 3; ++from)
+      for (int to = 0; to < 3; ++to) {
+        auto set = [&](int o) {
+          if (bf16)
+            ctx.setAllowBF16ReductionCuBLAS(o == 0, o <= 1);
+          else
+            ctx.setAllowFP16ReductionCuBLAS(o == 0, o <= 1);
+        };
+        auto get = [&] {
+          return static_cast<int>(bf16 ? ctx.allowBF16ReductionCuBLAS()
+                                       : ctx.allowFP16ReductionCuBLAS());
+        };
+        set(from);
+        ASSERT_EQ(get(), from);
+        {
+          const TorchSettingsGuard guard;
+          set(to);
+        }
+        EXPECT_EQ(get(), from) << (bf16 ? "bf16" : "fp16") << " from " << from << " to " << to;
+      }
+  ctx.setAllowFP16ReductionCuBLAS(before[18] == 0, before[18] <= 1);
+  ctx.setAllowBF16ReductionCuBLAS(before[19] == 0, before[19] <= 1);
+  EXPECT_EQ(snapshot(), before);
+}
+
+}  // namespace
+}  // namespace attnbench
+
+namespace attnbench {
+namespace {
+
+// Records the bytes of q, k and v each call met, by the pass it was called in.
+class InputRecorder : public Backend {
+ public:
+  std::string name() const override { return "input-recorder"; }
+  std::string description() const override { return "records its inputs' values"; }
+  Support supports(const Problem&) const override { return Support::yes(); }
+  at::Tensor forward(const Inputs& in) override {
+    for (const auto& [name, t] : {std::pair{"q", &in.q}, {"k", &in.k}, {"v", &in.v}}) {
+      const at::Tensor c = t->contiguous();
+      seen[pass][name].insert(std::string(static_cast<const char*>(c.data_ptr()), c.nbytes()));
+    }
+    return textbook_attention(in, false);
+  }
+  std::string pass;
+  std::map<std::string, std::map<std::string, std::set<std::string>>> seen;  // pass, input
+};
+
+// The fresh-inputs pass draws q, k and v anew from a seed of its own: none of the three holds the
+// values the first call or the correctness check met (drawn from the point's seed), so a backend
+// that kept what it computed for those values cannot pass it.
+TEST(Runner, TheFreshInputsAreDrawnFromAnotherSeedThanTheFirst) {
+  auto backend = std::make_shared<InputRecorder>();
+  RunOptions options;
+  options.measurement = quick();
+  options.on_pass = [&](const std::string& name) { backend->pass = name; };
+  test::MeasuringRunner runner(cpu_host(), options);
+  const BackendRecords r =
+      runner.measure(point(problem(1, 2, 32, 16, DType::f32, true, Device::cpu)), loaded(backend));
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0].status, Status::ok) << r.rows[0].reason;
+  ASSERT_TRUE(backend->seen.count("fresh inputs")) << "no call in the fresh-inputs pass";
+  ASSERT_TRUE(backend->seen.count("first call"));
+  for (const char* input : {"q", "k", "v"}) {
+    const std::set<std::string>& fresh = backend->seen["fresh inputs"][input];
+    ASSERT_FALSE(fresh.empty()) << input;
+    for (const char* earlier : {"first call", "correctness"})
+      for (const std::string& values : backend->seen[earlier][input])
+        EXPECT_EQ(fresh.count(values), 0u) << input << " in the fresh-inputs pass holds the values "
+                                           << earlier << " met";
+  }
 }
 
 }  // namespace

@@ -5,9 +5,12 @@
 // measured as usual.
 #include "cli_support.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <sys/stat.h>
 
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -252,6 +255,123 @@ TEST_F(SourceBackends, ASourceThatIsNotThereOrNotCppIsAConfigErrorAtItsLine) {
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("a source backend is a .cpp, .cc, .cxx or .cu file"), std::string::npos)
       << r.output;
+}
+
+}  // namespace
+}  // namespace attnbench
+
+namespace attnbench {
+namespace {
+
+// The build's recipe, as JSON, to write changed copies of.
+nlohmann::json build_recipe() {
+  std::ifstream in(std::string(ATTNBENCH_BINARY_DIR) + "/attnbench-source.json");
+  return nlohmann::json::parse(in);
+}
+
+// The compiled libraries in the cache, by their folder and file names.
+std::set<std::string> libraries_in(const std::filesystem::path& cache) {
+  std::set<std::string> out;
+  if (!std::filesystem::exists(cache)) return out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(cache))
+    if (e.path().extension() == ".so")
+      out.insert(e.path().parent_path().filename().string() + "/" + e.path().filename().string());
+  return out;
+}
+
+class SourceCacheKey : public SourceBackends {
+ protected:
+  // A run of scaled_textbook.cpp (as `mine`) under `recipe`; how many compiles it made.
+  size_t compiles(const nlohmann::json& recipe, const std::string& out) {
+    const std::string file = write(out + "-recipe.json", recipe.dump());
+    const Result r = run("run " + write(out + ".yaml", small_sweep("{source: " +
+                                                                    path("scaled_textbook.cpp") +
+                                                                    ", name: mine}")) +
+                             " -o " + path(out + ".csv"),
+                         env_ + " ATTNBENCH_SOURCE_RECIPE=" + file);
+    EXPECT_EQ(r.code, 0) << r.output;
+    EXPECT_EQ(rows_of(path(out + ".csv")).at("b1-h2-s32-d16-fp32-causal-cpu mine wall").at("status"),
+              "ok");
+    return count(r.output, "compiling ");
+  }
+};
+
+// The compiler's version is in the key: the same compiler path answering another --version (an
+// upgraded toolchain) compiles anew; the same answer takes the cache.
+TEST_F(SourceCacheKey, TheCompilersVersionIsInTheKey) {
+  nlohmann::json recipe = build_recipe();
+  const std::string real = recipe.at("cxx").get<std::string>();
+  const std::string version = write("version.txt", "c++ 1.0\n");
+  const std::string wrapper =
+      write("cxx", "#!/bin/sh\nif [ \"$1\" = --version ]; then cat " + version +
+                       "; exit 0; fi\nexec " + real + " \"$@\"\n");
+  std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
+  recipe["cxx"] = wrapper;
+  EXPECT_EQ(compiles(recipe, "first"), 1u);
+  EXPECT_EQ(compiles(recipe, "same"), 0u);
+  write("version.txt", "c++ 1.1\n");
+  EXPECT_EQ(compiles(recipe, "upgraded"), 1u);
+  EXPECT_EQ(libraries_in(path("cache")).size(), 2u);
+}
+
+// What the recipe says goes into the key, the link lines too (libraries and rpath are no compile
+// flag): one rpath more compiles anew.
+TEST_F(SourceCacheKey, TheRecipesLinkLinesAreInTheKey) {
+  nlohmann::json recipe = build_recipe();
+  EXPECT_EQ(compiles(recipe, "first"), 1u);
+  EXPECT_EQ(compiles(recipe, "same"), 0u);
+  recipe["rpath"].push_back(path("lib"));
+  EXPECT_EQ(compiles(recipe, "relinked"), 1u);
+}
+
+// The source's folder is in the key (its -I): the same file, word for word, in another folder
+// beside a header of its own is another plugin, not the first folder's build again.
+TEST_F(SourceBackends, TheSameSourceInAnotherFolderIsCompiledWithItsOwnHeader) {
+  const std::filesystem::path other = path("other");
+  std::filesystem::create_directory(other);
+  for (const char* f : {"scaled_textbook.cpp", "scaled_textbook.hpp"})
+    std::filesystem::copy(path(f), other / f);
+  std::ofstream(other / "scaled_textbook.hpp", std::ios::app)
+      << "extern \"C\" int attnbench_test_other_folder = 3;\n";
+  const Result first = run_with("{source: " + path("scaled_textbook.cpp") + ", name: mine}", "a");
+  ASSERT_EQ(first.code, 0) << first.output;
+  EXPECT_EQ(count(first.output, "compiling "), 1u) << first.output;
+  const Result second =
+      run_with("{source: " + (other / "scaled_textbook.cpp").string() + ", name: mine}", "b");
+  ASSERT_EQ(second.code, 0) << second.output;
+  EXPECT_EQ(count(second.output, "compiling "), 1u) << second.output;
+  EXPECT_NE(rows_of(path("a.csv")).at("b1-h2-s32-d16-fp32-causal-cpu mine wall").at("backend_build"),
+            rows_of(path("b.csv")).at("b1-h2-s32-d16-fp32-causal-cpu mine wall").at("backend_build"));
+}
+
+// A .cpp and a .cu of the same stem, side by side: each compiled by its own compiler into a cache
+// folder of its own, `<stem>-<16 hex digits>`, holding `attnbench_<stem>-<16 hex digits>.so`; the
+// rows of both are measured.
+TEST_F(SourceBackends, ACppAndACuOfOneStemAreTwoLibrariesNamedAfterTheStem) {
+  if (build_recipe().value("nvcc", std::string()).empty() ||
+      !std::filesystem::exists(build_recipe().value("nvcc", std::string())))
+    GTEST_SKIP() << "skipped: this build has no nvcc";
+  std::filesystem::copy(path("scaled_textbook.cpp"), path("scaled_textbook.cu"));
+  const Result r = run_with("{source: " + path("scaled_textbook.cpp") + ", name: cpp}, {source: " +
+                                path("scaled_textbook.cu") + ", name: cu}",
+                            "out");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(count(r.output, "compiling "), 2u) << r.output;
+  const auto rows = rows_of(path("out.csv"));
+  for (const char* name : {"cpp", "cu"})
+    EXPECT_EQ(rows.at(std::string("b1-h2-s32-d16-fp32-causal-cpu ") + name + " wall").at("status"),
+              "ok")
+        << name;
+  const std::set<std::string> libraries = libraries_in(path("cache"));
+  ASSERT_EQ(libraries.size(), 2u);
+  const std::regex named("scaled_textbook-([0-9a-f]{16})/attnbench_scaled_textbook-[0-9a-f]{16}\\.so");
+  std::set<std::string> folders;
+  for (const std::string& library : libraries) {
+    std::smatch m;
+    EXPECT_TRUE(std::regex_match(library, m, named)) << library;
+    if (!m.empty()) folders.insert(m[1]);
+  }
+  EXPECT_EQ(folders.size(), 2u) << "one cache folder each";
 }
 
 }  // namespace

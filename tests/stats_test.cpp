@@ -161,3 +161,53 @@ TEST(Stats, QuantilesInterpolateBetweenOrderStatistics) {
 
 }  // namespace
 }  // namespace attnbench
+
+namespace attnbench {
+namespace {
+
+// p10 and p90 on samples given out of order and spaced unevenly (so that interpolating between
+// the wrong neighbours, or at the wrong position, shows): numpy's linear rule, position q (n - 1).
+TEST(Stats, P10AndP90OfAnOddCount) {
+  // sorted 1 2 4 8 16: p10 at 0.4 -> 1 + 0.4 (2 - 1); p90 at 3.6 -> 8 + 0.6 (16 - 8).
+  const Summary s = summarize({16, 1, 8, 2, 4});
+  EXPECT_EQ(s.count, 5);
+  EXPECT_DOUBLE_EQ(s.median, 4);
+  EXPECT_NEAR(s.p10, 1.4, 1e-9);
+  EXPECT_NEAR(s.p90, 12.8, 1e-9);
+  EXPECT_NEAR(s.rel_spread, (12.8 - 1.4) / 4, 1e-9);
+}
+
+TEST(Stats, P10AndP90OfAnEvenCount) {
+  // sorted 1 2 4 8 16 32: p10 at 0.5 -> 1.5; p90 at 4.5 -> 16 + 0.5 (32 - 16); median at 2.5 -> 6.
+  const Summary s = summarize({32, 4, 1, 16, 2, 8});
+  EXPECT_EQ(s.count, 6);
+  EXPECT_DOUBLE_EQ(s.median, 6);
+  EXPECT_NEAR(s.p10, 1.5, 1e-9);
+  EXPECT_NEAR(s.p90, 24, 1e-9);
+  EXPECT_NEAR(s.rel_spread, (24 - 1.5) / 6, 1e-9);
+}
+
+// Twenty samples: p90 at 17.1 between the 18th and 19th smallest, never the largest (an outlier
+// a tenth of the samples may hold); p10 at 1.9, between the 2nd and 3rd.
+TEST(Stats, P90LeavesTheSlowestTenthOut) {
+  std::vector<double> samples;
+  for (int i = 1; i <= 18; ++i) samples.push_back(i);
+  samples.push_back(1000);  // the 19th
+  samples.push_back(5000);  // the 20th
+  const Summary s = summarize(samples);
+  EXPECT_NEAR(s.p90, 18 + 0.1 * (1000 - 18), 1e-9);
+  EXPECT_NEAR(s.p10, 2 + 0.9 * (3 - 2), 1e-9);
+  EXPECT_DOUBLE_EQ(s.median, 10.5);
+}
+
+TEST(Stats, OneSampleIsEveryQuantile) {
+  const Summary s = summarize({7});
+  EXPECT_EQ(s.count, 1);
+  EXPECT_NEAR(s.p10, 7, 1e-9);
+  EXPECT_DOUBLE_EQ(s.median, 7);
+  EXPECT_NEAR(s.p90, 7, 1e-9);
+  EXPECT_NEAR(s.rel_spread, 0, 1e-9);
+}
+
+}  // namespace
+}  // namespace attnbench

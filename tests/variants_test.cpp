@@ -7,6 +7,7 @@
 
 #include <c10/core/InferenceMode.h>
 
+#include <limits>
 #include <set>
 
 namespace attnbench {
@@ -204,6 +205,104 @@ TEST(Variants, APageTableReadInOrderIsCaught) {
   EXPECT_GT(forward_error(in, backend("naive").forward(wrong.view())).rel_err, kWrong);
   // SDPA and the textbook ops refuse a paged cache rather than gather it.
   for (const char* name : {"naive", "math"}) EXPECT_FALSE(backend(name).supports(p).supported);
+}
+
+}  // namespace
+}  // namespace attnbench
+
+namespace attnbench {
+namespace {
+
+// Attention with a softcap in float64, written out here: scores s = q k^T scale, capped to
+// tanh(s / cap) cap, then masked (causal, bottom-right), softmax, times v; or, for the planted
+// errors, capped another way.
+enum class Cap { truth, tanh_of_s_times_cap, tanh_of_s_over_cap_uncapped, after_the_mask };
+at::Tensor softcapped(const InputTensors& in, double cap, Cap how) {
+  const Problem& p = in.problem;
+  const int64_t group = p.heads / p.kv_heads;
+  const at::Tensor q = in.q.to(at::kDouble);
+  const at::Tensor k = in.k.to(at::kDouble).repeat_interleave(group, 1);
+  const at::Tensor v = in.v.to(at::kDouble).repeat_interleave(group, 1);
+  at::Tensor s = at::matmul(q, k.transpose(-2, -1)) * in.scale;
+  const at::Tensor i = at::arange(p.seq_len, at::kLong).view({-1, 1});
+  const at::Tensor j = at::arange(p.seq_len_kv, at::kLong).view({1, -1});
+  const at::Tensor hidden = j > i + (p.seq_len_kv - p.seq_len);
+  const double inf = std::numeric_limits<double>::infinity();
+  switch (how) {
+    case Cap::truth: s = (at::tanh(s / cap) * cap).masked_fill(hidden, -inf); break;
+    case Cap::tanh_of_s_times_cap: s = (at::tanh(s) * cap).masked_fill(hidden, -inf); break;
+    case Cap::tanh_of_s_over_cap_uncapped: s = at::tanh(s / cap).masked_fill(hidden, -inf); break;
+    case Cap::after_the_mask: s = at::tanh(s.masked_fill(hidden, -inf) / cap) * cap; break;
+  }
+  return at::matmul(at::softmax(s, -1), v).to(at::kFloat);
+}
+
+// The reference's softcap is tanh(s / cap) * cap, before the mask, at caps where the wrong ways
+// differ from it (at a cap of 1, tanh(s) * cap and tanh(s / cap) agree with it): 5 and 30, causal,
+// grouped-query heads. Capping after the mask gives the hidden keys a score of -cap, a weight
+// the small cap makes visible.
+TEST(Variants, TheSoftcapIsTanhOfTheScoreOverTheCapTimesTheCapBeforeTheMask) {
+  c10::InferenceMode guard;
+  for (const double cap : {5.0, 30.0}) {
+    Problem p = test::with_kv(test::problem(2, 4, 32, 16, DType::f32, true, Device::cpu), 2, 32);
+    p.softcap = cap;
+    const InputTensors in = make_inputs(p, 11);
+    EXPECT_LT(forward_error(in, softcapped(in, cap, Cap::truth)).judged(), 20 * kExact) << cap;
+    EXPECT_GT(forward_error(in, softcapped(in, cap, Cap::tanh_of_s_times_cap)).rel_err, kWrong)
+        << cap;
+    EXPECT_GT(
+        forward_error(in, softcapped(in, cap, Cap::tanh_of_s_over_cap_uncapped)).rel_err, kWrong)
+        << cap;
+    if (cap == 5.0)
+      EXPECT_GT(forward_error(in, softcapped(in, cap, Cap::after_the_mask)).rel_err, kWrong);
+    // The textbook backend caps the same way.
+    EXPECT_LT(forward_error(in, backend("naive").forward(in.view())).judged(), 20 * kExact) << cap;
+  }
+  // Longer keys than queries (bottom-right), not causal-square: the same rule.
+  Problem p = test::with_kv(test::problem(1, 2, 8, 16, DType::f32, true, Device::cpu), 2, 24);
+  p.softcap = 5;
+  const InputTensors in = make_inputs(p, 12);
+  EXPECT_LT(forward_error(in, softcapped(in, 5, Cap::truth)).judged(), 20 * kExact);
+  // Each query sees 17 keys or more here: the hidden ones' -5 moves it less, still 100 times the
+  // float32 error.
+  EXPECT_GT(forward_error(in, softcapped(in, 5, Cap::after_the_mask)).rel_err, 100 * kExact);
+}
+
+// The inputs' prints see a write into each of the offsets a ragged or paged batch hands a
+// backend, each one by its name: cu_seqlens_q, cu_seqlens_kv and kv_lens (packed), and
+// page_table (paged); the same tensors put back print as before.
+TEST(Variants, AWriteIntoEachOffsetTensorIsSeenByName) {
+  c10::InferenceMode guard;
+  const Problem packed = ragged({3, 7, 1, 5}, {3, 9, 4, 5}, true);
+  const Problem paged_batch = paged(ragged({1, 1, 1}, {5, 12, 1}, false), 4, PageOrder::shuffled);
+  struct Case {
+    const Problem* problem;
+    const char* name;
+    at::Tensor InputTensors::*tensor;
+  };
+  for (const Case& c : {Case{&packed, "cu_seqlens_q", &InputTensors::cu_seqlens_q},
+                        Case{&packed, "cu_seqlens_kv", &InputTensors::cu_seqlens_kv},
+                        Case{&packed, "kv_lens", &InputTensors::kv_lens},
+                        Case{&paged_batch, "cu_seqlens_q", &InputTensors::cu_seqlens_q},
+                        Case{&paged_batch, "kv_lens", &InputTensors::kv_lens},
+                        Case{&paged_batch, "page_table", &InputTensors::page_table}}) {
+    InputTensors in = make_inputs(*c.problem, 3);
+    const at::Tensor& t = in.*c.tensor;
+    ASSERT_TRUE(t.defined()) << c.name;
+    const std::vector<InputPrint> before = input_prints(in);
+    EXPECT_EQ(changed_input(before, input_prints(in)), "") << c.name;
+    // One entry one higher (the last: a sequence's end, its length, a page id).
+    at::Tensor flat = t.view({-1});
+    flat[flat.numel() - 1].add_(1);
+    EXPECT_EQ(changed_input(before, input_prints(in)), c.name);
+    flat[flat.numel() - 1].sub_(1);
+    EXPECT_EQ(changed_input(before, input_prints(in)), "") << c.name;
+    // The first entry zeroed where it is not 0 already, or set to 1.
+    const int64_t first = flat[0].item<int64_t>();
+    flat[0].fill_(first == 0 ? 1 : 0);
+    EXPECT_EQ(changed_input(before, input_prints(in)), c.name);
+    flat[0].fill_(first);
+  }
 }
 
 }  // namespace
