@@ -651,6 +651,12 @@ TEST(TorchSettingsGuard, PutsBackEachSettingChangedAlone) {
         static_cast<int>(ctx.float32Precision(Float32Backend::CUDA, Float32Op::MATMUL)),
         static_cast<int>(ctx.float32Precision(Float32Backend::CUDA, Float32Op::CONV)),
         static_cast<int>(ctx.float32Precision(Float32Backend::CUDA, Float32Op::RNN)),
+        static_cast<int>(ctx.float32Precision(Float32Backend::CUDA, Float32Op::ALL)),
+        static_cast<int>(ctx.float32Precision(Float32Backend::MKLDNN, Float32Op::ALL)),
+        static_cast<int>(ctx.float32Precision(Float32Backend::MKLDNN, Float32Op::MATMUL)),
+        static_cast<int>(ctx.float32Precision(Float32Backend::MKLDNN, Float32Op::CONV)),
+        static_cast<int>(ctx.float32Precision(Float32Backend::MKLDNN, Float32Op::RNN)),
+        static_cast<int>(ctx.allowFP16ReductionCPU()),
         static_cast<int>(ctx.allowFP16ReductionCuBLAS()),
         static_cast<int>(ctx.allowBF16ReductionCuBLAS()),
         static_cast<int>(ctx.allowFP16AccumulationCuBLAS())};
@@ -659,6 +665,12 @@ TEST(TorchSettingsGuard, PutsBackEachSettingChangedAlone) {
   auto other = [&](Float32Backend b, Float32Op op) {
     return ctx.float32Precision(b, op) == Float32Precision::TF32 ? Float32Precision::IEEE
                                                                   : Float32Precision::TF32;
+  };
+  // oneDNN's: bf16 or ieee.
+  auto other_cpu = [&](Float32Op op) {
+    return ctx.float32Precision(Float32Backend::MKLDNN, op) == Float32Precision::BF16
+               ? Float32Precision::IEEE
+               : Float32Precision::BF16;
   };
   // The next of the three cuBLAS reduction options: (reduced precision, split-K) allowed.
   auto next_reduction = [](at::CuBLASReductionOption o) {
@@ -708,6 +720,16 @@ TEST(TorchSettingsGuard, PutsBackEachSettingChangedAlone) {
          ctx.setFloat32Precision(Float32Backend::CUDA, Float32Op::RNN,
                                  other(Float32Backend::CUDA, Float32Op::RNN));
        }},
+      {"tf32 cuda all",
+       [&] {
+         ctx.setFloat32Precision(Float32Backend::CUDA, Float32Op::ALL,
+                                 other(Float32Backend::CUDA, Float32Op::ALL));
+       }},
+      {"mkldnn all", [&] { ctx.setFloat32Precision(Float32Backend::MKLDNN, Float32Op::ALL, other_cpu(Float32Op::ALL)); }},
+      {"mkldnn matmul", [&] { ctx.setFloat32Precision(Float32Backend::MKLDNN, Float32Op::MATMUL, other_cpu(Float32Op::MATMUL)); }},
+      {"mkldnn conv", [&] { ctx.setFloat32Precision(Float32Backend::MKLDNN, Float32Op::CONV, other_cpu(Float32Op::CONV)); }},
+      {"mkldnn rnn", [&] { ctx.setFloat32Precision(Float32Backend::MKLDNN, Float32Op::RNN, other_cpu(Float32Op::RNN)); }},
+      {"cpu fp16 reduction", [&] { ctx.setAllowFP16ReductionCPU(!ctx.allowFP16ReductionCPU()); }},
       {"cublas fp16 reduction",
        [&] {
          const auto [reduced, splitk] = next_reduction(ctx.allowFP16ReductionCuBLAS());
@@ -725,7 +747,11 @@ TEST(TorchSettingsGuard, PutsBackEachSettingChangedAlone) {
   for (const auto& [name, change] : changes) {
     {
       const TorchSettingsGuard guard;
-      change();
+      try {
+        change();
+      } catch (const c10::Error&) {  // the CPU's fp16 reduction, where the CPU has no fp16
+        continue;
+      }
       EXPECT_NE(snapshot(), before) << name << ": the change changed nothing, so tests nothing";
     }
     EXPECT_EQ(snapshot(), before) << name << " was not put back";

@@ -302,7 +302,19 @@ TEST(Variants, AWriteIntoEachOffsetTensorIsSeenByName) {
     flat[0].fill_(first == 0 ? 1 : 0);
     EXPECT_EQ(changed_input(before, input_prints(in)), c.name);
     flat[0].fill_(first);
+    // Two entries swapped: the same values, and the same sum and sum of squares.
+    const int64_t last = flat[flat.numel() - 1].item<int64_t>();
+    if (last != first) {
+      flat[0].fill_(last), flat[flat.numel() - 1].fill_(first);
+      EXPECT_EQ(changed_input(before, input_prints(in)), c.name) << "swapped";
+      flat[0].fill_(first), flat[flat.numel() - 1].fill_(last);
+    }
   }
+  // A page table reordered in place, every row's entries reversed.
+  InputTensors in = make_inputs(paged_batch, 3);
+  const std::vector<InputPrint> before = input_prints(in);
+  in.page_table.copy_(in.page_table.flip({1}));
+  EXPECT_EQ(changed_input(before, input_prints(in)), "page_table");
 }
 
 }  // namespace

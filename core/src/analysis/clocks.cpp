@@ -62,7 +62,7 @@ void hold_for_clocks(ComparedRow& row, const SideClocks& clocks, bool normalize_
     row.unsure = Unsure::no_clock;
     row.why_unsure = "--normalize-clock: a side has no SM clock (sm_clock_mhz_median)";
   } else if (!normalize_clock && clocks.known() &&
-             std::abs(clocks.candidate_mhz() / clocks.base_mhz() - 1) > kClocksApart) {
+             std::abs(clocks.candidate_mhz() - clocks.base_mhz()) > kClocksApart * clocks.base_mhz()) {
     row.unsure = Unsure::clocks_apart;
     row.why_unsure = "SM clocks " + std::to_string(std::lround(clocks.base_mhz())) + " vs " +
                      std::to_string(std::lround(clocks.candidate_mhz())) +

@@ -29,7 +29,7 @@ constexpr double kPreemptedOften = 0.1;  // involuntary switches per call
 std::string host_flags(const Row& base, const Row& candidate) {
   std::string out;
   if (base.host_mhz && candidate.host_mhz && *base.host_mhz > 0 &&
-      std::abs(*candidate.host_mhz / *base.host_mhz - 1) > kHostClockDiffers)
+      std::abs(*candidate.host_mhz - *base.host_mhz) > kHostClockDiffers * *base.host_mhz)
     out = to_string(Flag::host_clock_differs);
   for (const Row* row : {&base, &candidate})
     if (row->host_preempted_per_call.value_or(0) > kPreemptedOften)

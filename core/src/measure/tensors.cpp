@@ -245,14 +245,17 @@ std::vector<InputPrint> input_prints(const InputTensors& in) {
     InputPrint print{name, tensor->sizes().vec()};
     const at::Tensor flat = flat_bits(tensor->contiguous());
     at::Tensor sum = at::zeros({}, flat.options().dtype(at::kLong)), squares = sum.clone();
+    at::Tensor by_position = sum.clone();
     for (int64_t start = 0; start < flat.numel(); start += kChunk) {
-      const at::Tensor x =
-          flat.narrow(0, start, std::min(kChunk, flat.numel() - start)).to(at::kLong);
+      const int64_t n = std::min(kChunk, flat.numel() - start);
+      const at::Tensor x = flat.narrow(0, start, n).to(at::kLong);
       sum += x.sum();
       squares += (x * x).sum();
+      by_position += (x * at::arange(start + 1, start + n + 1, x.options())).sum();
     }
     print.sum = sum.item<int64_t>();
     print.sum_of_squares = squares.item<int64_t>();
+    print.by_position = by_position.item<int64_t>();
     out.push_back(std::move(print));
   }
   return out;

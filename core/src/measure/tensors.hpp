@@ -67,14 +67,17 @@ void move_inputs(InputTensors& in, int64_t shift);
 // a backend reading the cache as if it were contiguous is caught. Returns the table it replaced.
 at::Tensor scatter_pages(InputTensors& in, uint64_t seed);
 
-// Each input as a call found it: its shape and two sums over its bits (int64, wrapping), so that a
-// backend that writes into its inputs (zeroes v, scales q, grows k) is not judged on what it left.
+// Each input as a call found it: its shape and three sums over its bits (int64, wrapping), so that
+// a backend that writes into its inputs (zeroes v, scales q, grows k, reorders a page table) is
+// not judged on what it left: the values, their squares, and each value times its position (what
+// a permutation of the values changes and the other two do not).
 struct InputPrint {
   std::string name;
   std::vector<int64_t> sizes;
-  int64_t sum = 0, sum_of_squares = 0;
+  int64_t sum = 0, sum_of_squares = 0, by_position = 0;
   bool same_as(const InputPrint& o) const {
-    return name == o.name && sizes == o.sizes && sum == o.sum && sum_of_squares == o.sum_of_squares;
+    return name == o.name && sizes == o.sizes && sum == o.sum &&
+           sum_of_squares == o.sum_of_squares && by_position == o.by_position;
   }
 };
 std::vector<InputPrint> input_prints(const InputTensors& in);

@@ -9,11 +9,19 @@ namespace {
 
 using at::Float32Backend;
 using at::Float32Op;
-constexpr std::array<std::pair<Float32Backend, Float32Op>, 4> kFloat32Precisions = {{
+// Every (backend, op) PyTorch keeps a float32 precision for: CUDA's and MKLDNN's (the CPU's
+// oneDNN: torch.backends.mkldnn.matmul.fp32_precision = "bf16" in one backend would otherwise
+// reach the next).
+constexpr std::array<std::pair<Float32Backend, Float32Op>, 9> kFloat32Precisions = {{
     {Float32Backend::GENERIC, Float32Op::ALL},
+    {Float32Backend::CUDA, Float32Op::ALL},
     {Float32Backend::CUDA, Float32Op::MATMUL},
     {Float32Backend::CUDA, Float32Op::CONV},
     {Float32Backend::CUDA, Float32Op::RNN},
+    {Float32Backend::MKLDNN, Float32Op::ALL},
+    {Float32Backend::MKLDNN, Float32Op::MATMUL},
+    {Float32Backend::MKLDNN, Float32Op::CONV},
+    {Float32Backend::MKLDNN, Float32Op::RNN},
 }};
 
 // Calls `set(want)` only where it differs from `now`.
@@ -44,6 +52,7 @@ TorchSettings TorchSettings::current() {
   s.cublas = {static_cast<int>(ctx.allowFP16ReductionCuBLAS()),
               static_cast<int>(ctx.allowBF16ReductionCuBLAS()),
               ctx.allowFP16AccumulationCuBLAS() ? 1 : 0};
+  s.fp16_reduction_cpu = ctx.allowFP16ReductionCPU();
   return s;
 }
 
@@ -77,6 +86,8 @@ void TorchSettings::restore() const {
   set_back(now.cublas[1], cublas[1],
            [&](int o) { ctx.setAllowBF16ReductionCuBLAS(o == 0, o <= 1); });
   set_back(now.cublas[2], cublas[2], [&](int b) { ctx.setAllowFP16AccumulationCuBLAS(b != 0); });
+  set_back(now.fp16_reduction_cpu, fp16_reduction_cpu,
+           [&](bool b) { ctx.setAllowFP16ReductionCPU(b); });
 }
 
 }  // namespace attnbench

@@ -17,11 +17,12 @@ struct TorchSettings {
   int cudnn_benchmark_limit = 0;
   // math, efficient, flash, cudnn, overrideable, FA3; then the math kernel's reduced precision
   std::array<bool, 7> sdpa{};
-  // TF32 and the like: float32 precision of (generic, all), (cuda, matmul), (cuda, conv), (cuda,
-  // rnn) as at::Float32Precision; cuBLAS's fp16 and bf16 reductions as at::CuBLASReductionOption,
-  // then its fp16 accumulation
-  std::array<int, 4> float32_precision{};
+  // TF32 and the like: float32 precision of (generic, all), then CUDA's and MKLDNN's (all, matmul,
+  // conv, rnn), as at::Float32Precision; cuBLAS's fp16 and bf16 reductions as
+  // at::CuBLASReductionOption, then its fp16 accumulation; the CPU's fp16 reduction
+  std::array<int, 9> float32_precision{};
   std::array<int, 3> cublas{};
+  bool fp16_reduction_cpu = false;
 
   static TorchSettings current();
   void restore() const;
