@@ -410,6 +410,7 @@ TEST(GpuFollowsInputs, ProbesAreWrongAndPagedBackendsRight) {
   RunOptions options = checked_and_timed();
   options.measurement.passes = {Pass::correctness, Pass::timing};
   options.measurement.timing_modes = {TimingMode::cold};
+  test::MeasuringRunner runner(test::host(), options);
   for (PageOrder order : {PageOrder::in_order, PageOrder::shuffled}) {
     Problem p = test::with_kv(test::problem(8, 32, 1, 128, DType::bf16, true, Device::cuda), 8,
                               32768);
@@ -424,7 +425,10 @@ TEST(GpuFollowsInputs, ProbesAreWrongAndPagedBackendsRight) {
     for (const LoadedBackend* loaded : backends) {
       if (!loaded) continue;
       const std::string name = loaded->backend->name();
-      const Row row = measured(p, *loaded, options);
+      std::cerr << "[ measuring ] " << name << " " << to_string(order) << std::endl;
+      const BackendRecords records = runner.measure({p, point_id(p)}, *loaded);
+      ASSERT_FALSE(records.rows.empty()) << name;
+      const Row& row = records.rows[0];
       std::cout << "[ measured ] " << name << " " << to_string(order) << ": "
                 << to_string(row.status) << " "
                 << (row.time_ms_median ? std::to_string(*row.time_ms_median) + " ms " : "")
@@ -444,6 +448,7 @@ TEST(GpuFollowsInputs, ProbesAreWrongAndPagedBackendsRight) {
   p.kv_lens = std::vector<int64_t>(8, 32768);
   RunOptions memory = options;
   memory.measurement.passes = {Pass::timing};
+  std::cerr << "[ measuring ] kv_copy, timing alone" << std::endl;
   const Row kept = measured(p, probe("kv_copy"), memory);
   ASSERT_TRUE(kept.device_mem_kept_mib.has_value());
   EXPECT_GE(*kept.device_mem_kept_mib, 1000);
@@ -457,6 +462,7 @@ TEST(GpuFollowsInputs, EveryVariantIgnoredIsWrongInBf16) {
     p.device = Device::cuda;
     {
       const BlindTo blind(variant);
+      std::cerr << "[ measuring ] variant_blind " << variant << std::endl;
       const Row row = measured(p, probe("variant_blind"), test::correctness_options());
       std::cout << "[ measured ] variant_blind " << variant << ": " << to_string(row.status) << " "
                 << row.reason << "\n";

@@ -226,7 +226,7 @@ void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResu
   pass(m.wants(Pass::ops), "ops", untimed([&] { r.ops = ops_pass(ctx); }));
   pass(m.wants(Pass::kernels) && ctx.on_cuda() && cupti_available(), "kernels",
        untimed([&] { r.kernels = kernels_pass(ctx); }));
-  pass(m.wants(Pass::energy) && ctx.on_cuda() && ctx.monitor &&
+  pass(m.wants(Pass::energy) && ctx.on_cuda() && ctx.monitor && r.warmup &&
            r.warmup->est_call_ms >= m.energy_min_call_ms,
        "energy",
        untimed(watch_growth([&] { r.energy = energy_pass(ctx, r.warmup->est_call_ms); })));
