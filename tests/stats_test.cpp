@@ -51,6 +51,47 @@ TEST(Stats, StopsAtMaxSamplesWhenNoisy) {
   EXPECT_EQ(run.samples.size(), 40u);
 }
 
+// Seven values 0.97 .. 1.03 in turn: a spread (relative_noise) of 1.4826 x 0.02 = 2.97% that no
+// count of samples narrows.
+double spread_of_three_percent(int& i) { return 0.97 + 0.01 * (i++ % 7); }
+
+TEST(Stats, StopsOnceTheMedianIsKnownThoughTheSpreadStaysAboveTheTarget) {
+  SamplingRule m;
+  m.min_samples = 5;
+  m.max_samples = 100000;
+  m.min_time_s = 0;
+  m.max_time_s = 1e9;
+  m.target_rel_noise = 0.01;
+  int i = 0;
+  const SampleRun run = sample_until_stable(m, [&] { return spread_of_three_percent(i); });
+  EXPECT_FALSE(run.converged);
+  EXPECT_TRUE(run.median_known);
+  // 1.2533 x 0.02965 / sqrt(n) <= 0.0025 from n = 222 on; checked every ~10% more samples.
+  EXPECT_GE(run.samples.size(), 222u);
+  EXPECT_LE(run.samples.size(), 245u);
+}
+
+TEST(Stats, AMedianNotYetKnownKeepsSampling) {
+  SamplingRule m;
+  m.min_samples = 5;
+  m.max_samples = 221;  // one short of knowing it
+  m.min_time_s = 0;
+  m.max_time_s = 1e9;
+  m.target_rel_noise = 0.01;
+  int i = 0;
+  const SampleRun run = sample_until_stable(m, [&] { return spread_of_three_percent(i); });
+  EXPECT_FALSE(run.median_known);
+  EXPECT_EQ(run.samples.size(), 221u);
+  // A target the spread meets: converged, the median's rule never needed.
+  m.max_samples = 100000;
+  m.target_rel_noise = 0.03;
+  i = 0;
+  const SampleRun met = sample_until_stable(m, [&] { return spread_of_three_percent(i); });
+  EXPECT_TRUE(met.converged);
+  EXPECT_FALSE(met.median_known);
+  EXPECT_LT(met.samples.size(), 20u);
+}
+
 // A clock that moves a fixed step every time it is read: the sampler reads it once at the start and
 // once after each sample, so sample n ends at n * step seconds.
 std::function<double()> ticking(double step) {
@@ -113,7 +154,15 @@ TEST(Stats, TheNoiseTargetDecidesWhenToStop) {
   const SampleRun missed =
       sample_until_stable(settings(10, 500, 0, 60, 0.014), alternating(), ticking(0.001));
   EXPECT_FALSE(missed.converged);
-  EXPECT_EQ(missed.samples.size(), 500u);
+  // Missed, and the median known to a quarter of the target from 1.2533 x 1.468% / sqrt(n) <=
+  // 0.35%, n = 28 (a check: every sample to 20, then every second).
+  EXPECT_TRUE(missed.median_known);
+  EXPECT_EQ(missed.samples.size(), 28u);
+  const SampleRun capped =
+      sample_until_stable(settings(10, 27, 0, 60, 0.014), alternating(), ticking(0.001));
+  EXPECT_FALSE(capped.converged);
+  EXPECT_FALSE(capped.median_known);
+  EXPECT_EQ(capped.samples.size(), 27u);
 }
 
 // Noisy at first, then quiet: with fewer than 10 samples the noise is checked after every sample,

@@ -74,8 +74,14 @@ SampleRun sample_until_stable(const SamplingRule& settings,
     if (n >= next_check) {
       // Checking costs a sort; do it after every ~10% more samples.
       next_check = n + std::max<size_t>(1, n / 10);
-      if (relative_noise(run.samples) <= settings.target_rel_noise) {
+      const double noise = relative_noise(run.samples);
+      if (noise <= settings.target_rel_noise) {
         run.converged = true;
+        break;
+      }
+      if (1.2533 * noise / std::sqrt(static_cast<double>(n)) <=
+          kMedianKnownShare * settings.target_rel_noise) {
+        run.median_known = true;
         break;
       }
     }

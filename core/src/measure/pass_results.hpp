@@ -219,8 +219,9 @@ struct PassResults {
   // this (point, backend) kept, in PyTorch's allocator or outside it (a library's own cudaMalloc).
   std::optional<double> device_mem_left_mib;
   std::optional<MemoryGrowth> device_mem_growth;  // CUDA: across the CPU (or energy) pass
-  // CUDA: device memory the backend held between calls, its result let go, beyond what was held
-  // once the inputs were made (the harness's own buffers left out): workspaces, plans, caches.
+  // CUDA: device memory the backend holds between calls, its result let go: what each of its
+  // points in this worker grew it by (from the inputs made to after its calls, the harness's own
+  // buffers left out), added up: workspaces, plans, caches, a copy kept from point to point.
   std::optional<double> device_mem_kept_mib;
   double kv_cache_mib = 0;  // the inputs' k and v (one tensor where v is a view of k)
   // Each pass's wall time in the worker, in the order they ran (the harness's own cost).

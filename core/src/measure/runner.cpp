@@ -14,6 +14,7 @@
 #include <c10/core/InferenceMode.h>
 #include <c10/util/Exception.h>
 
+#include <map>
 #include <new>
 
 #ifdef ATTNBENCH_WITH_CUDA
@@ -218,8 +219,8 @@ void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResu
   if (!r.failure && ctx.unheld_at_start_mib) {
     ctx.release_result();
     release_cached_memory(ctx.host);
-    if (const auto now = unheld_device_mib(ctx.host, ctx.monitor))
-      r.device_mem_kept_mib = std::max(0.0, *ctx.unheld_at_start_mib - ctx.harness_took_mib - *now);
+    if (const auto now = unheld_device_mib(ctx.host, ctx.monitor))  // this point's growth
+      r.device_mem_kept_mib = *ctx.unheld_at_start_mib - ctx.harness_took_mib - *now;
   }
   pass(m.wants(Pass::memory) && ctx.on_cuda(), "memory",
        untimed([&] { r.memory = memory_pass(ctx); }));
@@ -237,6 +238,9 @@ void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResu
 
 struct Runner::Impl {
   CudaInstruments cuda;  // created at the first CUDA point
+  // What each backend holds between calls, added up over its points in this worker: a copy it
+  // keeps from one point to the next is held at every point, not only where it was made.
+  std::map<std::string, double> kept_mib;
 };
 
 Runner::Runner(HostInfo host, RunnerOptions options)
@@ -285,6 +289,11 @@ PassResults Runner::measure(const Point& point, const LoadedBackend& loaded) {
       if (cuda) results.peak_reserved_mib = reserved_mib(host_, true);
     }
     results.pass_seconds = std::move(ctx.pass_seconds);
+    if (results.device_mem_kept_mib) {
+      double& held = impl_->kept_mib[loaded.name];
+      held = std::max(0.0, held + *results.device_mem_kept_mib);
+      results.device_mem_kept_mib = held;
+    }
   }  // the inputs and the last output are freed here, before the cache is emptied
   release_cached_memory(host_);
   if (cuda) {

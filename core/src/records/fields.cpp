@@ -160,10 +160,11 @@ const std::vector<Field<Row>>& row_fields() {
                   "call after call, after every first-call set-up (see leaked_device_memory); "
                   "empty while another process had the GPU"),
             field("device_mem_kept_mib", &Row::device_mem_kept_mib, "MiB",
-                  "device memory the backend held between calls, its result let go, beyond what "
-                  "was held once the inputs were made (the harness's own buffers left out): "
-                  "workspaces, plans, caches (see kept_input_sized_state); empty while another "
-                  "process had the GPU"),
+                  "device memory the backend holds between calls, its result let go: what each "
+                  "of its points in this worker grew it by, from its inputs made to after its "
+                  "calls (the harness's own buffers left out), added up: workspaces, plans, "
+                  "caches, a copy kept from point to point (see kept_input_sized_state); empty "
+                  "while another process had the GPU"),
             judged(field("rel_err", &Row::rel_err, "ratio",
                          "largest per-row relative error against float64, on rows drawn from the "
                          "seed (every row of the output is also checked against float32, judged "
