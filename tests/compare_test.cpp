@@ -1080,3 +1080,43 @@ TEST(Compare, RepetitionsNeededAreTheSameForAnImprovementAndARegression) {
 
 }  // namespace
 }  // namespace attnbench
+
+// Mutation audit (issue 45): both clock bounds are 'more than', so exactly at the bound, either
+// way of the base, nothing is flagged or held.
+namespace attnbench {
+namespace {
+
+TEST(Compare, ClocksExactlyAtTheBoundAreNotApart) {
+  std::vector<Row> base, next;
+  for (const auto& [name, mhz] : std::vector<std::pair<std::string, double>>{{"up5", 3150}, {"down5", 2850}}) {
+    for (double at : {3000.0, mhz}) {
+      Row r = timed(name, 512, 1.0, 0.01);
+      r.cpu_us_median = 20, r.cpu_us_p10 = 19, r.cpu_us_p90 = 21;
+      r.host_mhz = at, r.host_preempted_per_call = 0, r.host_migrated_per_call = 0;
+      (at == 3000.0 ? base : next).push_back(r);
+    }
+  }
+  const Comparison host =
+      compare_reports(table(base, "b.csv"), table(next, "n.csv"), with({"cpu_us_median"}));
+  for (const char* kept : {"up5", "down5"})
+    EXPECT_EQ(find(host.metrics.at(0), kept, "s512").flags, "") << kept;
+
+  base.clear(), next.clear();
+  for (const auto& [name, mhz] : std::vector<std::pair<std::string, double>>{{"up3", 2060}, {"down3", 1940}}) {
+    Row r = timed(name, 512, 1.0, 0.005);
+    r.sm_clock_mhz_median = 2000;
+    base.push_back(r);
+    r.sm_clock_mhz_median = mhz;
+    r.time_ms_median = 1.3;  // a planted 30%
+    next.push_back(r);
+  }
+  const Comparison sm =
+      compare_reports(table(base, "a.csv"), table(next, "b.csv"), with({"time_ms_median"}));
+  for (const char* stands : {"up3", "down3"}) {
+    EXPECT_NE(find(sm.metrics.at(0), stands, "s512").unsure, Unsure::clocks_apart) << stands;
+    EXPECT_EQ(find(sm.metrics.at(0), stands, "s512").verdict, Verdict::worse) << stands;
+  }
+}
+
+}  // namespace
+}  // namespace attnbench

@@ -477,3 +477,130 @@ TEST(GpuFollowsInputs, EveryVariantIgnoredIsWrongInBf16) {
 
 }  // namespace
 }  // namespace attnbench
+
+// Mutation audit (issue 45): checks the planted one-line bugs got past.
+#include <limits>
+#include <sstream>
+
+namespace attnbench {
+namespace {
+
+// A pool of two pages (one a sequence): every shift rotates by one page, so the two swap.
+TEST(MoveInputs, APoolOfTwoPagesIsRotatedToo) {
+  c10::InferenceMode guard;
+  Problem p = paged(PageOrder::in_order);
+  p.batch = 2, p.q_lens = {1, 1}, p.kv_lens = {4, 3};
+  for (int64_t shift : std::vector<int64_t>{0, 1, 7}) {
+    InputTensors in = make_inputs(p, 4);
+    ASSERT_EQ(in.k.size(0), 2);
+    const at::Tensor table = in.page_table.clone();
+    move_inputs(in, shift);
+    for (int64_t b = 0; b < 2; ++b)
+      EXPECT_EQ(in.page_table[b][0].item<int32_t>(), (table[b][0].item<int32_t>() + 1) % 2)
+          << b << " at shift " << shift;
+  }
+}
+
+// Two values swapped 2^24 elements apart, at the same offset of two of the print's chunks: each
+// value's weight is its position in the tensor, not in its chunk.
+TEST(InputPrints, SeeTwoValuesSwappedAChunkApart) {
+  c10::InferenceMode guard;
+  constexpr int64_t kChunk = int64_t{1} << 24;
+  InputTensors in;
+  in.k = at::zeros({kChunk + 8}, at::kShort);
+  in.k[0] = 3;
+  in.k[kChunk] = 5;
+  const std::vector<InputPrint> before = input_prints(in);
+  in.k[0] = 5;
+  in.k[kChunk] = 3;
+  EXPECT_EQ(changed_input(before, input_prints(in)), "k");
+}
+
+// A window ahead only (not causal, every key behind seen): leaving it out moves the reference, and
+// a backend that ignores it is named.
+Problem window_ahead() {
+  Problem p = test::problem(2, 4, 256, 64, DType::f32, false, Device::cpu);
+  p.window_right = 31;
+  return p;
+}
+
+TEST(VariantIgnored, AWindowAheadOnlyIsCheckedAndIgnoringItNamed) {
+  const Row honest = measured(window_ahead(), *test::plugins().find("naive"), test::correctness_options());
+  EXPECT_EQ(honest.status, Status::ok) << honest.reason;
+  EXPECT_FALSE(honest.has_flag(Flag::variant_not_checked)) << honest.variant_moves;
+  const BlindTo blind("window");
+  const Row row = measured(window_ahead(), probe("variant_blind"), test::correctness_options());
+  EXPECT_EQ(row.status, Status::wrong) << row.reason;
+  EXPECT_TRUE(says(row, "window ignored")) << row.reason << " / " << row.variant_moves;
+}
+
+// A non-finite value in any checked slice makes the error NaN (which the row reads as non-finite),
+// never the worst of the finite rows.
+TEST(WorstRowError, ANonFiniteOutputIsNaN) {
+  c10::InferenceMode guard;
+  const at::Tensor ref = at::ones({2, 3, 4}, at::kDouble);
+  at::Tensor got = ref.clone();
+  got[1][2][3] = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(worst_row_error({ref, ref}, {ref, ref}), 0);
+  EXPECT_TRUE(std::isnan(worst_row_error({ref, got}, {ref, ref})));
+  got[1][2][3] = std::numeric_limits<double>::infinity();
+  EXPECT_TRUE(std::isnan(worst_row_error({got, ref}, {ref, ref})));
+}
+
+// MLA's latent cache in fp8: v is k's first columns, under k's scale: no v scale to check apart.
+TEST(PointVariants, AnFp8LatentCacheHasNoScaleOfVApart) {
+  c10::InferenceMode guard;
+  Problem p;
+  p.kind = "mla";
+  p.mla.absorbed = true;
+  p.batch = 1, p.heads = 4, p.kv_heads = 1, p.seq_len = 1, p.seq_len_kv = 64;
+  p.dtype = DType::bf16, p.kv_dtype = DType::fp8_e4m3, p.causal = true, p.device = Device::cpu;
+  kind_of(p).complete(p);
+  ASSERT_TRUE(p.v_in_k && p.fp8_kv());
+  std::vector<std::string> names;
+  for (const PointVariant& v : point_variants(make_inputs(p, 1))) names.push_back(v.name);
+  EXPECT_EQ(names, std::vector<std::string>{"rope"});
+}
+
+// The softcap ignored is named from its own call, q drawn wider, and the reason says so.
+TEST(VariantIgnored, TheSoftcapIgnoredIsToldFromItsOwnCall) {
+  Problem p = test::problem(2, 4, 256, 64, DType::f32, true, Device::cpu);
+  p.softcap = 30;
+  ASSERT_GT(softcap_bite(p), 1);
+  const BlindTo blind("softcap");
+  const Row row = measured(p, probe("variant_blind"), test::correctness_options());
+  EXPECT_EQ(row.status, Status::wrong) << row.reason;
+  EXPECT_TRUE(says(row, "softcap ignored")) << row.reason;
+  EXPECT_TRUE(says(row, "with q drawn wider")) << row.reason;
+}
+
+// The whole output's check names the variant too, the checked rows right.
+TEST(VariantMoves, AWrongWholeOutputNamesTheVariantItsOutputLacks) {
+  CorrectnessResult c;
+  c.rel_err = 0.01;
+  c.whole_rel_err = 0.5;  // above 2 x 0.02
+  c.variants = {{"window", 0.3, 0.02, 0.3}};
+  const Row row = assembled(checked(c)).rows.at(0);
+  EXPECT_EQ(row.status, Status::wrong);
+  EXPECT_TRUE(says(row, "of the whole output")) << row.reason;
+  EXPECT_TRUE(says(row, "window ignored")) << row.reason;
+}
+
+// Each pass's seconds are the time it took: never negative.
+TEST(PassSeconds, AreTheWallTimeEachPassTook) {
+  const Row row = measured(packed_contiguous(), *test::plugins().find("naive"));
+  std::stringstream cells(row.pass_seconds);
+  std::string cell;
+  int passes = 0;
+  while (std::getline(cells, cell, ';')) {
+    const size_t eq = cell.find('=');
+    ASSERT_NE(eq, std::string::npos) << cell;
+    EXPECT_NE(cell[eq + 1], '-') << cell;
+    EXPECT_GE(std::stod(cell.substr(eq + 1)), 0) << cell;
+    ++passes;
+  }
+  EXPECT_GE(passes, 6) << row.pass_seconds;
+}
+
+}  // namespace
+}  // namespace attnbench
