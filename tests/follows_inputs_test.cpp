@@ -604,3 +604,32 @@ TEST(PassSeconds, AreTheWallTimeEachPassTook) {
 
 }  // namespace
 }  // namespace attnbench
+
+namespace attnbench {
+namespace {
+
+// What the CUDA-only paths decide, on the CPU: the energy pass's gate and the kept memory's sum.
+TEST(EnergyGate, RunsFromEnergyMinCallMsTheBoundIncluded) {
+  MeasureSettings m;
+  EXPECT_EQ(m.energy_min_call_ms, 10);
+  EXPECT_TRUE(energy_pays(m, 10));
+  EXPECT_TRUE(energy_pays(m, 250));
+  EXPECT_FALSE(energy_pays(m, 9.99));
+  EXPECT_FALSE(energy_pays(m, 0.025));
+  m.energy_min_call_ms = 0;  // every point
+  EXPECT_TRUE(energy_pays(m, 0));
+  EXPECT_TRUE(energy_pays(m, 0.025));
+}
+
+TEST(KeptState, AddsUpEachPointsGrowthNeverBelowNothing) {
+  double held = 0;
+  EXPECT_EQ(add_kept(held, 1024), 1024);  // a copy made at the first point
+  EXPECT_EQ(add_kept(held, 0), 1024);     // replaced by one of its size: still held
+  EXPECT_EQ(add_kept(held, -512), 512);   // a smaller one
+  EXPECT_EQ(held, 512);
+  EXPECT_EQ(add_kept(held, -2048), 0);    // let go of more than it was charged with
+  EXPECT_EQ(add_kept(held, 3), 3);
+}
+
+}  // namespace
+}  // namespace attnbench

@@ -49,6 +49,12 @@ struct MeasureSettings {
   }
 };
 
+// Whether the energy pass runs at a point whose call takes `est_call_ms` (its warm-up median): from
+// energy_min_call_ms, the bound included.
+inline bool energy_pays(const MeasureSettings& m, double est_call_ms) {
+  return est_call_ms >= m.energy_min_call_ms;
+}
+
 // The `measurement:` keys, one entry each (the YAML reader, the worker protocol, the config
 // fingerprint and docs/columns.md read this table): the field, its lower bound, whether a sweep
 // may set it (`trace` is run --trace only), and whether it decides the numbers (a key that does

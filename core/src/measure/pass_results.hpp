@@ -104,6 +104,13 @@ inline constexpr double kGrowthPerCallMib = 0.5;
 // workspaces, made at a backend's first call, stay below it).
 inline constexpr double kKeptStateShare = 0.5;
 inline constexpr double kKeptStateFloorMib = 256;
+
+// What a backend holds after a point that grew it by `growth` MiB (negative: it let go of some),
+// `held` the running total of its points in this worker, never below 0; returns the new total.
+inline double add_kept(double& held, double growth) {
+  held = std::max(0.0, held + growth);
+  return held;
+}
 struct MemoryGrowth {
   double mib = 0;  // free memory (and what the allocator held unused) before less after
   int64_t calls = 0;

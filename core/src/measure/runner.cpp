@@ -228,7 +228,7 @@ void run_passes(PassContext& ctx, uint64_t seed, CudaInstruments& cuda, PassResu
   pass(m.wants(Pass::kernels) && ctx.on_cuda() && cupti_available(), "kernels",
        untimed([&] { r.kernels = kernels_pass(ctx); }));
   pass(m.wants(Pass::energy) && ctx.on_cuda() && ctx.monitor && r.warmup &&
-           r.warmup->est_call_ms >= m.energy_min_call_ms,
+           energy_pays(m, r.warmup->est_call_ms),
        "energy",
        untimed(watch_growth([&] { r.energy = energy_pass(ctx, r.warmup->est_call_ms); })));
   pass(m.trace, "trace", [&] { r.trace = trace_pass(ctx); });
@@ -289,11 +289,9 @@ PassResults Runner::measure(const Point& point, const LoadedBackend& loaded) {
       if (cuda) results.peak_reserved_mib = reserved_mib(host_, true);
     }
     results.pass_seconds = std::move(ctx.pass_seconds);
-    if (results.device_mem_kept_mib) {
-      double& held = impl_->kept_mib[loaded.name];
-      held = std::max(0.0, held + *results.device_mem_kept_mib);
-      results.device_mem_kept_mib = held;
-    }
+    if (results.device_mem_kept_mib)
+      results.device_mem_kept_mib =
+          add_kept(impl_->kept_mib[loaded.name], *results.device_mem_kept_mib);
   }  // the inputs and the last output are freed here, before the cache is emptied
   release_cached_memory(host_);
   if (cuda) {
