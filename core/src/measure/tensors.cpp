@@ -364,6 +364,25 @@ double normwise(const at::Tensor& got, const at::Tensor& ref) {
 
 }  // namespace
 
+namespace {
+
+// Sequence b's query rows the float64 check reads, on q's device.
+at::Tensor checked_rows_of(const InputTensors& in, int64_t b) {
+  const std::vector<int64_t> picked = checked_rows(in.problem.q_len(b), in.seed ^ static_cast<uint64_t>(b));
+  return at::tensor(picked, at::TensorOptions().dtype(at::kLong)).to(in.q.device());
+}
+
+// Sequence b's rows of q or of the output as [heads, q_len(b), dim], in either layout.
+at::Tensor sequence_rows(const InputTensors& in, const at::Tensor& t, int64_t b) {
+  const Problem& p = in.problem;
+  if (!p.packed()) return t[b];
+  int64_t start = 0;
+  for (int64_t i = 0; i < b; ++i) start += p.q_len(i);
+  return t.narrow(0, start, p.q_len(b)).transpose(0, 1);
+}
+
+}  // namespace
+
 ReferenceError forward_error(const InputTensors& in, const at::Tensor& out_as_returned,
                              int64_t block_scores) {
   at::Tensor out = out_as_returned;
@@ -388,11 +407,6 @@ ReferenceError forward_error(const InputTensors& in, const at::Tensor& out_as_re
 
   const Problem& p = in.problem;
   const int64_t group = p.group_size();
-  const std::vector<int64_t> cu_q = offsets(p, false);
-  // Sequence b's rows as [heads, q_len(b), head_dim], in either layout.
-  auto rows_of = [&](const at::Tensor& t, int64_t b) {
-    return p.packed() ? t.narrow(0, cu_q[b], p.q_len(b)).transpose(0, 1) : t[b];
-  };
   // Every row in float32, the worst kept on the device (one synchronization at the end).
   at::Tensor worst_f32 = at::zeros({}, out.options().dtype(at::kFloat));
   const auto on_device = out.options().dtype(at::kFloat);
@@ -402,8 +416,8 @@ ReferenceError forward_error(const InputTensors& in, const at::Tensor& out_as_re
     const auto [keys, values] = sequence_kv(in, b);
     const at::Tensor k = keys.to(at::kFloat) * in.k_scale;  // [kv_heads, kv_len, d]
     const at::Tensor v = values.to(at::kFloat) * in.v_scale;
-    const at::Tensor q = rows_of(in.q, b).to(at::kFloat) * in.q_scale;  // [heads, seq, d]
-    const at::Tensor got_all = rows_of(out, b).to(at::kFloat) * out_scale;
+    const at::Tensor q = sequence_rows(in, in.q, b).to(at::kFloat) * in.q_scale;  // [heads, seq, d]
+    const at::Tensor got_all = sequence_rows(in, out, b).to(at::kFloat) * out_scale;
     const int64_t block = std::clamp<int64_t>(block_scores / (p.heads * p.kv_len(b)), 1, seq);
     for (int64_t start = 0; start < seq; start += block) {
       const int64_t n = std::min(block, seq - start);
@@ -426,23 +440,6 @@ ReferenceError forward_error(const InputTensors& in, const at::Tensor& out_as_re
   return {worst_row_error(checked_output(in, out_as_returned), checked_reference(in)), "out", whole};
 }
 
-namespace {
-
-// Sequence b's query rows the float64 check reads, on q's device.
-at::Tensor checked_rows_of(const InputTensors& in, int64_t b) {
-  const std::vector<int64_t> picked = checked_rows(in.problem.q_len(b), in.seed ^ static_cast<uint64_t>(b));
-  return at::tensor(picked, at::TensorOptions().dtype(at::kLong)).to(in.q.device());
-}
-
-at::Tensor sequence_rows(const InputTensors& in, const at::Tensor& t, int64_t b) {
-  const Problem& p = in.problem;
-  if (!p.packed()) return t[b];
-  int64_t start = 0;
-  for (int64_t i = 0; i < b; ++i) start += p.q_len(i);
-  return t.narrow(0, start, p.q_len(b)).transpose(0, 1);
-}
-
-}  // namespace
 
 std::vector<at::Tensor> checked_reference(const InputTensors& in) {
   const Problem& p = in.problem;
@@ -519,9 +516,14 @@ std::vector<PointVariant> point_variants(const InputTensors& in) {
   return out;
 }
 
-std::vector<VariantCheck> check_variants(const InputTensors& in, const at::Tensor& out) {
+std::vector<VariantCheck> check_variants(const InputTensors& in, const at::Tensor& out,
+                                         const std::string& only) {
   std::vector<VariantCheck> checks;
-  const std::vector<PointVariant> variants = point_variants(in);
+  std::vector<PointVariant> variants = point_variants(in);
+  if (!only.empty())
+    variants.erase(std::remove_if(variants.begin(), variants.end(),
+                                  [&](const PointVariant& v) { return v.name != only; }),
+                   variants.end());
   if (variants.empty()) return checks;
   const std::vector<at::Tensor> ref = checked_reference(in), got = checked_output(in, out);
   const double off = worst_row_error(got, ref);

@@ -135,8 +135,10 @@ struct PointVariant {
   InputTensors without;
 };
 std::vector<PointVariant> point_variants(const InputTensors& inputs);
-// Each of the point's variants on the float64 check's rows (pass_results.hpp: VariantCheck).
-std::vector<VariantCheck> check_variants(const InputTensors& inputs, const at::Tensor& out);
+// Each of the point's variants on the float64 check's rows (pass_results.hpp: VariantCheck), or
+// only the one named `only`.
+std::vector<VariantCheck> check_variants(const InputTensors& inputs, const at::Tensor& out,
+                                         const std::string& only = "");
 // How much wider q is drawn for the softcap's own checked call (scores spread to a quarter of the
 // cap, their usual unit at least): unit scores under a cap of 30 or 50 barely bend, so a kernel
 // ignoring the cap would pass by luck of the values. 1: no call of its own (no softcap, fp8 q).
