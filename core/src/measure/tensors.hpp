@@ -108,6 +108,15 @@ struct ReferenceError {
 
 // q, k or v as the float64 values a backend must attend over (its fp8 numbers times the scale).
 at::Tensor dequantized(const at::Tensor& t, double scale);
+// An fp8 tensor as bf16 (exactly: not every op takes fp8); any other as it is.
+at::Tensor widened(const at::Tensor& t);
+// The pages sequence b of a paged problem fills: ceil(kv_len(b) / page_size).
+int64_t pages_of(const Problem& problem, int64_t b);
+// [rows, keys] true where query row i (at position rows[i] of its sequence) may not see key j,
+// bottom-right (row i stands at key rows[i] + offset): outside the window [pos - left, pos +
+// right] (-1: unbounded) or outside its chunk (chunk > 0). make_inputs' mask and the reference's.
+at::Tensor masked(const at::Tensor& rows, int64_t keys, int64_t offset, int64_t left,
+                  int64_t right, int64_t chunk);
 
 // Forward: the largest per-row relative error ||out - ref|| / ||ref||, two ways (whole_rel_err,
 // then rel_err). Every row of every head of every sequence against attention in float32 on the

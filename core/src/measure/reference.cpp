@@ -1,0 +1,336 @@
+// The float64 reference and what is checked against it (tensors.hpp declares them): a sequence's
+// keys and values through any layout, attention on the drawn rows, the whole output against
+// float32, each variant left out, and the backward's gradients.
+#include "measure/tensors.hpp"
+
+#include <torch/csrc/autograd/autograd.h>
+
+#include <ATen/core/grad_mode.h>
+#include <c10/core/InferenceMode.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <set>
+#include <stdexcept>
+
+namespace attnbench {
+
+std::pair<at::Tensor, at::Tensor> sequence_kv(const InputTensors& in, int64_t b) {
+  const Problem& p = in.problem;
+  if (!p.packed()) return {in.k[b], in.v[b]};
+  const int64_t len = p.kv_len(b);
+  if (!p.paged()) {
+    const int64_t start = in.cu_seqlens_kv[b].item<int64_t>();
+    return {in.k.narrow(0, start, len).transpose(0, 1), in.v.narrow(0, start, len).transpose(0, 1)};
+  }
+  const at::Tensor pages = in.page_table[b].narrow(0, 0, pages_of(p, b)).to(at::kLong);
+  auto gather = [&](const at::Tensor& cache) {
+    return cache.index_select(0, pages).flatten(0, 1).narrow(0, 0, len).transpose(0, 1);
+  };
+  return {gather(in.k), gather(in.v)};
+}
+
+std::vector<int64_t> checked_sequences(const Problem& p, uint64_t seed) {
+  int64_t longest = 0;
+  for (int64_t b = 1; b < p.batch; ++b)
+    if (p.q_len(b) * p.kv_len(b) > p.q_len(longest) * p.kv_len(longest)) longest = b;
+  std::mt19937_64 rng(seed ^ 0x5eed5eedULL);
+  std::uniform_int_distribution<int64_t> pick(0, p.batch - 1);
+  std::vector<int64_t> out{0, p.batch - 1, longest};
+  for (int i = 0; i < 3; ++i) out.push_back(pick(rng));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<int64_t> checked_rows(int64_t seq, uint64_t seed) {
+  std::set<int64_t> rows{0, seq - 1};
+  std::mt19937_64 rng(seed ^ 0x7a11e5ULL);
+  std::uniform_int_distribution<int64_t> pick(0, seq - 1);
+  const size_t count = static_cast<size_t>(std::min<int64_t>(64, seq));
+  while (rows.size() < count) rows.insert(pick(rng));
+  return {rows.begin(), rows.end()};
+}
+
+
+namespace {
+
+void check_like(const at::Tensor& got, const at::Tensor& want, const char* name) {
+  if (got.sizes() != want.sizes())
+    throw std::runtime_error(std::string(name) + " has shape " + c10::str(got.sizes()) +
+                             ", expected " + c10::str(want.sizes()));
+  if (got.scalar_type() != want.scalar_type())
+    throw std::runtime_error(std::string(name) + " dtype is " + c10::toString(got.scalar_type()) +
+                             ", expected " + c10::toString(want.scalar_type()));
+}
+
+// Attention, in q's float type, of query rows `rows` (positions in the sequence) of q
+// [..., rows, d] against k, v [..., seq_len_kv, d]: scores capped by softcap, masked outside the
+// window and the chunk (bottom-right); with `sinks` (one logit per head of q, shaped to broadcast
+// against the scores' [..., rows, 1]) a column of its own in the softmax, dropped after it.
+at::Tensor reference_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               const at::Tensor& rows, int64_t offset, const Problem& p,
+                               double scale, const at::Tensor& sinks = {}) {
+  at::Tensor scores = at::matmul(q, k.transpose(-2, -1)) * scale;
+  if (p.softcap > 0) scores = at::tanh(scores / p.softcap) * p.softcap;
+  if (p.causal || p.windowed() || p.chunk > 0)
+    scores = scores.masked_fill(
+        masked(rows, k.size(-2), offset, p.window_left, p.right_edge(), p.chunk),
+        -std::numeric_limits<double>::infinity());
+  if (!sinks.defined()) return at::matmul(at::softmax(scores, -1), v);
+  std::vector<int64_t> column = scores.sizes().vec();
+  column.back() = 1;
+  const at::Tensor with_sink = at::cat({scores, sinks.to(scores.scalar_type()).expand(column)}, -1);
+  return at::matmul(at::softmax(with_sink, -1).narrow(-1, 0, scores.size(-1)), v);
+}
+
+// The sinks of query heads first .. first + count as [count, 1, 1] (undefined without sinks).
+at::Tensor head_sinks(const InputTensors& in, int64_t first, int64_t count) {
+  if (!in.sinks.defined()) return {};
+  return in.sinks.narrow(0, first, count).view({count, 1, 1});
+}
+
+// Per row (the last dimension), ||got - ref|| / ||ref||; 0 for a row whose reference is undefined
+// (a query that sees no key: causal with more queries than keys, a window past the cache), which
+// no backend can be held to. `got` is finite: the caller checked.
+at::Tensor row_errors(const at::Tensor& got, const at::Tensor& ref) {
+  const at::Tensor err = (got - ref).norm(2, {-1}) / ref.norm(2, {-1});
+  return at::where(err.isnan(), at::zeros_like(err), err);
+}
+
+double normwise(const at::Tensor& got, const at::Tensor& ref) {
+  return ((got - ref).norm() / ref.norm()).item<double>();
+}
+
+}  // namespace
+
+namespace {
+
+// Sequence b's query rows the float64 check reads, on q's device.
+at::Tensor checked_rows_of(const InputTensors& in, int64_t b) {
+  const std::vector<int64_t> picked = checked_rows(in.problem.q_len(b), in.seed ^ static_cast<uint64_t>(b));
+  return at::tensor(picked, at::TensorOptions().dtype(at::kLong)).to(in.q.device());
+}
+
+// Sequence b's rows of q or of the output as [heads, q_len(b), dim], in either layout.
+at::Tensor sequence_rows(const InputTensors& in, const at::Tensor& t, int64_t b) {
+  const Problem& p = in.problem;
+  if (!p.packed()) return t[b];
+  int64_t start = 0;
+  for (int64_t i = 0; i < b; ++i) start += p.q_len(i);
+  return t.narrow(0, start, p.q_len(b)).transpose(0, 1);
+}
+
+}  // namespace
+
+ReferenceError forward_error(const InputTensors& in, const at::Tensor& out_as_returned,
+                             int64_t block_scores) {
+  at::Tensor out = out_as_returned;
+  double out_scale = 1;
+  if (in.q.scalar_type() == at::kFloat8_e4m3fn) {
+    // bf16, or fp8 holding out / v_scale (backend.hpp)
+    if (out.scalar_type() == at::kFloat8_e4m3fn)
+      out_scale = in.v_scale;
+    else if (out.scalar_type() != at::kBFloat16)
+      throw std::runtime_error("output dtype is " + std::string(c10::toString(out.scalar_type())) +
+                               "; fp8 inputs take a bf16 or float8_e4m3fn output");
+    if (out.sizes() != at::IntArrayRef(output_sizes(in)))
+      throw std::runtime_error("output has shape " + c10::str(out.sizes()) + ", expected " +
+                               c10::str(output_sizes(in)));
+  } else {
+    check_like(out, at::empty(output_sizes(in), in.q.options().device(at::kMeta)), "output");
+  }
+  out = widened(out);
+  if (!at::isfinite(out).all().item<bool>())
+    return {std::numeric_limits<double>::quiet_NaN(), "out",
+            std::numeric_limits<double>::quiet_NaN()};
+
+  const Problem& p = in.problem;
+  const int64_t group = p.group_size();
+  // Every row in float32, the worst kept on the device (one synchronization at the end).
+  at::Tensor worst_f32 = at::zeros({}, out.options().dtype(at::kFloat));
+  const auto on_device = out.options().dtype(at::kFloat);
+  for (int64_t b = 0; b < p.batch; ++b) {
+    const int64_t seq = p.q_len(b), offset = p.kv_len(b) - seq;
+    if (seq == 0) continue;
+    const auto [keys, values] = sequence_kv(in, b);
+    const at::Tensor k = keys.to(at::kFloat) * in.k_scale;  // [kv_heads, kv_len, d]
+    const at::Tensor v = values.to(at::kFloat) * in.v_scale;
+    const at::Tensor q = sequence_rows(in, in.q, b).to(at::kFloat) * in.q_scale;  // [heads, seq, d]
+    const at::Tensor got_all = sequence_rows(in, out, b).to(at::kFloat) * out_scale;
+    const int64_t block = std::clamp<int64_t>(block_scores / (p.heads * p.kv_len(b)), 1, seq);
+    for (int64_t start = 0; start < seq; start += block) {
+      const int64_t n = std::min(block, seq - start);
+      const at::Tensor rows = at::arange(start, start + n, on_device.dtype(at::kLong));
+      // [kv_heads, group, n, d] against [kv_heads, 1, kv_len, d]: each query head its kv head.
+      const at::Tensor q_rows =
+          q.narrow(1, start, n).reshape({p.kv_heads, group, n, p.head_dim});
+      const at::Tensor sinks = in.sinks.defined()
+                                   ? head_sinks(in, 0, p.heads).view({p.kv_heads, group, 1, 1})
+                                   : at::Tensor();
+      const at::Tensor ref = reference_attention(q_rows, k.unsqueeze(1), v.unsqueeze(1), rows,
+                                                 offset, p, in.scale, sinks);
+      const at::Tensor got = got_all.narrow(1, start, n).reshape({p.kv_heads, group, n, p.v_dim()});
+      worst_f32 = at::maximum(worst_f32, row_errors(got, ref).max());
+    }
+  }
+  const double whole = worst_f32.item<double>();
+
+  // The float64 check, at positions drawn from the inputs' seed.
+  return {worst_row_error(checked_output(in, out_as_returned), checked_reference(in)), "out", whole};
+}
+
+
+std::vector<at::Tensor> checked_reference(const InputTensors& in) {
+  const Problem& p = in.problem;
+  const int64_t group = p.group_size();
+  std::vector<at::Tensor> out;
+  for (int64_t b : checked_sequences(p, in.seed)) {
+    const int64_t seq = p.q_len(b), offset = p.kv_len(b) - seq;
+    if (seq == 0) continue;
+    const at::Tensor rows = checked_rows_of(in, b);
+    const auto [keys, values] = sequence_kv(in, b);
+    for (int64_t g = 0; g < p.kv_heads; ++g) {  // every kv head with its group of query heads
+      const at::Tensor k = dequantized(keys[g], in.k_scale);
+      const at::Tensor v = dequantized(values[g], in.v_scale);
+      // fp8 widened to bf16 (exactly) first: not every op takes fp8
+      const at::Tensor q =
+          widened(sequence_rows(in, in.q, b).narrow(0, g * group, group)).index_select(1, rows);
+      out.push_back(reference_attention(dequantized(q, in.q_scale), k, v, rows, offset, p,
+                                        in.scale, head_sinks(in, g * group, group)));
+    }
+  }
+  return out;
+}
+
+std::vector<at::Tensor> checked_output(const InputTensors& in, const at::Tensor& out) {
+  const Problem& p = in.problem;
+  const int64_t group = p.group_size();
+  // fp8 inputs may come back as fp8 holding out / v_scale (backend.hpp)
+  const double out_scale = out.scalar_type() == at::kFloat8_e4m3fn ? in.v_scale : 1;
+  std::vector<at::Tensor> got;
+  for (int64_t b : checked_sequences(p, in.seed)) {
+    if (p.q_len(b) == 0) continue;
+    const at::Tensor rows = checked_rows_of(in, b);
+    for (int64_t g = 0; g < p.kv_heads; ++g)
+      got.push_back(dequantized(
+          widened(sequence_rows(in, out, b).narrow(0, g * group, group)).index_select(1, rows),
+          out_scale));
+  }
+  return got;
+}
+
+double worst_row_error(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& ref) {
+  double worst = 0;
+  for (size_t i = 0; i < std::min(got.size(), ref.size()); ++i) {
+    if (!at::isfinite(got[i]).all().item<bool>()) return std::numeric_limits<double>::quiet_NaN();
+    worst = std::max(worst, row_errors(got[i], ref[i]).max().item<double>());
+  }
+  return worst;
+}
+
+std::vector<PointVariant> point_variants(const InputTensors& in) {
+  const Problem& p = in.problem;
+  std::vector<PointVariant> out;
+  auto without = [&](const char* name, auto&& change) {
+    InputTensors copy = in;
+    change(copy);
+    out.push_back({name, std::move(copy)});
+  };
+  if (p.windowed())
+    without("window", [](InputTensors& c) { c.problem.window_left = c.problem.window_right = -1; });
+  if (p.softcap > 0) without("softcap", [](InputTensors& c) { c.problem.softcap = 0; });
+  if (p.sinks)
+    without("sinks", [](InputTensors& c) {
+      c.problem.sinks = false;
+      c.sinks = at::Tensor();
+    });
+  if (p.chunk > 0) without("chunk", [](InputTensors& c) { c.problem.chunk = 0; });
+  if (p.fp8_kv() && !p.v_in_k)  // v dequantized with k's scale (drawn 4x apart)
+    without("fp8_v_scale", [](InputTensors& c) { c.v_scale = c.k_scale; });
+  if (p.kind == "mla" && p.mla.qk_rope_head_dim > 0)
+    without("rope", [&](InputTensors& c) {  // q's rope columns (its last) zero: q·k without them
+      c.q = widened(c.q).clone();
+      c.q.narrow(-1, p.head_dim - p.mla.qk_rope_head_dim, p.mla.qk_rope_head_dim).zero_();
+    });
+  return out;
+}
+
+std::vector<VariantCheck> check_variants(const InputTensors& in, const at::Tensor& out,
+                                         const std::string& only) {
+  std::vector<VariantCheck> checks;
+  std::vector<PointVariant> variants = point_variants(in);
+  if (!only.empty())
+    variants.erase(std::remove_if(variants.begin(), variants.end(),
+                                  [&](const PointVariant& v) { return v.name != only; }),
+                   variants.end());
+  if (variants.empty()) return checks;
+  const std::vector<at::Tensor> ref = checked_reference(in), got = checked_output(in, out);
+  const double off = worst_row_error(got, ref);
+  for (const PointVariant& v : variants) {
+    const std::vector<at::Tensor> ref_without = checked_reference(v.without);
+    checks.push_back(
+        {v.name, worst_row_error(ref_without, ref), worst_row_error(got, ref_without), off});
+  }
+  return checks;
+}
+
+double softcap_bite(const Problem& p) {
+  if (p.softcap <= 0 || p.dtype == DType::fp8_e4m3) return 1;
+  const double natural = p.softmax_scale() * std::sqrt(static_cast<double>(p.head_dim));
+  return natural > 0 ? std::max(1.0, p.softcap / 4 / natural) : 1.0;
+}
+
+ReferenceError backward_error(const InputTensors& in, const at::Tensor& dq, const at::Tensor& dk,
+                              const at::Tensor& dv, int64_t block_scores) {
+  check_like(dq, in.q, "dq");
+  check_like(dk, in.k, "dk");
+  check_like(dv, in.v, "dv");
+  for (const auto& [name, grad] : {std::pair{"dq", &dq}, {"dk", &dk}, {"dv", &dv}})
+    if (!at::isfinite(widened(*grad)).all().item<bool>())  // fp8 has no isfinite of its own
+      return {std::numeric_limits<double>::quiet_NaN(), name};
+
+  if (in.problem.packed())
+    throw std::runtime_error("attnbench checks the backward pass in the uniform layout only");
+  c10::InferenceMode no_inference(false);  // autograd needs ordinary tensors
+  at::AutoGradMode grad_mode(true);
+  const int64_t batch = in.q.size(0), kv_heads = in.k.size(1), seq = in.q.size(2);
+  const int64_t seq_kv = in.k.size(2), group = in.q.size(1) / kv_heads, offset = seq_kv - seq;
+  const int64_t block = std::clamp<int64_t>(block_scores / (group * seq_kv), 1, seq);
+  const auto dbl = in.q.options().dtype(at::kDouble);
+
+  ReferenceError worst;
+  auto note = [&](double err, const char* name) {
+    if (err > worst.rel_err || worst.worst.empty()) worst = {err, name};
+  };
+  for (int64_t b : {int64_t{0}, batch - 1}) {
+    for (int64_t g : {int64_t{0}, kv_heads - 1}) {
+      const at::Tensor k = in.k[b][g].to(at::kDouble).requires_grad_(true);
+      const at::Tensor v = in.v[b][g].to(at::kDouble).requires_grad_(true);
+      const at::Tensor heads_q = in.q[b].narrow(0, g * group, group).to(at::kDouble);
+      const at::Tensor heads_do = in.grad_out[b].narrow(0, g * group, group).to(at::kDouble);
+      at::Tensor ref_dq = at::empty_like(heads_q);
+      at::Tensor ref_dk = at::zeros_like(k), ref_dv = at::zeros_like(v);
+      for (int64_t start = 0; start < seq; start += block) {
+        const int64_t n = std::min(block, seq - start);
+        const at::Tensor q = heads_q.narrow(1, start, n).detach().requires_grad_(true);
+        const at::Tensor rows = at::arange(start, start + n, dbl.dtype(at::kLong));
+        const at::Tensor out =
+            reference_attention(q, k, v, rows, offset, in.problem, in.scale);
+        const auto grads = torch::autograd::grad({out}, {q, k, v}, {heads_do.narrow(1, start, n)});
+        ref_dq.narrow(1, start, n).copy_(grads[0]);
+        ref_dk += grads[1];
+        ref_dv += grads[2];
+      }
+      const at::Tensor got_dq = dq[b].narrow(0, g * group, group).to(at::kDouble);
+      for (int64_t h = 0; h < group; ++h) note(normwise(got_dq[h], ref_dq[h]), "dq");
+      note(normwise(dk[b][g].to(at::kDouble), ref_dk), "dk");
+      note(normwise(dv[b][g].to(at::kDouble), ref_dv), "dv");
+    }
+  }
+  return worst;
+}
+
+}  // namespace attnbench
