@@ -98,7 +98,7 @@ def error(q_lens, kv_lens, layout="paged", heads=8, kv_heads=2, d=64, page=4, ca
                      scale, left, right, chunk, softcap, sink)
     problem = types.SimpleNamespace(batch=len(q_lens), heads=heads, kv_heads=kv_heads,
                                     seq_len=max(q_lens), seq_len_kv=max(kv_lens), head_dim=d,
-                                    head_dim_v=d)
+                                    head_dim_v=0)  # attention's: 0, v as wide as q
     kw = dict(window=(left, right), softcap=softcap, chunk=chunk, sinks=sink, k_scale=k_scale,
               v_scale=v_scale)
     if layout == "uniform":  # [batch, heads, seq, d]
@@ -163,5 +163,15 @@ if choose(1024, 8192, 64, "cpu") != 1 or choose(4, 8192, 64, "cpu") != 2:
                     f"{choose(1024, 8192, 64, 'cpu')} and {choose(4, 8192, 64, 'cpu')}")
 if choose(1, 256, 64, "cpu") != 1:  # 4 key blocks at least a split
     failures.append(f"256 keys split {choose(1, 256, 64, 'cpu')} ways, not 1")
+# What it refuses, and what it takes: attention's head_dim_v of 0 is v as wide as q.
+base = dict(device="cuda", direction="fwd", dtype_name="bf16", head_dim=128, head_dim_v=0)
+for changed, want in [({}, True), ({"dtype_name": "fp16"}, True), ({"head_dim_v": 64}, True),
+                      ({"device": "cpu"}, "CUDA points only"), ({"direction": "bwd"}, "forward only"),
+                      ({"dtype_name": "fp32"}, "not fp32"), ({"dtype_name": "fp8_e4m3"}, "not fp8_e4m3"),
+                      ({"head_dim": 96}, "head_dim a power of two"), ({"head_dim": 512}, "not 512"),
+                      ({"head_dim": 8}, "not 8"), ({"head_dim_v": 192}, "head_dim_v a power of two")]:
+    got = triton_served.supports(types.SimpleNamespace(**{**base, **changed}))
+    if got is not True if want is True else not (isinstance(got, str) and want in got):
+        failures.append(f"supports with {changed}: {got!r}, want {want!r}")
 print("\n".join(failures) or "all match")
 sys.exit(1 if failures else 0)

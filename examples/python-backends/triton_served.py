@@ -213,7 +213,8 @@ def supports(problem):
         return "forward only (no backward kernel)"
     if problem.dtype_name not in ("bf16", "fp16"):
         return f"queries in bf16 or fp16, not {problem.dtype_name} (an fp8 cache under them: kv_dtype)"
-    for name, width in (("head_dim", problem.head_dim), ("head_dim_v", problem.head_dim_v)):
+    widths = (("head_dim", problem.head_dim), ("head_dim_v", problem.head_dim_v or problem.head_dim))
+    for name, width in widths:
         if width < 16 or width > 256 or width & (width - 1):
             return f"{name} a power of two from 16 to 256, not {width}"
     return True
@@ -228,7 +229,7 @@ def attention(q, k, v, scale, problem, window=(-1, -1), softcap=0.0, chunk=0, si
     mode = PAGED if page_table is not None else PACKED if cu_seqlens_kv is not None else UNIFORM
     batch, heads, kv_heads = problem.batch, problem.heads, problem.kv_heads
     group = heads // kv_heads
-    dim, dim_v = q.size(-1), problem.head_dim_v
+    dim, dim_v = q.size(-1), v.size(-1)
     if packed_q:  # q [total_q, heads, dim]
         rows = q.size(0)
         stride_qb, stride_qs, stride_qh = 0, q.stride(0), q.stride(1)
