@@ -198,7 +198,7 @@ if choose(1, 256, 64, "cpu") != 1:  # 4 key blocks at least a split
 # What it refuses, and what it takes: attention's head_dim_v of 0 is v as wide as q.
 base = dict(device="cuda", direction="fwd", dtype_name="bf16", head_dim=128, head_dim_v=0)
 for changed, want in [({}, True), ({"dtype_name": "fp16"}, True), ({"head_dim_v": 64}, True),
-                      ({"device": "cpu"}, "CUDA points only"), ({"direction": "bwd"}, "forward only"),
+                      ({"direction": "bwd"}, "forward only"),
                       ({"dtype_name": "fp32"}, "not fp32"), ({"dtype_name": "fp8_e4m3"}, "not fp8_e4m3"),
                       ({"head_dim": 96}, "head_dim a power of two"), ({"head_dim": 512}, "not 512"),
                       ({"head_dim": 8}, "not 8"), ({"head_dim_v": 192}, "head_dim_v a power of two"),
@@ -207,5 +207,13 @@ for changed, want in [({}, True), ({"dtype_name": "fp16"}, True), ({"head_dim_v"
     got = triton_served.supports(types.SimpleNamespace(**{**base, **changed}))
     if got is not True if want is True else not (isinstance(got, str) and want in got):
         failures.append(f"supports with {changed}: {got!r}, want {want!r}")
+# A CPU point: under the interpreter only (this test runs under it).
+if triton_served.supports(types.SimpleNamespace(**{**base, "device": "cpu"})) is not True:
+    failures.append("a CPU point refused under TRITON_INTERPRET=1")
+os.environ["TRITON_INTERPRET"] = "0"
+got = triton_served.supports(types.SimpleNamespace(**{**base, "device": "cpu"}))
+if not (isinstance(got, str) and "CUDA points only" in got):
+    failures.append(f"a CPU point without the interpreter: {got!r}")
+os.environ["TRITON_INTERPRET"] = "1"
 print("\n".join(failures) or "all match")
 sys.exit(1 if failures else 0)

@@ -7,6 +7,8 @@ heads of its group stacked into the rows of one tensor-core tile, the keys of a 
 across programs (split-KV) and the splits merged by a second kernel. attnbench checks it against
 float64 at every point it measures.
 """
+import os
+
 import torch
 import triton
 import triton.language as tl
@@ -191,8 +193,9 @@ _SMS = {}
 
 
 def _sms(device):
-    if device not in _SMS:
-        _SMS[device] = torch.cuda.get_device_properties(device).multi_processor_count
+    if device not in _SMS:  # the interpreter's CPU: a GPU of 4 SMs, so that decodes still split
+        cpu = torch.device(device).type != "cuda"
+        _SMS[device] = 4 if cpu else torch.cuda.get_device_properties(device).multi_processor_count
     return _SMS[device]
 
 
@@ -207,8 +210,9 @@ def _pow2(n):
 
 
 def supports(problem):
-    if problem.device != "cuda":
-        return "a Triton GPU kernel: CUDA points only"
+    # CPU points through Triton's interpreter only (TRITON_INTERPRET=1, a test: fp16, slow).
+    if problem.device != "cuda" and os.environ.get("TRITON_INTERPRET") != "1":
+        return "a Triton GPU kernel: CUDA points only (CPU ones under TRITON_INTERPRET=1)"
     if problem.direction != "fwd":
         return "forward only (no backward kernel)"
     if problem.dtype_name not in ("bf16", "fp16"):
