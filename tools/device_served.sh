@@ -13,6 +13,12 @@ tag=$(echo $backends | tr ' ' '+')
 echo "== $(date +%T) GPU tests"
 (cd "$build" && ./measure_tests --gtest_filter="${ATTNBENCH_SERVED_TESTS:-GpuServed*:GpuSinks*:GpuFp8Kv*:GpuWorkloads*}" 2>&1) \
   | tee "$res/served/gtest-${ATTNBENCH_GIT_SHA:-unknown}.txt" | grep -E "measured|OK|FAILED|PASSED|Failure" | grep -v " ok " | head -40
+# The Triton kernel alone against float64 at the presets' shapes first (no build needed), so a
+# call cut short still says whether it is right on this card.
+if [[ " $backends " == *" triton-served "* ]]; then
+  echo "== $(date +%T) triton-served alone"
+  timeout 120 python3 tools/triton_served_gpu_check.py "$res/served/triton-check-${ATTNBENCH_GIT_SHA:-unknown}.csv"
+fi
 for model in ${ATTNBENCH_SERVED_MODELS:-gpt-oss-120b qwen3-32b qwen3-235b-a22b qwen3.5-397b-a17b llama-4-scout gemma-3-27b glm-4.6}; do
   echo "== $(date +%T) $model ($backends)"
   "$build/attnbench" run "configs/models/$model.yaml" --force --backends $backends --no-summary \
