@@ -51,19 +51,24 @@ TEST(Stats, StopsAtMaxSamplesWhenNoisy) {
   EXPECT_EQ(run.samples.size(), 40u);
 }
 
+// A sampling rule: at least and at most these samples and seconds, this noise target.
+SamplingRule settings(int min_samples, int max_samples, double min_time_s, double max_time_s,
+                         double target) {
+  SamplingRule m;
+  m.min_samples = min_samples, m.max_samples = max_samples;
+  m.min_time_s = min_time_s, m.max_time_s = max_time_s;
+  m.target_rel_noise = target;
+  return m;
+}
+
 // Seven values 0.97 .. 1.03 in turn: a spread (relative_noise) of 1.4826 x 0.02 = 2.97% that no
 // count of samples narrows.
 double spread_of_three_percent(int& i) { return 0.97 + 0.01 * (i++ % 7); }
 
 TEST(Stats, StopsOnceTheMedianIsKnownThoughTheSpreadStaysAboveTheTarget) {
-  SamplingRule m;
-  m.min_samples = 5;
-  m.max_samples = 100000;
-  m.min_time_s = 0;
-  m.max_time_s = 1e9;
-  m.target_rel_noise = 0.01;
   int i = 0;
-  const SampleRun run = sample_until_stable(m, [&] { return spread_of_three_percent(i); });
+  const SampleRun run = sample_until_stable(settings(5, 100000, 0, 1e9, 0.01),
+                                            [&] { return spread_of_three_percent(i); });
   EXPECT_FALSE(run.converged);
   EXPECT_TRUE(run.median_known);
   // 1.2533 x 0.02965 / sqrt(n) <= 0.0025 from n = 222 on; checked every ~10% more samples.
@@ -72,12 +77,7 @@ TEST(Stats, StopsOnceTheMedianIsKnownThoughTheSpreadStaysAboveTheTarget) {
 }
 
 TEST(Stats, AMedianNotYetKnownKeepsSampling) {
-  SamplingRule m;
-  m.min_samples = 5;
-  m.max_samples = 221;  // one short of knowing it
-  m.min_time_s = 0;
-  m.max_time_s = 1e9;
-  m.target_rel_noise = 0.01;
+  SamplingRule m = settings(5, 221, 0, 1e9, 0.01);  // 221 samples: one short of knowing it
   int i = 0;
   const SampleRun run = sample_until_stable(m, [&] { return spread_of_three_percent(i); });
   EXPECT_FALSE(run.median_known);
@@ -101,15 +101,6 @@ std::function<double()> ticking(double step) {
     *t += step;
     return now;
   };
-}
-
-SamplingRule settings(int min_samples, int max_samples, double min_time_s, double max_time_s,
-                         double target) {
-  SamplingRule m;
-  m.min_samples = min_samples, m.max_samples = max_samples;
-  m.min_time_s = min_time_s, m.max_time_s = max_time_s;
-  m.target_rel_noise = target;
-  return m;
 }
 
 TEST(Stats, KeepsSamplingUntilMinTimeEvenWhenQuiet) {
