@@ -19,40 +19,12 @@ except ImportError:
     print("no triton: skipped")
     sys.exit(77)
 sys.path.insert(0, sys.argv[1])  # examples/python-backends
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import triton_served  # noqa: E402
+from served_reference import reference  # noqa: E402
 
 DT = torch.float16
 triton_served._sms = lambda device: 4  # no GPU to ask
-
-
-def reference(qs, ks, vs, scale, left, right, chunk, softcap, sinks):
-    """Per sequence: q [q_len, heads, d], k and v [kv_len, kv_heads, d], dequantized, in float64."""
-    outs = []
-    for q, k, v in zip(qs, ks, vs):
-        q, k, v = q.double(), k.double(), v.double()
-        heads = q.size(1)
-        k = k.repeat_interleave(heads // k.size(1), 1)
-        v = v.repeat_interleave(heads // v.size(1), 1)
-        s = torch.einsum("qhd,khd->hqk", q, k) * scale
-        if softcap > 0:
-            s = softcap * torch.tanh(s / softcap)
-        pos = torch.arange(q.size(0)).unsqueeze(1) + k.size(0) - q.size(0)  # bottom-right
-        key = torch.arange(k.size(0)).unsqueeze(0)
-        hidden = torch.zeros(q.size(0), k.size(0), dtype=torch.bool)
-        if right >= 0:
-            hidden |= key > pos + right
-        if left >= 0:
-            hidden |= key < pos - left
-        if chunk > 0:
-            hidden |= key // chunk != pos // chunk
-        s = s.masked_fill(hidden, float("-inf"))
-        if sinks is not None:  # a logit per head joins the softmax, with no value
-            s = torch.cat([s, sinks.double().view(heads, 1, 1).expand(heads, q.size(0), 1)], -1)
-        p = torch.softmax(s, -1)
-        if sinks is not None:
-            p = p[..., :-1]
-        outs.append(torch.einsum("hqk,khd->qhd", p, v))
-    return outs
 
 
 def scattered_pages(ks, vs, page, kv_heads, d, dv):

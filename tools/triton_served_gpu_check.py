@@ -10,8 +10,11 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples", "python-backends"))
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "examples", "python-backends"))
+sys.path.insert(0, os.path.join(here, "..", "tests"))
 import triton_served  # noqa: E402
+from served_reference import reference  # noqa: E402
 
 # TRITON_INTERPRET=1: a smoke run of this script on the CPU (fp16, lengths / 256, no timing).
 SMOKE = os.environ.get("TRITON_INTERPRET") == "1"
@@ -65,24 +68,9 @@ def case(name, q_lens, kv_lens, heads, kv_heads, d, page=16, left=-1, chunk=0, s
     worst = 0.0
     for b in range(B):
         rows = table[b, :counts[b]].long()
-        kb = kd[rows].reshape(-1, kv_heads, d)[:kv_lens[b]].repeat_interleave(heads // kv_heads, 1)
-        vb = vd[rows].reshape(-1, kv_heads, d)[:kv_lens[b]].repeat_interleave(heads // kv_heads, 1)
-        qb = q[cu_q[b]:cu_q[b + 1]].double()
-        s = torch.einsum("qhd,khd->hqk", qb, kb) * scale
-        pos = torch.arange(q_lens[b], device=dev).unsqueeze(1) + kv_lens[b] - q_lens[b]
-        key = torch.arange(kv_lens[b], device=dev).unsqueeze(0)
-        hidden = key > pos
-        if left >= 0:
-            hidden |= key < pos - left
-        if chunk > 0:
-            hidden |= key // chunk != pos // chunk
-        s = s.masked_fill(hidden, float("-inf"))
-        if sink is not None:
-            s = torch.cat([s, sink.double().view(heads, 1, 1).expand(heads, q_lens[b], 1)], -1)
-        w = torch.softmax(s, -1)
-        if sink is not None:
-            w = w[..., :-1]
-        ref = torch.einsum("hqk,khd->qhd", w, vb)
+        kb = kd[rows].reshape(-1, kv_heads, d)[:kv_lens[b]]
+        vb = vd[rows].reshape(-1, kv_heads, d)[:kv_lens[b]]
+        ref = reference([q[cu_q[b]:cu_q[b + 1]]], [kb], [vb], scale, left, 0, chunk, 0.0, sink)[0]
         got = out[cu_q[b]:cu_q[b + 1]].double()
         worst = max(worst, ((got - ref).norm(dim=-1) / ref.norm(dim=-1)).max().item())
     if SMOKE:
