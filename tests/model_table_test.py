@@ -90,5 +90,22 @@ with tempfile.TemporaryDirectory() as d:
     times = sorted((r["backend"], r["time_ms_median"]) for r in by_point["p"])
     if times != [("a", "2"), ("b", "1")] or backends != ["a", "b"] or len(rows) != 2:
         failures.append(f"a rerun of b: {times}, {backends}, {len(rows)} rows")
+    # Two rerun folders: the later one's rows of b stand in for the earlier one's.
+    import contextlib
+    import io
+    from model_table import table
+    def ok(backend, ms):
+        return {**timed(backend, ms), "status": "ok", "reason": ""}
+    write(os.path.join(d, "t.csv"), [ok("a", "2"), ok("b", "3")])
+    write(os.path.join(d, "re", "t.b.csv"), [ok("b", "1")])
+    os.mkdir(os.path.join(d, "re2"))
+    write(os.path.join(d, "re2", "t.b.csv"), [ok("b", "0.5")])
+    for folders, want in [(["re", "re2"], "0.5"), (["re2", "re"], "1")]:
+        text = io.StringIO()
+        with contextlib.redirect_stdout(text):
+            table(os.path.join(d, "t.csv"), mode, [os.path.join(d, f) for f in folders])
+        cells = [line.split(" | ") for line in text.getvalue().splitlines() if "**b**" in line]
+        if not cells or cells[0][2] != want:
+            failures.append(f"reruns {folders}: b reads {cells}, want {want}")
 print("\n".join(failures) or "ok")
 sys.exit(1 if failures else 0)

@@ -4,10 +4,11 @@ results/<machine>/models/), the fastest `ok` backend in one timing mode, with th
 roof that bounds it (% of the measured bandwidth for memory-bound rows, % of peak for compute-bound
 ones), the runner-up, and what every other backend said; then what each backend refused and why.
 
-    tools/model_table.py results/h200/models/*.csv [--mode graph] [--reruns DIR]
+    tools/model_table.py results/h200/models/*.csv [--mode graph] [--reruns DIR ...]
 
 --reruns DIR: a later run of some backends of a preset (DIR/<preset>.<backends>.csv, as
-tools/device_served.sh writes them) replaces those backends' rows of the preset's report.
+tools/device_served.sh writes them) replaces those backends' rows of the preset's report; given
+more than once, each folder's rows replace those of the folders before it.
 """
 import argparse
 import os
@@ -88,8 +89,8 @@ def rerun_paths(path, folder):
                   if not p.endswith((".kernels.csv", ".samples.csv")))
 
 
-def table(path, mode, reruns_folder=None):
-    reruns = [read_report(p, mode) for p in rerun_paths(path, reruns_folder)]
+def table(path, mode, reruns_folders=()):
+    reruns = [read_report(p, mode) for folder in reruns_folders for p in rerun_paths(path, folder)]
     rows, points, by_point, backends = with_reruns(read_report(path, mode), reruns)
     varying = varying_columns(rows)
     name = os.path.basename(path).removesuffix(".csv")
@@ -126,7 +127,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("reports", nargs="+")
     ap.add_argument("--mode", default="graph")
-    ap.add_argument("--reruns", help="folder of later runs of some backends (see above)")
+    ap.add_argument("--reruns", action="append", default=[],
+                    help="folder of later runs of some backends (see above); repeatable")
     args = ap.parse_args()
     for path in args.reports:
         table(path, args.mode, args.reruns)
