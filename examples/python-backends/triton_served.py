@@ -13,7 +13,7 @@ import torch
 import triton
 import triton.language as tl
 
-LOG2E = 1.4426950408889634
+LOG2E = tl.constexpr(1.4426950408889634)  # a constexpr: a jit function reads no other global
 # The cache layouts: the harness's uniform [batch, kv_heads, seq_len_kv, dim], packed [total_kv,
 # kv_heads, dim] with cu_seqlens_kv, paged [pages, page_size, kv_heads, dim] with a page table.
 UNIFORM, PACKED, PAGED = 0, 1, 2
