@@ -90,6 +90,17 @@ with tempfile.TemporaryDirectory() as d:
     times = sorted((r["backend"], r["time_ms_median"]) for r in by_point["p"])
     if times != [("a", "2"), ("b", "1")] or backends != ["a", "b"] or len(rows) != 2:
         failures.append(f"a rerun of b: {times}, {backends}, {len(rows)} rows")
+    # A rerun cut short (b at point p only) leaves b's row at point q as it was.
+    def at(point, backend, ms):
+        return row(point_id=point, backend=backend, time_ms_median=ms, timing_mode="cold")
+    write(os.path.join(d, "two.csv"), [at("p", "b", "3"), at("q", "b", "4"), at("q", "a", "5")])
+    write(os.path.join(d, "short.csv"), [at("p", "b", "1")])
+    rows, points, by_point, backends = with_reruns(read_report(os.path.join(d, "two.csv"), mode),
+                                                   [read_report(os.path.join(d, "short.csv"), mode)])
+    got = sorted((r["point_id"], r["backend"], r["time_ms_median"]) for r in rows)
+    if got != [("p", "b", "1"), ("q", "a", "5"), ("q", "b", "4")] or points != ["p", "q"] \
+            or [r["time_ms_median"] for r in by_point["q"] if r["backend"] == "b"] != ["4"]:
+        failures.append(f"a rerun of b at p only: rows {got}, points {points}")
     # Two rerun folders: the later one's rows of b stand in for the earlier one's.
     import contextlib
     import io

@@ -68,14 +68,15 @@ def roof(r):
 
 
 def with_reruns(read, reruns):
-    """The report `read` returns, each backend of a rerun report standing in for its own rows."""
+    """The report `read` returns, each (point, backend) of a rerun report standing in for its own
+    row; points a rerun did not reach (a call cut short) keep their earlier rows."""
     rows, points, by_point, backends = read
     for rerun in reruns:
         new_rows, _, new_by_point, new_backends = rerun
-        replaced = set(new_backends)
-        rows = [r for r in rows if r["backend"] not in replaced] + new_rows
+        replaced = {(r["point_id"], r["backend"]) for r in new_rows}
+        rows = [r for r in rows if (r["point_id"], r["backend"]) not in replaced] + new_rows
         for p in points:
-            by_point[p] = [r for r in by_point[p] if r["backend"] not in replaced] + new_by_point.get(p, [])
+            by_point[p] = [r for r in by_point[p] if (p, r["backend"]) not in replaced] + new_by_point.get(p, [])
         backends += [b for b in new_backends if b not in backends]
     return rows, points, by_point, backends
 

@@ -96,7 +96,7 @@ def case(name, q_lens, kv_lens, heads, kv_heads, d, page=16, left=-1, chunk=0, s
             lo = max(lo, (kl - ql) // chunk * chunk)
         keys += kl - lo
     gbytes = (keys * kv_heads * d * 2 * (1 if fp8 else 2) + q.numel() * 2 * 2) / 1e9
-    row = f"{name},{worst:.4g},{ms:.4f},{gbytes / ms:.0f}"
+    row = f"{name},{worst:.4g},{ms:.4f},{gbytes / (ms / 1e3):.0f}"  # GB per second
     print(row, flush=True)
     return row
 
