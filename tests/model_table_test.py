@@ -101,6 +101,28 @@ with tempfile.TemporaryDirectory() as d:
     if got != [("p", "b", "1"), ("q", "a", "5"), ("q", "b", "4")] or points != ["p", "q"] \
             or [r["time_ms_median"] for r in by_point["q"] if r["backend"] == "b"] != ["4"]:
         failures.append(f"a rerun of b at p only: rows {got}, points {points}")
+    import contextlib
+    import io
+    # The summary: per kind of point (1-query decode from an fp8 cache, 2-query decode with
+    # sinks, prefill), each backend's wins and ok rows; a refusal counts as neither.
+    from model_table import served_kind, summary
+    def point(pid, backend, ms, status="ok", **changed):
+        return row(point_id=pid, backend=backend, time_ms_median=ms, timing_mode="cold",
+                   status=status, reason="", **{"kv_dtype": "", "sinks": "false", **changed})
+    fp8, two = dict(kv_dtype="fp8_e4m3"), dict(seq_len="2", sinks="true")
+    write(os.path.join(d, "s.csv"), [
+        point("f1", "a", "2", **fp8), point("f1", "b", "1", **fp8),
+        point("f2", "a", "1", **fp8), point("f2", "b", "", status="unsupported", **fp8),
+        point("t", "a", "3", **two), point("t", "b", "4", **two),
+        point("p", "a", "", status="unsupported", seq_len="8192"), point("p", "b", "5", seq_len="8192")])
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        summary([os.path.join(d, "s.csv")], mode)
+    want = ["| s: decode, 1 query, fp8_e4m3 cache | 2 | a 1/2, b 1/1 |",
+            "| s: decode, 2-16 queries, sinks | 1 | a 1/1, b 0/1 |",
+            "| s: prefill | 1 | b 1/1 |"]
+    if text.getvalue().splitlines()[2:] != want:
+        failures.append(f"summary: {text.getvalue().splitlines()[2:]}, want {want}")
     # Two rerun folders: the later one's rows of b stand in for the earlier one's.
     import contextlib
     import io

@@ -4,7 +4,11 @@ results/<machine>/models/), the fastest `ok` backend in one timing mode, with th
 roof that bounds it (% of the measured bandwidth for memory-bound rows, % of peak for compute-bound
 ones), the runner-up, and what every other backend said; then what each backend refused and why.
 
-    tools/model_table.py results/h200/models/*.csv [--mode graph] [--reruns DIR ...]
+    tools/model_table.py results/h200/models/*.csv [--mode graph] [--reruns DIR ...] [--summary]
+
+--summary: one table over every report instead: per preset and kind of point (prefill, mixed
+batch, decode of 1 or more queries, from an fp8 cache, with sinks), how many points each backend
+wins and how many it runs `ok`.
 
 --reruns DIR: a later run of some backends of a preset (DIR/<preset>.<backends>.csv, as
 tools/device_served.sh writes them) replaces those backends' rows of the preset's report; given
@@ -90,9 +94,49 @@ def rerun_paths(path, folder):
                   if not p.endswith((".kernels.csv", ".samples.csv")))
 
 
-def table(path, mode, reruns_folders=()):
+def merged(path, mode, reruns_folders=()):
+    """A report with its reruns standing in (see with_reruns)."""
     reruns = [read_report(p, mode) for folder in reruns_folders for p in rerun_paths(path, folder)]
-    rows, points, by_point, backends = with_reruns(read_report(path, mode), reruns)
+    return with_reruns(read_report(path, mode), reruns)
+
+
+def served_kind(r):
+    """What a serving engine would call the point: its phase, a decode's queries a sequence, and
+    the two features of 2026's serving (an fp8 cache, sinks)."""
+    words = [phase(r)]
+    if words[0] == "decode":
+        words[0] = "decode, 1 query" if r["seq_len"] == "1" else "decode, 2-16 queries"
+    if r.get("kv_dtype") and r["kv_dtype"] != r.get("dtype"):
+        words.append(f"{r['kv_dtype']} cache")
+    if r.get("sinks") == "true":
+        words.append("sinks")
+    return ", ".join(words)
+
+
+def summary(paths, mode, reruns_folders=()):
+    """Per preset and kind of point: points, and per backend its wins / its ok rows."""
+    print("| preset | points | wins (of the points) and ok rows per backend |")
+    print("| --- | --- | --- |")
+    for path in paths:
+        rows, points, by_point, backends = merged(path, mode, reruns_folders)
+        name = os.path.basename(path).removesuffix(".csv")
+        kinds = defaultdict(list)
+        for p in points:
+            kinds[served_kind(by_point[p][0])].append(p)
+        for kind, kind_points in kinds.items():
+            wins, ok = defaultdict(int), defaultdict(int)
+            for p in kind_points:
+                fastest = ranked(by_point[p])
+                if fastest:
+                    wins[fastest[0]["backend"]] += 1
+                for r in fastest:
+                    ok[r["backend"]] += 1
+            counts = ", ".join(f"{b} {wins[b]}/{ok[b]}" for b in sorted(ok, key=lambda b: (-wins[b], -ok[b], b)))
+            print(f"| {name}: {kind} | {len(kind_points)} | {counts or 'none ok'} |")
+
+
+def table(path, mode, reruns_folders=()):
+    rows, points, by_point, backends = merged(path, mode, reruns_folders)
     varying = varying_columns(rows)
     name = os.path.basename(path).removesuffix(".csv")
     print(f"### {name} ({mode} mode)\n")
@@ -130,7 +174,10 @@ def main():
     ap.add_argument("--mode", default="graph")
     ap.add_argument("--reruns", action="append", default=[],
                     help="folder of later runs of some backends (see above); repeatable")
+    ap.add_argument("--summary", action="store_true", help="one table of wins per preset and kind")
     args = ap.parse_args()
+    if args.summary:
+        return summary(args.reports, args.mode, args.reruns)
     for path in args.reports:
         table(path, args.mode, args.reruns)
 
