@@ -140,5 +140,75 @@ with tempfile.TemporaryDirectory() as d:
         cells = [line.split(" | ") for line in text.getvalue().splitlines() if "**b**" in line]
         if not cells or cells[0][2] != want:
             failures.append(f"reruns {folders}: b reads {cells}, want {want}")
+# The summary and --reruns once more, each rule on its own fixture.
+import subprocess
+from model_table import served_kind, summary, table  # noqa: E402
+
+
+def full(**changed):
+    return row(**{"kv_dtype": "", "sinks": "false", "timing_mode": "cold", "status": "ok",
+                  "reason": "", **changed})
+
+
+def printed(fn, *args):
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        fn(*args)
+    return text.getvalue().splitlines()
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, os.path.join(sys.argv[1], "model_table.py"), *args,
+                           "--mode", "cold"], capture_output=True, text=True).stdout
+
+
+# A cache of q's own dtype (reports write kv_dtype=bf16 beside dtype=bf16) is no fp8 cache.
+if served_kind(full(kv_dtype="bf16")) != "decode, 1 query":
+    failures.append(f"a bf16 cache under bf16 q: {served_kind(full(kv_dtype='bf16'))!r}")
+with tempfile.TemporaryDirectory() as d:
+    def at_(*parts):
+        return os.path.join(d, *parts)
+    # A rerun bringing a backend the report lacks adds its column.
+    write(at_("n.csv"), [full(point_id="p", backend="a", time_ms_median="2")])
+    write(at_("c.csv"), [full(point_id="p", backend="c", time_ms_median="1")])
+    _, _, by_point, backends = with_reruns(read_report(at_("n.csv"), "cold"),
+                                           [read_report(at_("c.csv"), "cold")])
+    if backends != ["a", "c"] or [r["backend"] for r in by_point["p"]] != ["a", "c"]:
+        failures.append(f"a rerun's new backend: {backends}")
+    # Order: most wins first, then most ok rows, whatever the names; a kind none ran says so.
+    no = dict(time_ms_median="", status="unsupported")
+    write(at_("o.csv"), [full(point_id="p1", backend="a", time_ms_median="3"),
+                         full(point_id="p1", backend="z", time_ms_median="1"),
+                         full(point_id="p2", backend="a", time_ms_median="3"),
+                         full(point_id="p2", backend="z", time_ms_median="1"),
+                         full(point_id="p3", backend="a", time_ms_median="3"),
+                         full(point_id="p3", backend="z", **no),
+                         full(point_id="q", backend="a", seq_len="8192", **no),
+                         full(point_id="q", backend="z", seq_len="8192", **no)])
+    got = printed(summary, [at_("o.csv")], "cold")[2:]
+    want = ["| o: decode, 1 query | 3 | z 2/2, a 1/3 |", "| o: prefill | 1 | none ok |"]
+    if got != want:
+        failures.append(f"summary order and none ok: {got}, want {want}")
+    # The summary takes the reruns; the command line passes every --reruns, the later folder
+    # winning, with and without --summary.
+    write(at_("t.csv"), [full(point_id="p", backend="a", time_ms_median="2"),
+                         full(point_id="p", backend="b", time_ms_median="3")])
+    for folder, rows in [("re", [full(point_id="p", backend="b", time_ms_median="1")]),
+                         ("re2", [full(point_id="p", backend="b", time_ms_median="5")]),
+                         ("re3", [full(point_id="p", backend="a", time_ms_median="4")])]:
+        os.mkdir(at_(folder))
+        write(at_(folder, f"t.{rows[0]['backend']}.csv"), rows)
+    got = printed(summary, [at_("t.csv")], "cold", [at_("re")])[2:]
+    if got != ["| t: decode, 1 query | 1 | b 1/1, a 0/1 |"]:
+        failures.append(f"summary with a rerun: {got}")
+    out = cli(at_("t.csv"), "--reruns", at_("re2"), "--reruns", at_("re"))
+    if "| **b** | 1 |" not in out:
+        failures.append(f"command line, two --reruns of b: the later not standing in:\n{out}")
+    out = cli(at_("t.csv"), "--reruns", at_("re"), "--reruns", at_("re3"))
+    if "| **b** | 1 |" not in out or "a (4.00x)" not in out:
+        failures.append(f"command line, --reruns of b then of a: not both applied:\n{out}")
+    out = cli(at_("t.csv"), "--summary", "--reruns", at_("re2"), "--reruns", at_("re"))
+    if "| t: decode, 1 query | 1 | b 1/1, a 0/1 |" not in out:
+        failures.append(f"command line --summary with two --reruns:\n{out}")
 print("\n".join(failures) or "ok")
 sys.exit(1 if failures else 0)

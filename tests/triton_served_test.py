@@ -131,6 +131,8 @@ CASES = {
     "chunk 16, queries across its edge": dict(q_lens=[6, 1], kv_lens=[52, 33], chunk=16),
     "sinks": dict(q_lens=[2, 1], kv_lens=[60, 33], sinks=True),
     "softcap 5": dict(q_lens=[2, 1], kv_lens=[60, 33], softcap=5.0),
+    # a prefill: most keys masked, so a cap applied to them (not -inf) shows
+    "softcap 5, a prefill": dict(q_lens=[40, 1], kv_lens=[40, 33], softcap=5.0),
     "fp8_e4m3 cache": dict(q_lens=[1, 2], kv_lens=[60, 33], fp8=True),
     "group 5, padded to 8": dict(q_lens=[2, 1], kv_lens=[60, 33], heads=10, kv_heads=2),
     "group 1": dict(q_lens=[2, 1], kv_lens=[60, 33], heads=4, kv_heads=4),
