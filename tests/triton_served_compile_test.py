@@ -129,7 +129,7 @@ CASES = {  # the presets' shapes at TP1 and TP8 (configs/models/*.yaml)
     "group 1, softcap, fp16 uniform prefill": dict(q_lens=[1024], kv_lens=[1024], heads=8, kv_heads=8,
                                                    d=128, layout="uniform", dtype=torch.float16,
                                                    softcap=30.0),
-    "v narrower than q and k (192 / 128)": dict(q_lens=[1] * 8, kv_lens=[4096] * 8, heads=16,
+    "v narrower than q and k (256 / 128)": dict(q_lens=[1] * 8, kv_lens=[4096] * 8, heads=16,
                                                 kv_heads=16, d=256, dv=128),
 }
 
