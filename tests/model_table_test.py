@@ -54,100 +54,34 @@ for column, value, named in [("heads", "128", "h128"), ("kv_heads", "16", "kv16"
         failures.append(f"{column} is not named: {shape(rows[1], varying)!r}")
 if varying_columns([row(), row(batch="8", seq_len_kv="4096")]):
     failures.append("the batch and the lengths are named as varying columns")
-# A rerun of some backends stands in for their rows, and only theirs.
-import csv
-import os
-import tempfile
-from model_table import rerun_paths, with_reruns
-from who_wins import read_report
-with tempfile.TemporaryDirectory() as d:
-    def write(path, rows):
-        with open(path, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
-    def timed(backend, ms):
-        return row(point_id="p", backend=backend, time_ms_median=ms, timing_mode="cold")
-    first = [timed("a", "2"), timed("b", "3")]
-    write(os.path.join(d, "m.csv"), first)
-    os.mkdir(os.path.join(d, "re"))
-    write(os.path.join(d, "re", "m.b.csv"), [timed("b", "1")])
-    write(os.path.join(d, "re", "m.b.kernels.csv"), [timed("b", "9")])
-    write(os.path.join(d, "re", "m.b.samples.csv"), [timed("b", "9")])
-    write(os.path.join(d, "re", "mx.b.csv"), [timed("b", "9")])
-    paths = rerun_paths(os.path.join(d, "m.csv"), os.path.join(d, "re"))
-    if [os.path.basename(p) for p in paths] != ["m.b.csv"]:
-        failures.append(f"reruns of m.csv: {paths}")
-    # A report's name with glob characters names itself, not a pattern.
-    write(os.path.join(d, "m[1].csv"), first)
-    write(os.path.join(d, "re", "m[1].b.csv"), [timed("b", "1")])
-    paths = rerun_paths(os.path.join(d, "m[1].csv"), os.path.join(d, "re"))
-    if [os.path.basename(p) for p in paths] != ["m[1].b.csv"]:
-        failures.append(f"reruns of m[1].csv: {paths}")
-    mode = "cold"
-    rows, points, by_point, backends = with_reruns(read_report(os.path.join(d, "m.csv"), mode),
-                                                   [read_report(p, mode) for p in paths])
-    times = sorted((r["backend"], r["time_ms_median"]) for r in by_point["p"])
-    if times != [("a", "2"), ("b", "1")] or backends != ["a", "b"] or len(rows) != 2:
-        failures.append(f"a rerun of b: {times}, {backends}, {len(rows)} rows")
-    # A rerun cut short (b at point p only) leaves b's row at point q as it was.
-    def at(point, backend, ms):
-        return row(point_id=point, backend=backend, time_ms_median=ms, timing_mode="cold")
-    write(os.path.join(d, "two.csv"), [at("p", "b", "3"), at("q", "b", "4"), at("q", "a", "5")])
-    write(os.path.join(d, "short.csv"), [at("p", "b", "1")])
-    rows, points, by_point, backends = with_reruns(read_report(os.path.join(d, "two.csv"), mode),
-                                                   [read_report(os.path.join(d, "short.csv"), mode)])
-    got = sorted((r["point_id"], r["backend"], r["time_ms_median"]) for r in rows)
-    if got != [("p", "b", "1"), ("q", "a", "5"), ("q", "b", "4")] or points != ["p", "q"] \
-            or [r["time_ms_median"] for r in by_point["q"] if r["backend"] == "b"] != ["4"]:
-        failures.append(f"a rerun of b at p only: rows {got}, points {points}")
-    import contextlib
-    import io
-    # The summary: per kind of point (1-query decode from an fp8 cache, 2-query decode with
-    # sinks, prefill), each backend's wins and ok rows; a refusal counts as neither.
-    from model_table import served_kind, summary
-    def point(pid, backend, ms, status="ok", **changed):
-        return row(point_id=pid, backend=backend, time_ms_median=ms, timing_mode="cold",
-                   status=status, reason="", **{"kv_dtype": "", "sinks": "false", **changed})
-    fp8, two = dict(kv_dtype="fp8_e4m3"), dict(seq_len="2", sinks="true")
-    write(os.path.join(d, "s.csv"), [
-        point("f1", "a", "2", **fp8), point("f1", "b", "1", **fp8),
-        point("f2", "a", "1", **fp8), point("f2", "b", "", status="unsupported", **fp8),
-        point("t", "a", "3", **two), point("t", "b", "4", **two),
-        point("p", "a", "", status="unsupported", seq_len="8192"), point("p", "b", "5", seq_len="8192")])
-    text = io.StringIO()
-    with contextlib.redirect_stdout(text):
-        summary([os.path.join(d, "s.csv")], mode)
-    want = ["| s: decode, 1 query, fp8_e4m3 cache | 2 | a 1/2, b 1/1 |",
-            "| s: decode, 2-16 queries, sinks | 1 | a 1/1, b 0/1 |",
-            "| s: prefill | 1 | b 1/1 |"]
-    if text.getvalue().splitlines()[2:] != want:
-        failures.append(f"summary: {text.getvalue().splitlines()[2:]}, want {want}")
-    # Two rerun folders: the later one's rows of b stand in for the earlier one's.
-    import contextlib
-    import io
-    from model_table import table
-    def ok(backend, ms):
-        return {**timed(backend, ms), "status": "ok", "reason": ""}
-    write(os.path.join(d, "t.csv"), [ok("a", "2"), ok("b", "3")])
-    write(os.path.join(d, "re", "t.b.csv"), [ok("b", "1")])
-    os.mkdir(os.path.join(d, "re2"))
-    write(os.path.join(d, "re2", "t.b.csv"), [ok("b", "0.5")])
-    for folders, want in [(["re", "re2"], "0.5"), (["re2", "re"], "1")]:
-        text = io.StringIO()
-        with contextlib.redirect_stdout(text):
-            table(os.path.join(d, "t.csv"), mode, [os.path.join(d, f) for f in folders])
-        cells = [line.split(" | ") for line in text.getvalue().splitlines() if "**b**" in line]
-        if not cells or cells[0][2] != want:
-            failures.append(f"reruns {folders}: b reads {cells}, want {want}")
-# The summary and --reruns once more, each rule on its own fixture.
-import subprocess
-from model_table import served_kind, summary, table  # noqa: E402
+# Reruns and the summary, through CSV files as the tool reads them.
+import contextlib  # noqa: E402
+import csv  # noqa: E402
+import io  # noqa: E402
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+
+from model_table import rerun_paths, served_kind, summary, table, with_reruns  # noqa: E402
+from who_wins import read_report  # noqa: E402
+
+MODE = "cold"
 
 
-def full(**changed):
-    return row(**{"kv_dtype": "", "sinks": "false", "timing_mode": "cold", "status": "ok",
-                  "reason": "", **changed})
+def write(path, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def timed(point, backend, ms="", **changed):
+    """A measured row of a report: a one-query decode unless changed."""
+    return row(**{"point_id": point, "backend": backend, "time_ms_median": ms, "timing_mode": MODE,
+                  "status": "ok", "reason": "", "kv_dtype": "", "sinks": "false", **changed})
+
+
+NO = dict(status="unsupported")  # a refused row: no time
 
 
 def printed(fn, *args):
@@ -159,56 +93,103 @@ def printed(fn, *args):
 
 def cli(*args):
     return subprocess.run([sys.executable, os.path.join(sys.argv[1], "model_table.py"), *args,
-                           "--mode", "cold"], capture_output=True, text=True).stdout
+                           "--mode", MODE], capture_output=True, text=True).stdout
 
 
 # A cache of q's own dtype (reports write kv_dtype=bf16 beside dtype=bf16) is no fp8 cache.
-if served_kind(full(kv_dtype="bf16")) != "decode, 1 query":
-    failures.append(f"a bf16 cache under bf16 q: {served_kind(full(kv_dtype='bf16'))!r}")
+if served_kind(timed("p", "a", "1", kv_dtype="bf16")) != "decode, 1 query":
+    failures.append(f"a bf16 cache under bf16 q: {served_kind(timed('p', 'a', '1', kv_dtype='bf16'))!r}")
 with tempfile.TemporaryDirectory() as d:
-    def at_(*parts):
+    def at(*parts):
         return os.path.join(d, *parts)
+    # A rerun of some backends stands in for their rows, and only theirs; its .kernels.csv and
+    # .samples.csv and another report's reruns are not reruns.
+    first = [timed("p", "a", "2"), timed("p", "b", "3")]
+    write(at("m.csv"), first)
+    os.mkdir(at("re"))
+    write(at("re", "m.b.csv"), [timed("p", "b", "1")])
+    write(at("re", "m.b.kernels.csv"), [timed("p", "b", "9")])
+    write(at("re", "m.b.samples.csv"), [timed("p", "b", "9")])
+    write(at("re", "mx.b.csv"), [timed("p", "b", "9")])
+    paths = rerun_paths(at("m.csv"), at("re"))
+    if [os.path.basename(p) for p in paths] != ["m.b.csv"]:
+        failures.append(f"reruns of m.csv: {paths}")
+    # A report's name with glob characters names itself, not a pattern.
+    write(at("m[1].csv"), first)
+    write(at("re", "m[1].b.csv"), [timed("p", "b", "1")])
+    paths = rerun_paths(at("m[1].csv"), at("re"))
+    if [os.path.basename(p) for p in paths] != ["m[1].b.csv"]:
+        failures.append(f"reruns of m[1].csv: {paths}")
+    rows, points, by_point, backends = with_reruns(read_report(at("m.csv"), MODE),
+                                                   [read_report(p, MODE) for p in paths])
+    times = sorted((r["backend"], r["time_ms_median"]) for r in by_point["p"])
+    if times != [("a", "2"), ("b", "1")] or backends != ["a", "b"] or len(rows) != 2:
+        failures.append(f"a rerun of b: {times}, {backends}, {len(rows)} rows")
+    # A rerun cut short (b at point p only) leaves b's row at point q as it was.
+    write(at("two.csv"), [timed("p", "b", "3"), timed("q", "b", "4"), timed("q", "a", "5")])
+    write(at("short.csv"), [timed("p", "b", "1")])
+    rows, points, by_point, backends = with_reruns(read_report(at("two.csv"), MODE),
+                                                   [read_report(at("short.csv"), MODE)])
+    got = sorted((r["point_id"], r["backend"], r["time_ms_median"]) for r in rows)
+    if got != [("p", "b", "1"), ("q", "a", "5"), ("q", "b", "4")] or points != ["p", "q"] \
+            or [r["time_ms_median"] for r in by_point["q"] if r["backend"] == "b"] != ["4"]:
+        failures.append(f"a rerun of b at p only: rows {got}, points {points}")
     # A rerun bringing a backend the report lacks adds its column.
-    write(at_("n.csv"), [full(point_id="p", backend="a", time_ms_median="2")])
-    write(at_("c.csv"), [full(point_id="p", backend="c", time_ms_median="1")])
-    _, _, by_point, backends = with_reruns(read_report(at_("n.csv"), "cold"),
-                                           [read_report(at_("c.csv"), "cold")])
+    write(at("n.csv"), [timed("p", "a", "2")])
+    write(at("c.csv"), [timed("p", "c", "1")])
+    _, _, by_point, backends = with_reruns(read_report(at("n.csv"), MODE), [read_report(at("c.csv"), MODE)])
     if backends != ["a", "c"] or [r["backend"] for r in by_point["p"]] != ["a", "c"]:
         failures.append(f"a rerun's new backend: {backends}")
+    # Two rerun folders: the later one's rows of b stand in for the earlier one's.
+    write(at("t.csv"), [timed("p", "a", "2"), timed("p", "b", "3")])
+    for folder, rerun in [("re", timed("p", "b", "1")), ("re2", timed("p", "b", "0.5")),
+                          ("re3", timed("p", "a", "4")), ("re5", timed("p", "b", "5")),
+                          ("re6", timed("p", "a", "0.5"))]:
+        os.makedirs(at(folder), exist_ok=True)
+        write(at(folder, f"t.{rerun['backend']}.csv"), [rerun])
+    for folders, want in [(["re", "re2"], "0.5"), (["re2", "re"], "1")]:
+        cells = [line.split(" | ") for line in printed(table, at("t.csv"), MODE, [at(f) for f in folders])
+                 if "**b**" in line]
+        if not cells or cells[0][2] != want:
+            failures.append(f"reruns {folders}: b reads {cells}, want {want}")
+    # The summary: per kind of point (1-query decode from an fp8 cache, 2-query decode with
+    # sinks, prefill), each backend's wins and ok rows; a refusal counts as neither.
+    fp8, two = dict(kv_dtype="fp8_e4m3"), dict(seq_len="2", sinks="true")
+    write(at("s.csv"), [
+        timed("f1", "a", "2", **fp8), timed("f1", "b", "1", **fp8),
+        timed("f2", "a", "1", **fp8), timed("f2", "b", **NO, **fp8),
+        timed("t", "a", "3", **two), timed("t", "b", "4", **two),
+        timed("p", "a", **NO, seq_len="8192"), timed("p", "b", "5", seq_len="8192")])
+    want = ["| s: decode, 1 query, fp8_e4m3 cache | 2 | a 1/2, b 1/1 |",
+            "| s: decode, 2-16 queries, sinks | 1 | a 1/1, b 0/1 |",
+            "| s: prefill | 1 | b 1/1 |"]
+    if printed(summary, [at("s.csv")], MODE)[2:] != want:
+        failures.append(f"summary: {printed(summary, [at('s.csv')], MODE)[2:]}, want {want}")
     # Order: most wins first, then most ok rows, whatever the names; a kind none ran says so.
-    no = dict(time_ms_median="", status="unsupported")
-    write(at_("o.csv"), [full(point_id="p1", backend="a", time_ms_median="3"),
-                         full(point_id="p1", backend="z", time_ms_median="1"),
-                         full(point_id="p2", backend="a", time_ms_median="3"),
-                         full(point_id="p2", backend="z", time_ms_median="1"),
-                         full(point_id="p3", backend="a", time_ms_median="3"),
-                         full(point_id="p3", backend="z", **no),
-                         full(point_id="q", backend="a", seq_len="8192", **no),
-                         full(point_id="q", backend="z", seq_len="8192", **no)])
-    got = printed(summary, [at_("o.csv")], "cold")[2:]
+    write(at("o.csv"), [timed("p1", "a", "3"), timed("p1", "z", "1"),
+                        timed("p2", "a", "3"), timed("p2", "z", "1"),
+                        timed("p3", "a", "3"), timed("p3", "z", **NO),
+                        timed("q", "a", seq_len="8192", **NO), timed("q", "z", seq_len="8192", **NO)])
+    got = printed(summary, [at("o.csv")], MODE)[2:]
     want = ["| o: decode, 1 query | 3 | z 2/2, a 1/3 |", "| o: prefill | 1 | none ok |"]
     if got != want:
         failures.append(f"summary order and none ok: {got}, want {want}")
     # The summary takes the reruns; the command line passes every --reruns, the later folder
     # winning, with and without --summary.
-    write(at_("t.csv"), [full(point_id="p", backend="a", time_ms_median="2"),
-                         full(point_id="p", backend="b", time_ms_median="3")])
-    for folder, rows in [("re", [full(point_id="p", backend="b", time_ms_median="1")]),
-                         ("re2", [full(point_id="p", backend="b", time_ms_median="5")]),
-                         ("re3", [full(point_id="p", backend="a", time_ms_median="4")])]:
-        os.mkdir(at_(folder))
-        write(at_(folder, f"t.{rows[0]['backend']}.csv"), rows)
-    got = printed(summary, [at_("t.csv")], "cold", [at_("re")])[2:]
+    got = printed(summary, [at("t.csv")], MODE, [at("re")])[2:]
     if got != ["| t: decode, 1 query | 1 | b 1/1, a 0/1 |"]:
         failures.append(f"summary with a rerun: {got}")
-    out = cli(at_("t.csv"), "--reruns", at_("re2"), "--reruns", at_("re"))
+    out = cli(at("t.csv"), "--reruns", at("re5"), "--reruns", at("re"))
     if "| **b** | 1 |" not in out:
         failures.append(f"command line, two --reruns of b: the later not standing in:\n{out}")
-    out = cli(at_("t.csv"), "--reruns", at_("re"), "--reruns", at_("re3"))
+    out = cli(at("t.csv"), "--reruns", at("re"), "--reruns", at("re3"))
     if "| **b** | 1 |" not in out or "a (4.00x)" not in out:
         failures.append(f"command line, --reruns of b then of a: not both applied:\n{out}")
-    out = cli(at_("t.csv"), "--summary", "--reruns", at_("re2"), "--reruns", at_("re"))
+    out = cli(at("t.csv"), "--summary", "--reruns", at("re5"), "--reruns", at("re"))
     if "| t: decode, 1 query | 1 | b 1/1, a 0/1 |" not in out:
         failures.append(f"command line --summary with two --reruns:\n{out}")
+    out = cli(at("t.csv"), "--summary", "--reruns", at("re6"), "--reruns", at("re"))
+    if "| t: decode, 1 query | 1 | a 1/1, b 0/1 |" not in out:  # a 0.5 (re6) beats b 1 (re)
+        failures.append(f"command line --summary, --reruns of a then of b: not both applied:\n{out}")
 print("\n".join(failures) or "ok")
 sys.exit(1 if failures else 0)
