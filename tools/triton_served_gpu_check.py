@@ -7,6 +7,7 @@ Usage: python3 tools/triton_served_gpu_check.py [OUT.csv]"""
 import math
 import os
 import sys
+import types
 
 import torch
 
@@ -22,11 +23,6 @@ dev = "cpu" if SMOKE else "cuda"
 DT = torch.float16 if SMOKE else torch.bfloat16
 if SMOKE:
     triton_served._sms = lambda device: 4
-
-
-class Problem:
-    def __init__(self, **kw):
-        self.__dict__.update(kw)
 
 
 def case(name, q_lens, kv_lens, heads, kv_heads, d, page=16, left=-1, chunk=0, sinks=False,
@@ -58,8 +54,8 @@ def case(name, q_lens, kv_lens, heads, kv_heads, d, page=16, left=-1, chunk=0, s
     cu_q = torch.tensor([0] + list(torch.tensor(q_lens).cumsum(0)), dtype=torch.int32, device=dev)
     lens = torch.tensor(kv_lens, dtype=torch.int32, device=dev)
     sink = (torch.randn(heads, device=dev) + math.log(min(kv_lens))) if sinks else None
-    p = Problem(batch=B, heads=heads, kv_heads=kv_heads, seq_len=max(q_lens),
-                seq_len_kv=max(kv_lens), head_dim=d, head_dim_v=0)
+    p = types.SimpleNamespace(batch=B, heads=heads, kv_heads=kv_heads, seq_len=max(q_lens),
+                              seq_len_kv=max(kv_lens), head_dim=d, head_dim_v=0)
     kw = dict(window=(left, 0), chunk=chunk, sinks=sink, cu_seqlens_q=cu_q, kv_lens=lens,
               page_table=table, k_scale=k_scale, v_scale=v_scale)
     out = triton_served.attention(q, k, v, scale, p, **kw)
