@@ -221,11 +221,11 @@ for label, bad in (("all visible tokens, indices ignored", every), ("indices off
 
 # The splits chosen: one program a row where the rows fill the GPU, more for a small decode.
 triton_dsa._sms = lambda device: 132
-if chosen_splits(32, 2048, 32, "cpu") != 4 or chosen_splits(1, 2048, 32, "cpu") != 8:
-    failures.append("splits: want 4 at 32 programs and 8 at 1 (132 SMs), got "
-                    f"{chosen_splits(32, 2048, 32, 'cpu')} and {chosen_splits(1, 2048, 32, 'cpu')}")
-if chosen_splits(4096, 2048, 32, "cpu") != 1 or chosen_splits(1, 64, 32, "cpu") != 1:
-    failures.append("splits: want 1 for a prefill and for a list of 2 blocks")
+for args, want_splits in [((32, 2048, 32, 2), 8), ((32, 2048, 32, 1), 4), ((128, 2048, 32, 2), 2),
+                          ((1, 2048, 32, 1), 8), ((4096, 2048, 32, 2), 1), ((1, 64, 32, 2), 1)]:
+    got = chosen_splits(*args, "cpu")
+    if got != want_splits:
+        failures.append(f"splits for (programs, topk, BLOCK_N, resident) {args}: {got}, not {want_splits}")
 triton_dsa._sms = lambda device: 4
 
 # What it refuses, and what it takes.
