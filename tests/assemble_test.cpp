@@ -1,5 +1,5 @@
 #include "records/assemble.hpp"
-#include "base/problem.hpp"
+#include "kinds/problem.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 #include <attnbench/sdpa/forced_sdpa.hpp>
 #include "base/names.hpp"
-#include "base/problem.hpp"
+#include "kinds/problem.hpp"
 #include "measure/op_counter.hpp"
 #include "test_support.hpp"
 

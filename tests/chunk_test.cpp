@@ -4,7 +4,7 @@
 // and the point id, and the refusal of every backend that does not declare the variant.
 #include "base/errors.hpp"
 #include "config/sweep.hpp"
-#include "base/kinds/problem_kind.hpp"
+#include "kinds/problem_kind.hpp"
 #include "test_support.hpp"
 
 #include <c10/core/InferenceMode.h>

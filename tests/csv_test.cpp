@@ -1,6 +1,6 @@
 #include "write/csv.hpp"
 #include "base/errors.hpp"
-#include "base/problem.hpp"
+#include "kinds/problem.hpp"
 #include "write/schema.hpp"
 
 #include <gtest/gtest.h>

@@ -5,6 +5,8 @@
 #include "config/config.hpp"
 #include "config/settings.hpp"
 #include "isolate/protocol.hpp"
+#include "kinds/problem.hpp"
+#include "kinds/problem_kind.hpp"
 #include "records/row_columns.hpp"
 #include "write/columns_page.hpp"
 #include "write/csv.hpp"
@@ -42,11 +44,25 @@ FieldValue distinct_value(const Field<R>& f, size_t i) {
   return {};
 }
 
+// `kind`: the problem kind the record ends with (the fields of other kinds read empty on it).
 template <class R>
-R every_field_set(const std::vector<Field<R>>& fields) {
+R every_field_set(const std::vector<Field<R>>& fields, const std::string& kind = "") {
   R r;
   for (size_t i = 0; i < fields.size(); ++i) fields[i].set(r, distinct_value(fields[i], i));
+  if (const Field<R>* k = find_field(fields, "kind"); k && !kind.empty()) k->set(r, kind);
   return r;
+}
+
+// Whether the field `name` is a field of problem kind `kind` (common, or its own).
+bool of_kind(const std::string& name, const std::string& kind) {
+  const Field<Problem>* f = find_problem_field(name);
+  return !f || f->kinds.empty() || owned_by_kind(*f, kind);
+}
+
+std::vector<std::string> kind_names() {
+  std::vector<std::string> out;
+  for (const ProblemKind* k : problem_kinds()) out.push_back(k->name());
+  return out;
 }
 
 template <class R>
@@ -55,13 +71,17 @@ void expect_same_fields(const std::vector<Field<R>>& fields, const R& want, cons
 }
 
 TEST(Fields, EveryFieldIsSetByTheTestRecord) {
-  const Row row = every_field_set(row_fields());
   const Row blank;
-  for (const auto& f : row_fields()) EXPECT_NE(f.get(row), f.get(blank)) << f.name;
+  for (const std::string& kind : kind_names()) {
+    const Row row = every_field_set(row_fields(), kind);
+    for (const auto& f : row_fields())
+      if (of_kind(f.name, kind) && (f.name != "kind" || kind != blank.problem.kind))
+        EXPECT_NE(f.get(row), f.get(blank)) << f.name << " of " << kind;
+  }
 }
 
 // A problem field is a column of the main CSV, read through the row's problem, and a row of the
-// columns page's axis table: the report and the docs follow base/problem.cpp's table.
+// columns page's axis table: the report and the docs follow kinds/problem.cpp's table.
 TEST(Fields, EveryProblemFieldIsAColumnAndADocumentedAxis) {
   const std::string page = columns_markdown();
   const std::string axes = page.substr(page.find("## The problem: `sweep:` axes"));
@@ -77,6 +97,13 @@ TEST(Fields, EveryProblemFieldIsAColumnAndADocumentedAxis) {
 }
 
 TEST(Fields, RowAndKernelRowSurviveTheWorkerProtocolFieldByField) {
+  for (const std::string& kind : kind_names()) {
+    BackendRecords b;
+    b.rows = {every_field_set(row_fields(), kind)};
+    const Message m = parse_message(records_message(b));
+    ASSERT_EQ(m.records.rows.size(), 1u);
+    expect_same_fields(row_fields(), b.rows[0], m.records.rows[0]);
+  }
   BackendRecords b;
   b.rows = {every_field_set(row_fields())};
   b.kernels = {every_field_set(kernel_row_fields())};
@@ -90,6 +117,11 @@ TEST(Fields, RowAndKernelRowSurviveTheWorkerProtocolFieldByField) {
 }
 
 TEST(Fields, RowSurvivesTheCsvFieldByField) {
+  for (const std::string& kind : kind_names()) {
+    const Row of_kind = every_field_set(row_fields(), kind);
+    const CsvTable t = parse_csv(csv_line(row_header()) + csv_line(row_cells(of_kind)), "x.csv");
+    expect_same_fields(row_fields(), of_kind, row_from_cells(t, 0));
+  }
   const Row row = every_field_set(row_fields());
   const CsvTable t = parse_csv(csv_line(row_header()) + csv_line(row_cells(row)), "x.csv");
   ASSERT_EQ(t.rows.size(), 1u);
@@ -162,10 +194,13 @@ TEST(Fields, TheCsvHeadersAreSchemaTen) {
                                          "v_head_dim",
                                          "kv_lora_rank",
                                          "absorbed",
+                                         "index_topk",
+                                         "index_pattern",
                                          "kind",
                                          "scale",
                                          "head_dim_v",
                                          "v_in_k",
+                                         "family",
                                          "timing_mode",
                                          "repetition",
                                          "device_index",

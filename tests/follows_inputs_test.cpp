@@ -5,7 +5,7 @@
 // timed sample meets moved q, k, v and a rotated page table (move_inputs), a paged point drawn in
 // order is checked with its table scattered (scatter_pages), and each variant is checked to move
 // the reference past the tolerance (check_variants).
-#include "base/kinds/problem_kind.hpp"
+#include "kinds/problem_kind.hpp"
 #include "gpu_support.hpp"
 #include "records/assemble.hpp"
 #include "test_support.hpp"
@@ -112,6 +112,13 @@ TEST(ScatterPages, PermutesTheUsedEntriesAndHandsBackTheDrawnTable) {
   EXPECT_TRUE(at::equal(std::get<0>(used.sort()), at::arange(16, at::kInt)));  // the same pages
   EXPECT_FALSE(at::equal(in.page_table, drawn));                                 // elsewhere
   EXPECT_TRUE(at::equal(in.page_table[1].narrow(0, 6, 4), drawn[1].narrow(0, 6, 4)));  // unused
+}
+
+// How much wider the softcap's own checked call draws q (own_call_spreads()); 1: no call.
+double softcap_bite(const Problem& p) {
+  for (const auto& [variant, spread] : own_call_spreads(p))
+    if (variant == "softcap") return spread;
+  return 1;
 }
 
 // The softcap's own checked call draws q wider: scores spread to a quarter of the cap.

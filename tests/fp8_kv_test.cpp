@@ -4,7 +4,7 @@
 // inside the call, the reference against the errors a kernel makes with the scales (v under k's,
 // k under v's, none, the latent cache's twice), the refusal of every backend that does not declare
 // it, and the row's scales. On a GPU: every backend at each form, right or saying why not.
-#include "base/kinds/problem_kind.hpp"
+#include "kinds/problem_kind.hpp"
 #include "gpu_support.hpp"
 #include "test_support.hpp"
 

@@ -2,7 +2,7 @@
 // correct against float64, and launches exactly its kernels, memcpys and memsets per call.
 // Skipped, with a message, without a CUDA device; a plugin this build or machine lacks (no
 // headers at configure time, no FA3 library) is skipped with its own reason.
-#include "base/problem.hpp"
+#include "kinds/problem.hpp"
 #include "gpu_support.hpp"
 #include "measure/device/cupti_tracer.hpp"
 #include "measure/runner.hpp"

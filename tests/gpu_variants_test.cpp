@@ -3,7 +3,7 @@
 // feed says) and must be correct against float64; the backends that cannot run it must say why.
 // Skipped without a CUDA device; a plugin this build lacks, or FA3 without its library, is skipped
 // with its own reason.
-#include "base/problem.hpp"
+#include "kinds/problem.hpp"
 #include "gpu_support.hpp"
 #include "measure/runner.hpp"
 #include "test_support.hpp"

@@ -1,7 +1,7 @@
 // GPU checks of the workloads beyond square forward attention: grouped-query heads, a query block
 // against a longer cache, decode, and the backward pass, for the six plugins. Skipped, with a
 // message, where there is no CUDA device.
-#include "base/problem.hpp"
+#include "kinds/problem.hpp"
 #include "gpu_support.hpp"
 #include "measure/device/cupti_tracer.hpp"
 #include "measure/runner.hpp"

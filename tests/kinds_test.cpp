@@ -3,8 +3,8 @@
 // the kinds' field tables (every axis of every kind changes it; the ids attention always had are
 // kept), and the work model of each kind computed by hand.
 #include "base/errors.hpp"
-#include "base/kinds/problem_kind.hpp"
-#include "base/problem.hpp"
+#include "kinds/problem_kind.hpp"
+#include "kinds/problem.hpp"
 #include "config/config.hpp"
 #include "config/sweep.hpp"
 
@@ -125,11 +125,15 @@ TEST(Kinds, AnotherKindsFieldIsRefusedAtItsLine) {
                  "window is a field of kind attention, not of mla");
   expect_refused("sweep:\n  kind: mla\n  seq_len: 8\n  softcap: 30\n", "sweep.softcap", 4,
                  "softcap is a field of kind attention");
-  for (const char* own : {"qk_nope_head_dim: 64", "qk_rope_head_dim: 32", "v_head_dim: 64",
-                          "kv_lora_rank: 256", "absorbed: true"}) {
+  // MLA's latent widths are DSA's too (one field of two kinds); v's width and absorbed MLA's own.
+  for (const auto& [own, owners] : {std::pair{"qk_nope_head_dim: 64", "mla and dsa"},
+                                    {"qk_rope_head_dim: 32", "mla and dsa"},
+                                    {"v_head_dim: 64", "mla"},
+                                    {"kv_lora_rank: 256", "mla and dsa"},
+                                    {"absorbed: true", "mla"}}) {
     const std::string name = std::string(own).substr(0, std::string(own).find(':'));
     expect_refused("sweep:\n  seq_len: 8\n  " + std::string(own) + "\n", "sweep." + name, 3,
-                   name + " is a field of kind mla, not of attention");
+                   name + " is a field of kind " + owners + ", not of attention");
   }
 }
 
@@ -200,7 +204,7 @@ TEST(Kinds, AnFp8CacheIsRefusedWhereItCannotBe) {
 }
 
 TEST(Kinds, AnUnknownKindNamesTheKinds) {
-  expect_refused("sweep:\n  kind: gqa\n  seq_len: 8\n", "sweep.kind", 2, "attention or mla");
+  expect_refused("sweep:\n  kind: gqa\n  seq_len: 8\n", "sweep.kind", 2, "attention, mla or dsa");
 }
 
 TEST(Kinds, AttentionIdsAreTheOnesReportsAlwaysHad) {
@@ -299,6 +303,7 @@ std::string other_value(const Field<Problem>& f, const Problem& p) {
       if (f.name == "window") return "[3, 0]";
       if (f.name == "seq_lens") return "\"uniform(5,7)\"";
       if (f.name == "seq_lens_kv") return "\"uniform(9,12)\"";
+      if (f.name == "index_pattern") return std::get<std::string>(now) == "recent" ? "uniform" : "recent";
       return "";
     default: return "";
   }
@@ -340,6 +345,18 @@ TEST(Kinds, EveryAxisOfEveryKindChangesThePointId) {
        {"kv_layout", "kv_heads", "direction"}},
       {"mla", std::string(kUniformAxes) + mla_own, {}},
       {"mla", std::string(kUniformAxes) + mla_own + "  dtype: fp16\n  kv_dtype: fp8_e4m3\n", {}},
+      // DSA: causal and forward, its own (derived); mla's widths but v's, its top-k and pattern.
+      {"dsa",
+       "  batch: 3\n  heads: 4\n  seq_lens: \"uniform(6,8)\"\n  seq_lens_kv: \"uniform(8,10)\"\n"
+       "  dtype: fp16\n  device: cpu\n  kv_layout: paged\n  page_size: 4\n  page_order: in_order\n"
+       "  scale: 0.125\n  qk_nope_head_dim: 8\n  qk_rope_head_dim: 4\n  kv_lora_rank: 16\n"
+       "  index_topk: 8\n  index_pattern: recent\n",
+       {"kv_layout"}},
+      {"dsa",
+       std::string(kUniformAxes) +
+           "  qk_nope_head_dim: 8\n  qk_rope_head_dim: 4\n  kv_lora_rank: 16\n  dtype: fp16\n"
+           "  kv_dtype: fp8_e4m3\n",
+       {}},
   };
   std::map<std::string, std::set<std::string>> checked;
   for (const Base& base : bases) {

@@ -3,7 +3,7 @@
 // a variant implies, and the bandwidth columns and `bound` of a row.
 #include "base/lengths.hpp"
 #include "base/errors.hpp"
-#include "base/problem.hpp"
+#include "kinds/problem.hpp"
 #include "config/config.hpp"
 #include "config/sweep.hpp"
 #include "records/assemble.hpp"
@@ -306,21 +306,30 @@ TEST(Lengths, BadVariantAxesAreLocatedErrors) {
                       "sum past 2147483647 tokens");
 }
 
+// One sequence's attended pairs under a window [left, right] (right 0: causal) and a chunk, as
+// the work model counts them (the variants' narrowing, kinds/variants/).
+double pairs(int64_t queries, int64_t keys, int64_t left, int64_t right, int64_t chunk = 0) {
+  Problem p;
+  p.causal = right == 0;
+  p.window_left = left, p.window_right = right == 0 ? -1 : right, p.chunk = chunk;
+  return sequence_pairs(p, queries, keys);
+}
+
 TEST(Lengths, UsefulWorkCountsEverySequenceInsideItsWindow) {
   // One sequence of 4 queries over 6 keys: query i stands at key i + 2.
-  EXPECT_DOUBLE_EQ(sequence_pairs(4, 6, -1, -1), 24);
-  EXPECT_DOUBLE_EQ(sequence_pairs(4, 6, -1, 0), 3 + 4 + 5 + 6);
+  EXPECT_DOUBLE_EQ(pairs(4, 6, -1, -1), 24);
+  EXPECT_DOUBLE_EQ(pairs(4, 6, -1, 0), 3 + 4 + 5 + 6);
   // Window of one key behind (and itself): 2 keys each.
-  EXPECT_DOUBLE_EQ(sequence_pairs(4, 6, 1, 0), 8);
+  EXPECT_DOUBLE_EQ(pairs(4, 6, 1, 0), 8);
   // Left 1, right 1 without causal: keys pos-1 .. pos+1, the last row clipped at key 5.
-  EXPECT_DOUBLE_EQ(sequence_pairs(4, 6, 1, 1), 3 + 3 + 3 + 2);
+  EXPECT_DOUBLE_EQ(pairs(4, 6, 1, 1), 3 + 3 + 3 + 2);
   // Chunks of 4 (positions 2..5 against keys 0..5): causal, position 2 sees 0..2, 3 sees 0..3, 4
   // sees 4, 5 sees 4..5; without causal each sees its whole chunk (cut at the cache's end).
-  EXPECT_DOUBLE_EQ(sequence_pairs(4, 6, -1, 0, 4), 3 + 4 + 1 + 2);
-  EXPECT_DOUBLE_EQ(sequence_pairs(4, 6, -1, -1, 4), 4 + 4 + 2 + 2);
-  EXPECT_DOUBLE_EQ(sequence_pairs(4, 6, 1, 0, 4), 2 + 2 + 1 + 2);  // and a window of 1 behind
-  EXPECT_DOUBLE_EQ(sequence_pairs(4, 6, -1, 0, 1), 4);             // chunks of 1: itself
-  EXPECT_DOUBLE_EQ(sequence_pairs(4, 6, -1, 0, 6), 3 + 4 + 5 + 6);  // one chunk: causal's
+  EXPECT_DOUBLE_EQ(pairs(4, 6, -1, 0, 4), 3 + 4 + 1 + 2);
+  EXPECT_DOUBLE_EQ(pairs(4, 6, -1, -1, 4), 4 + 4 + 2 + 2);
+  EXPECT_DOUBLE_EQ(pairs(4, 6, 1, 0, 4), 2 + 2 + 1 + 2);  // and a window of 1 behind
+  EXPECT_DOUBLE_EQ(pairs(4, 6, -1, 0, 1), 4);             // chunks of 1: itself
+  EXPECT_DOUBLE_EQ(pairs(4, 6, -1, 0, 6), 3 + 4 + 5 + 6);  // one chunk: causal's
   Problem p;
   p.batch = 3, p.heads = 2, p.kv_heads = 1, p.head_dim = 8, p.causal = true;
   p.q_lens = {1, 4, 2}, p.kv_lens = {1, 6, 2};

@@ -4,7 +4,7 @@
 // makes: the rope part dropped, v read from other columns than the first 512, the scale of the
 // 576-wide dot product instead of 1/sqrt(192), a two-query decode masked top-left. Each planted
 // error must land above the tolerance a bf16 row of the same point gets, not only above float32's.
-#include "base/kinds/problem_kind.hpp"
+#include "kinds/problem_kind.hpp"
 #include "gpu_support.hpp"
 #include "test_support.hpp"
 

@@ -63,15 +63,17 @@ TEST(PluginLoader, BadPluginsAreRefusedWithReasonsWhileGoodOnesLoad) {
   EXPECT_EQ(set.failures.size(), 6u);
   EXPECT_NE(reason_for(set, "missing_factory").find("no factory"), std::string::npos)
       << reason_for(set, "missing_factory");
-  EXPECT_NE(reason_for(set, "wrong_abi").find("built for ABI 47, this attnbench speaks 6;"),
+  EXPECT_NE(reason_for(set, "wrong_abi").find("built for ABI 48, this attnbench speaks 7;"),
             std::string::npos)
       << reason_for(set, "wrong_abi");
   EXPECT_NE(reason_for(set, "abi1")
-                .find("built for ABI 1, this attnbench speaks 6 (2 added "
+                .find("built for ABI 1, this attnbench speaks 7 (2 added "
                       "kv_heads, seq_len_kv, direction and prepare_backward; 3 fp8_e4m3 and the "
                       "inputs' scales; 4 ragged, paged, window and softcap; 5 problem kinds (mla), "
                       "the v width, the scale, Backend::kinds() and variants(); 6 kv_dtype (an "
-                      "fp8 KV cache), attention sinks and chunked local attention)"),
+                      "fp8 KV cache), attention sinks and chunked local attention; 7 kinds' and "
+                  "variants' inputs by name (Inputs::input) in place of Inputs::sinks, their "
+                  "fields without a member (Problem::extra), Problem::present, kind dsa)"),
             std::string::npos)
       << reason_for(set, "abi1");
   EXPECT_NE(reason_for(set, "throwing_factory")
@@ -204,10 +206,13 @@ TEST(PluginLoader, AbiChangesAreListedFromTheVersionAfterThePluginsOwn) {
   EXPECT_EQ(abi_changes_since(0), "");
   EXPECT_EQ(abi_changes_since(-3), "");
   EXPECT_EQ(abi_changes_since(kPluginAbiVersion - 1),
-            " (6 added kv_dtype (an fp8 KV cache), attention sinks and chunked local attention)");
+            " (7 added kinds' and variants' inputs by name (Inputs::input) in place of "
+            "Inputs::sinks, their fields without a member (Problem::extra), Problem::present, "
+            "kind dsa)");
+  EXPECT_EQ(abi_changes_since(kPluginAbiVersion - 2).rfind(" (6 added kv_dtype", 0), 0u);
   const std::string from_one = abi_changes_since(1);
   EXPECT_EQ(from_one.rfind(" (2 added kv_heads", 0), 0u) << from_one;
-  for (const char* v : {"; 3 ", "; 4 ", "; 5 ", "; 6 "})
+  for (const char* v : {"; 3 ", "; 4 ", "; 5 ", "; 6 ", "; 7 "})
     EXPECT_NE(from_one.find(v), std::string::npos) << from_one;
 }
 

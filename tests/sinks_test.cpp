@@ -5,7 +5,7 @@
 // the refusal of every backend that does not declare them. On a GPU: every backend at a prefill
 // and a decode, right or saying why not.
 #include "gpu_support.hpp"
-#include "base/kinds/problem_kind.hpp"
+#include "kinds/problem_kind.hpp"
 #include "test_support.hpp"
 
 #include <c10/core/InferenceMode.h>
@@ -38,21 +38,21 @@ double bf16_tolerance(Problem p) {
 TEST(Sinks, OneLogitPerHeadNearTheScoresLogSumExp) {
   c10::InferenceMode guard;
   const InputTensors in = make_inputs(gpt_oss(1, 2048), 1);
-  ASSERT_TRUE(in.sinks.defined());
-  EXPECT_EQ(in.sinks.sizes(), (c10::IntArrayRef{8}));
-  EXPECT_EQ(in.sinks.scalar_type(), at::kFloat);
+  ASSERT_TRUE(in.input("sinks").defined());
+  EXPECT_EQ(in.input("sinks").sizes(), (c10::IntArrayRef{8}));
+  EXPECT_EQ(in.input("sinks").scalar_type(), at::kFloat);
   // log(2048) + 0.5 = 8.1, give or take a few units per head, and the heads differ.
-  EXPECT_NEAR(in.sinks.mean().item<double>(), std::log(2048.0) + 0.5, 2.0);
-  EXPECT_GT((in.sinks.max() - in.sinks.min()).item<double>(), 0.5);
+  EXPECT_NEAR(in.input("sinks").mean().item<double>(), std::log(2048.0) + 0.5, 2.0);
+  EXPECT_GT((in.input("sinks").max() - in.input("sinks").min()).item<double>(), 0.5);
   // A window bounds what a query sees, and the sinks with it: log(128) + 0.5.
   Problem windowed = gpt_oss(1, 2048);
   windowed.window_left = 127;
-  EXPECT_NEAR(make_inputs(windowed, 1).sinks.mean().item<double>(), std::log(128.0) + 0.5, 2.0);
+  EXPECT_NEAR(make_inputs(windowed, 1).input("sinks").mean().item<double>(), std::log(128.0) + 0.5, 2.0);
   // Without sinks there is none, and the other inputs are drawn as before.
   Problem plain = gpt_oss(1, 2048);
   plain.sinks = false;
   const InputTensors without = make_inputs(plain, 1);
-  EXPECT_FALSE(without.sinks.defined());
+  EXPECT_FALSE(without.input("sinks").defined());
   EXPECT_TRUE(at::equal(without.q, in.q));
   EXPECT_TRUE(at::equal(without.k, in.k));
 }
@@ -104,14 +104,14 @@ TEST(Sinks, IgnoredOnAnotherHeadOrAtAnotherScaleIsCaught) {
     const InputTensors in = make_inputs(p, 3);
     auto planted = [&](const at::Tensor& sinks) {
       InputTensors wrong = in;
-      wrong.sinks = sinks;
+      wrong.set_input("sinks", sinks);
       return forward_error(in, backend("naive").forward(wrong.view())).rel_err;
     };
-    ASSERT_LT(planted(in.sinks), kExact);
+    ASSERT_LT(planted(in.input("sinks")), kExact);
     EXPECT_GT(planted(at::Tensor()), bf16_tolerance(p)) << "ignored, s " << seq_len;
-    EXPECT_GT(planted(in.sinks.roll(1)), bf16_tolerance(p)) << "the next head's, s " << seq_len;
-    EXPECT_GT(planted(in.sinks * in.scale), bf16_tolerance(p)) << "scaled, s " << seq_len;
-    EXPECT_GT(planted(in.sinks.exp()), bf16_tolerance(p)) << "e^sink as the logit, s " << seq_len;
+    EXPECT_GT(planted(in.input("sinks").roll(1)), bf16_tolerance(p)) << "the next head's, s " << seq_len;
+    EXPECT_GT(planted(in.input("sinks") * in.scale), bf16_tolerance(p)) << "scaled, s " << seq_len;
+    EXPECT_GT(planted(in.input("sinks").exp()), bf16_tolerance(p)) << "e^sink as the logit, s " << seq_len;
   }
 }
 
@@ -123,7 +123,7 @@ TEST(Sinks, ASinkGivenAValueIsCaught) {
   const InputTensors in = make_inputs(p, 4);
   // A sink that adds v's mean as its value: out + w_sink * mean(v).
   const at::Tensor scores = at::matmul(in.q, in.k.transpose(-2, -1)) * in.scale;  // [b, h, 1, n]
-  const at::Tensor sink = in.sinks.view({1, -1, 1, 1}).expand({2, 8, 1, 1});
+  const at::Tensor sink = in.input("sinks").view({1, -1, 1, 1}).expand({2, 8, 1, 1});
   const at::Tensor weights = at::softmax(at::cat({scores, sink}, -1), -1);
   const at::Tensor values = at::cat({in.v, in.v.mean(2, true)}, 2);  // [b, 1, n + 1, d]
   const at::Tensor out = at::matmul(weights, values);

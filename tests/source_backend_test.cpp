@@ -220,11 +220,13 @@ TEST_F(SourceBackends, TheCompilerReadsNothingFromTheRunsInput) {
   write("reads_stdin.cpp", source.str());
   const std::string config = write("r.yaml", small_sweep("{source: " + path("reads_stdin.cpp") +
                                                          ", name: mine}"));
-  // The run's input: a FIFO a background sleep holds open for 30 s.
+  // The run's input: a FIFO a background sleep holds open for 330 s. A compiler reading it would
+  // wait out the 300 s deadline and fail; one that does not compiles in its own time, however
+  // loaded the machine (a 20 s deadline missed neighbouring compiles of 60-144 s).
   const std::string fifo = path("input");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const Result r = run("run " + config + " -o " + path("out.csv"),
-                       env_ + " ATTNBENCH_COMPILE_TIMEOUT_S=20 sh -c '(sleep 30 >" + fifo +
+                       env_ + " ATTNBENCH_COMPILE_TIMEOUT_S=300 sh -c '(sleep 330 >" + fifo +
                            ") >/dev/null 2>&1 & exec \"$0\" \"$@\" <" + fifo + "'");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(count(r.output, "compiled in"), 1u) << r.output;

@@ -1,5 +1,5 @@
 #include "config/sweep.hpp"
-#include "base/problem.hpp"
+#include "kinds/problem.hpp"
 #include "config/config.hpp"
 
 #include <gtest/gtest.h>

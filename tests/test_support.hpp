@@ -4,7 +4,8 @@
 #include "base/names.hpp"
 #include "config/config.hpp"
 #include "isolate/measure_records.hpp"
-#include "measure/tensors.hpp"
+#include "kinds/tensors.hpp"
+#include "kinds/variant.hpp"
 #include "plugins/plugin_loader.hpp"
 
 #include <gtest/gtest.h>
@@ -84,8 +85,7 @@ inline RunOptions correctness_options() {
 }
 
 // Each backend of `names` that is built refuses `p` before supports() is asked, saying
-// "NAME does not run WORDS (it declares ...)": the variant's words as Problem::variant_words has
-// them.
+// "NAME does not run WORDS (it declares ...)": the variant's words as its file has them.
 inline void expect_undeclared(const Problem& p, const std::vector<std::string>& names,
                               const std::string& words) {
   for (const std::string& name : names) {

@@ -3,8 +3,8 @@
 // the other tests see the shipped kinds alone.
 #include "toy_kind/toy_kind.hpp"
 #include "base/errors.hpp"
-#include "base/kinds/problem_kind.hpp"
-#include "base/problem.hpp"
+#include "kinds/problem_kind.hpp"
+#include "kinds/problem.hpp"
 #include "config/config.hpp"
 #include "config/sweep.hpp"
 
@@ -30,7 +30,7 @@ TEST(ToyKind, IsAKindWithItsFieldAColumnAndASweepKey) {
   ASSERT_EQ(find_problem_kind("toy"), &test::toy_kind());
   const Field<Problem>* width = find_problem_field("width");
   ASSERT_NE(width, nullptr);
-  EXPECT_EQ(width->kind, "toy");
+  EXPECT_EQ(width->kinds, std::vector<std::string>{"toy"});
   const std::vector<Point> points =
       points_of("sweep:\n  kind: toy\n  heads: 4\n  seq_len: 8\n  width: [32, 64]\n");
   ASSERT_EQ(points.size(), 2u);

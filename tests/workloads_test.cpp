@@ -5,7 +5,7 @@
 #include <attnbench/sdpa/autograd_backward.hpp>
 #include <attnbench/sdpa/textbook_attention.hpp>
 #include "measure/op_counter.hpp"
-#include "base/kinds/problem_kind.hpp"
+#include "kinds/problem_kind.hpp"
 #include "test_support.hpp"
 
 #include <c10/core/InferenceMode.h>

@@ -18,7 +18,7 @@ class AutogradBackward final : public BackwardPass {
     at::AutoGradMode grad_mode(true);
     out_ = forward(Inputs{in.problem, q_, k_, v_, in.mask, in.scale, in.q_scale, in.k_scale,
                           in.v_scale, in.cu_seqlens_q, in.cu_seqlens_kv, in.kv_lens,
-                          in.page_table, in.sinks});
+                          in.page_table, in.named});
     if (!out_.requires_grad())
       throw Unsupported("the forward is not differentiable: its output records no autograd graph");
   }

@@ -300,6 +300,8 @@ std::vector<std::string> textbook_variant_names() {
 }
 
 Support textbook_variants(const Problem& p) {
+  if (p.kind == "dsa")  // each row's tokens gathered, whatever the layout
+    return p.fp8_kv() ? Support::fed(kDequantizedFeed) : Support::yes();
   if (Support s = common_variants(p, "textbook attention"); !s.supported) return s;
   std::string feed = p.packed() ? kPaddedFeed : "";
   if (p.fp8_kv()) feed += std::string(feed.empty() ? "" : "; ") + kDequantizedFeed;

@@ -50,7 +50,7 @@ at::Tensor padded_attention(const Inputs& in,
   uniform.q_lens.clear(), uniform.kv_lens.clear();
   uniform.seq_lens.clear(), uniform.seq_lens_kv.clear();
   Inputs padded{uniform, q, k, v, &masked, in.scale, in.q_scale, in.k_scale, in.v_scale};
-  padded.sinks = in.sinks;  // a head's sink is every row's
+  padded.named = in.named;  // a head's sink is every row's
   const at::Tensor out = dense(padded);  // [b, h, s, d]
   return out.transpose(1, 2).reshape({batch * s, p.heads, p.v_dim()}).index_select(0, q_rows);
 }

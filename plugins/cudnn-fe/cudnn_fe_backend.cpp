@@ -218,7 +218,7 @@ class CudnnFeBackend final : public attnbench::Backend {
     if (in.page_table)
       pack.insert(
           {{kPageTableK, in.page_table->data_ptr()}, {kPageTableV, in.page_table->data_ptr()}});
-    if (in.sinks) pack[kSink] = in.sinks->data_ptr();
+    if (const at::Tensor* sinks = in.input("sinks")) pack[kSink] = sinks->data_ptr();
     if (fp8) {
       auto* s = static_cast<float*>(plan.fp8_scalars.data_ptr());
       const int64_t uids[] = {kDescaleQ, kDescaleK, kDescaleV, kDescaleS,
@@ -243,7 +243,7 @@ class CudnnFeBackend final : public attnbench::Backend {
                        {},
                        {},
                        v_layout(in.v),
-                       in.sinks != nullptr};
+                       in.input("sinks") != nullptr};
     const std::lock_guard<std::mutex> lock(mutex_);
     auto it = forward_plans_.find(key);
     if (it != forward_plans_.end() && it->second.fp8_scales == scales) return it->second;
@@ -301,7 +301,7 @@ class CudnnFeBackend final : public attnbench::Backend {
                        p.kv_lens,
                        in.page_table ? in.page_table->sizes().vec() : std::vector<int64_t>{},
                        v_layout(in.v),
-                       in.sinks != nullptr};
+                       in.input("sinks") != nullptr};
     const std::lock_guard<std::mutex> lock(mutex_);
     auto it = forward_plans_.find(key);
     if (it != forward_plans_.end()) return it->second;
@@ -320,7 +320,7 @@ class CudnnFeBackend final : public attnbench::Backend {
     if (p.window_left >= 0)
       options.set_diagonal_band_left_bound(static_cast<int>(p.window_left + 1))
           .set_diagonal_alignment(fe::DiagonalAlignment_t::BOTTOM_RIGHT);
-    if (in.sinks)  // gpt-oss's sinks: cuDNN's sink_token, a logit per head (cuDNN 9.13+)
+    if (in.input("sinks"))  // gpt-oss's sinks: cuDNN's sink_token, a logit per head (cuDNN 9.13+)
       options.set_sink_token(g->tensor(fe::graph::Tensor_attributes()
                                            .set_name("sink")
                                            .set_uid(kSink)
@@ -503,7 +503,7 @@ class CudnnFeBackward final : public attnbench::BackwardPass {
                        {},
                        {},
                        v_layout(in.v),
-                       in.sinks != nullptr};
+                       in.input("sinks") != nullptr};
     {
       const std::lock_guard<std::mutex> lock(backend_.mutex_);
       auto it = backend_.backward_plans_.find(key);

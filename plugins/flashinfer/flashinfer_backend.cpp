@@ -29,6 +29,10 @@ constexpr int64_t kPageSize = 16;  // tokens per page of the decode cache, as vL
 
 bool is_decode(const Problem& p) { return p.seq_len == 1 && p.q_lens.empty(); }
 
+constexpr const char* kDsaFeed =
+    "through the MLA kernel: each query row a request over its selected tokens, pages of one "
+    "token (SGLang's way on Hopper)";
+
 // Which of the plugin's kernels runs a point: the decode kernel (CUDA cores) reads one query a
 // sequence from a bf16 cache for GQA groups of up to 4; the served path (tensor cores) takes larger
 // groups, as FlashInfer's decode wrapper does with use_tensor_cores (vLLM sets it above 4: on an
@@ -90,9 +94,10 @@ class FlashInferBackend final : public attnbench::Backend {
            "batch prefill kernel over a paged cache with attnbench's variant for 2-8 queries a "
            "sequence, other GQA groups, attention sinks and fp8_e4m3 caches (causal; d64 sinks "
            "with and without window, d128 and d256 bf16 and fp8, d128 window); MLA's absorbed "
-           "decode (latent 512, rope 64) with its Hopper MLA kernel";
+           "decode (latent 512, rope 64) with its Hopper MLA kernel, and DeepSeek's sparse "
+           "attention through it (each query row a request over its selected tokens)";
   }
-  std::vector<std::string> kinds() const override { return {"attention", "mla"}; }
+  std::vector<std::string> kinds() const override { return {"attention", "mla", "dsa"}; }
   std::vector<std::string> variants() const override {
     return {"ragged", "paged", "window", "softcap", "fp8_kv", "sinks"};
   }
@@ -104,6 +109,7 @@ class FlashInferBackend final : public attnbench::Backend {
     if (p.dtype != attnbench::DType::bf16)
       return Support::no("this plugin compiles FlashInfer's kernels for bf16 only");
     if (p.kind == "mla") return mla_support(p);
+    if (p.kind == "dsa") return dsa_support(p);
     switch (path_of(p)) {
       case Path::decode: return Support::yes();
       case Path::served: return served_support(p);
@@ -123,6 +129,7 @@ class FlashInferBackend final : public attnbench::Backend {
 
   at::Tensor forward(const attnbench::Inputs& in) override {
     if (in.problem.kind == "mla") return mla_forward(in);
+    if (in.problem.kind == "dsa") return dsa_forward(in);
     const Path path = path_of(in.problem);
     const fk::Shape s = shape(in, path);
     const Schedule& schedule = schedule_for(s, path, in);
@@ -131,7 +138,7 @@ class FlashInferBackend final : public attnbench::Backend {
     if (path == Path::served)
       fk::run_served(s, *schedule.cache, workspace_, schedule.plan, in.q.data_ptr(),
                      in.k.data_ptr(), in.v.data_ptr(),
-                     in.sinks ? in.sinks->data_ptr<float>() : nullptr, out.data_ptr(), stream);
+                     in.input("sinks") ? in.input("sinks")->data_ptr<float>() : nullptr, out.data_ptr(), stream);
     else if (path == Path::decode)
       fk::run_decode(s, *schedule.cache, workspace_, schedule.plan, in.q.data_ptr(),
                      in.k.data_ptr(), in.v.data_ptr(), out.data_ptr(), stream);
@@ -181,6 +188,84 @@ class FlashInferBackend final : public attnbench::Backend {
     return Support::yes();
   }
 
+  static Support dsa_support(const Problem& p) {
+    if (!fk::mla_compiled(p.mla.kv_lora_rank, p.mla.qk_rope_head_dim))
+      return Support::no("FlashInfer's MLA kernel is compiled here for a latent rank of 512 and "
+                         "rope 64, not " + std::to_string(p.mla.kv_lora_rank) + " and " +
+                         std::to_string(p.mla.qk_rope_head_dim));
+    if (!p.packed() && p.seq_len > 1)
+      return Support::no("FlashInfer's MLA kernel takes packed query rows: 2+ queries a sequence "
+                         "come with a paged cache or ragged lengths here");
+    return Support::fed(kDsaFeed);
+  }
+
+  // DeepSeek's sparse attention through the MLA kernel, as SGLang runs it on Hopper: each query
+  // row a request of its own whose pages, of one token each, are its selected tokens' slots in
+  // the cache. The plan depends on each row's count of selected tokens (the shape's, not the
+  // indices'); each call turns the indices into slots on the device (through the page table or
+  // the offsets), inside the timed call as an engine pays it.
+  at::Tensor dsa_forward(const attnbench::Inputs& in) {
+    const Problem& p = in.problem;
+    const at::Tensor& indices = *in.input("indices");
+    const int64_t topk = indices.size(-1), width = p.head_dim, latent = p.mla.kv_lora_rank;
+    const auto key = std::make_tuple(p.batch, p.heads, p.seq_len, p.seq_len_kv, p.causal,
+                                     p.q_lens, p.kv_lens, p.page_size, int(p.kv_layout), topk);
+    if (!dsa_ || dsa_->key != key) {
+      ensure_workspace();
+      schedule_.reset(), mla_.reset(), dsa_.reset();  // one workspace: a new plan overwrites
+      DsaSchedule next{key, {}, {}, {}, {}, {}, {}};
+      fk::MlaShape& s = next.shape;
+      std::vector<int64_t> entries, sequence;  // each selected entry: its place in the indices
+      s.qo_indptr = {0}, s.page_indptr = {0};
+      int64_t row = 0;
+      for (int64_t b = 0; b < p.batch; ++b)
+        for (int64_t i = 0; i < p.q_len(b); ++i, ++row) {
+          const int64_t count = std::min(topk, p.kv_len(b) - p.q_len(b) + i + 1);
+          for (int64_t j = 0; j < count; ++j) entries.push_back(row * topk + j), sequence.push_back(b);
+          s.qo_indptr.push_back(static_cast<int32_t>(row + 1));
+          s.kv_len.push_back(static_cast<int32_t>(count));
+          s.page_indptr.push_back(s.page_indptr.back() + static_cast<int32_t>(count));
+        }
+      s.batch = row, s.heads = p.heads, s.latent = latent, s.rope = p.mla.qk_rope_head_dim;
+      s.causal = false, s.page_size = 1;
+      s.q_stride_n = p.heads * width, s.o_stride_n = p.heads * latent;
+      const auto longs = at::TensorOptions().dtype(at::kLong);
+      next.entries = at::tensor(entries, longs).to(at::kCUDA);
+      const at::Tensor seqs = at::tensor(sequence, longs).to(at::kCUDA);
+      // Where sequence b's token t lives: page_table[b][t / page] * page + t % page, or its
+      // offset plus t (packed), or b * seq_len_kv + t (uniform).
+      if (p.paged())
+        next.table_rows = seqs * in.page_table->size(1);
+      else if (p.packed())
+        next.offsets = in.cu_seqlens_kv->to(at::kLong).index_select(0, seqs);
+      else
+        next.offsets = seqs * p.seq_len_kv;
+      next.slots = at::empty({static_cast<int64_t>(entries.size())}, at::TensorOptions().dtype(at::kInt).device(at::kCUDA));
+      s.device_indices = next.slots.data_ptr<int32_t>();
+      next.plan = fk::plan_mla(s, workspace_, at::cuda::getCurrentCUDAStream().stream());
+      dsa_ = std::move(next);
+    }
+    DsaSchedule& d = *dsa_;
+    const at::Tensor t = indices.view({-1}).index_select(0, d.entries).to(at::kLong);
+    at::Tensor slots;
+    if (p.paged()) {
+      const at::Tensor page = in.page_table->view({-1}).index_select(0, d.table_rows + t.div(p.page_size, "floor"));
+      slots = page.to(at::kLong) * p.page_size + t.remainder(p.page_size);
+    } else {
+      slots = d.offsets + t;
+    }
+    d.slots.copy_(slots);
+    fk::MlaShape& s = d.shape;
+    s.scale = static_cast<float>(in.scale);
+    s.fp8_cache = p.fp8_kv(), s.cache_scale = static_cast<float>(in.k_scale);
+    std::vector<int64_t> sizes = in.q.sizes().vec();
+    sizes.back() = latent;
+    at::Tensor out = at::empty(sizes, in.q.options());
+    fk::run_mla(s, workspace_, d.plan, in.q.data_ptr(), in.k.data_ptr(), out.data_ptr(),
+                at::cuda::getCurrentCUDAStream().stream());
+    return out;
+  }
+
   // MLA's absorbed decode. The cache as FlashInfer's pages in every layout: a paged one through
   // its page table, a packed one as pages of one token, a uniform one as one page a sequence.
   at::Tensor mla_forward(const attnbench::Inputs& in) {
@@ -190,7 +275,7 @@ class FlashInferBackend final : public attnbench::Backend {
                                      p.q_lens, p.kv_lens, p.page_size, int(p.kv_layout));
     if (!mla_ || mla_->key != key) {
       ensure_workspace();
-      schedule_.reset(), mla_.reset();  // one workspace: a new plan overwrites the last
+      schedule_.reset(), mla_.reset(), dsa_.reset();  // one workspace: a new plan overwrites the last
       MlaSchedule next{key, {}, {}, {}, {}};
       fk::MlaShape& s = next.shape;
       s.batch = p.batch, s.heads = p.heads, s.latent = latent, s.rope = p.mla.qk_rope_head_dim;
@@ -279,7 +364,7 @@ class FlashInferBackend final : public attnbench::Backend {
           "this GPU is sm_" +
           std::to_string(gpu->major * 10 + gpu->minor));
     ensure_workspace();
-    schedule_.reset(), mla_.reset();  // their plans are about to be overwritten
+    schedule_.reset(), mla_.reset(), dsa_.reset();  // their plans are about to be overwritten
     Schedule next{key, {}, std::nullopt, {}, {}};
     void* stream = at::cuda::getCurrentCUDAStream().stream();
     if (path == Path::served) {
@@ -401,10 +486,22 @@ class FlashInferBackend final : public attnbench::Backend {
     PageIds page_ids;  // a paged cache's: into `indices` before each call
   };
 
+  // DSA's: the plan, each selected entry's place in the flat indices and its sequence's page-table
+  // row or cache offset, and the slots buffer the kernel reads (refilled each call).
+  struct DsaSchedule {
+    std::tuple<int64_t, int64_t, int64_t, int64_t, bool, std::vector<int64_t>,
+               std::vector<int64_t>, int64_t, int, int64_t>
+        key;
+    fk::MlaShape shape;
+    std::vector<int64_t> plan;
+    at::Tensor entries, table_rows, offsets, slots;
+  };
+
   at::Tensor int_device_, int_host_, float_device_;
   fk::Workspace workspace_{};
   std::optional<Schedule> schedule_;
   std::optional<MlaSchedule> mla_;
+  std::optional<DsaSchedule> dsa_;
 };
 
 }  // namespace

@@ -13,8 +13,8 @@ class InplaceBackend final : public attnbench::Backend {
     return "matmul, scale, masked_fill_ (in place), softmax, matmul";
   }
   // MLA is attention over other widths (q·k 192 and v 128, or the latent 576 and 512), which
-  // these ops take as they are.
-  std::vector<std::string> kinds() const override { return {"attention", "mla"}; }
+  // these ops take as they are; DSA the latent attention over each row's gathered tokens.
+  std::vector<std::string> kinds() const override { return {"attention", "mla", "dsa"}; }
   std::vector<std::string> variants() const override {
     return attnbench::sdpa::textbook_variant_names();
   }

@@ -24,7 +24,7 @@ class SinkBlindBackend final : public attnbench::Backend {
   }
   at::Tensor forward(const attnbench::Inputs& in) override {
     attnbench::Inputs blind = in;
-    blind.sinks = nullptr;  // taken, never applied
+    blind.named = nullptr;  // the sinks taken, never applied
     return in.q.is_cuda() ? attnbench::sdpa::forced_attention(attnbench::sdpa::Kernel::flash, blind)
                           : attnbench::textbook_attention(blind, /*mask_in_place=*/true);
   }

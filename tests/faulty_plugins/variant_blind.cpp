@@ -34,10 +34,11 @@ class VariantBlindBackend final : public attnbench::Backend {
     attnbench::Problem p = in.problem;
     at::Tensor q = in.q, mask;
     const at::Tensor* mask_used = in.mask;
-    const at::Tensor* sinks = in.sinks;
+    std::vector<std::pair<std::string, const at::Tensor*>> named;
+    if (in.named) named = *in.named;
     double k_scale = in.k_scale, v_scale = in.v_scale;
     if (blind == "softcap") p.softcap = 0;
-    if (blind == "sinks") sinks = nullptr;
+    if (blind == "sinks") named.clear();
     if (blind == "fp8_v_scale") v_scale = k_scale;
     if (blind == "rope" && p.kind == "mla") {
       q = in.q.clone();
@@ -56,7 +57,7 @@ class VariantBlindBackend final : public attnbench::Backend {
     }
     return attnbench::textbook_attention(
         attnbench::Inputs{p, q, in.k, in.v, mask_used, in.scale, in.q_scale, k_scale, v_scale,
-                          in.cu_seqlens_q, in.cu_seqlens_kv, in.kv_lens, in.page_table, sinks},
+                          in.cu_seqlens_q, in.cu_seqlens_kv, in.kv_lens, in.page_table, &named},
         /*mask_in_place=*/false);
   }
 };

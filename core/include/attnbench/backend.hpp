@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace at {
@@ -24,8 +25,11 @@ namespace attnbench {
 // 5: problem kinds (Problem::kind, MLA's shape), the v width, v inside k and the softmax scale in
 // the Problem; Backend::kinds() and variants(). 6: Problem::kv_dtype (an fp8 KV cache under
 // bf16 or fp16 queries, the variant "fp8_kv"), attention sinks (Problem::sinks, Inputs::sinks) and
-// chunked local attention (Problem::chunk).
-inline constexpr int kPluginAbiVersion = 6;
+// chunked local attention (Problem::chunk). 7: kinds' and variants' fields without a member of
+// their own (Problem::extra: DSA's index_topk), their inputs by name (Inputs::input(): "sinks",
+// "indices") in place of Inputs::sinks, the point's variants filled in by the harness
+// (Problem::present), kind "dsa".
+inline constexpr int kPluginAbiVersion = 7;
 
 // fp8_e4m3: q, k, v are float8_e4m3fn, each quantized with a per-tensor scale (Inputs::q_scale).
 enum class DType { f16, bf16, f32, fp8_e4m3 };
@@ -118,35 +122,37 @@ struct Problem {
   int64_t kv_len(int64_t b) const { return kv_lens.empty() ? seq_len_kv : kv_lens[b]; }
   // The window's right edge with the mask applied: 0 under causal, -1 when unbounded.
   int64_t right_edge() const { return causal ? 0 : window_right; }
-  // The variants beyond a uniform, contiguous batch, by name ("ragged", "paged", "window",
-  // "softcap", "fp8_kv", "sinks", "chunk"): what Backend::variants() declares.
+  // The variants the point has beyond a uniform, contiguous batch, by name and in words, as the
+  // harness's list of variants has them (docs/variants.md): filled in by the harness, what
+  // Backend::variants() declares.
+  struct Variant {
+    std::string name;   // "sinks"
+    std::string words;  // "attention sinks", for a refusal's reason
+  };
+  std::vector<Variant> present;
   std::vector<std::string> variant_names() const {
     std::vector<std::string> out;
-    if (ragged()) out.push_back("ragged");
-    if (paged()) out.push_back("paged");
-    if (windowed()) out.push_back("window");
-    if (softcap > 0) out.push_back("softcap");
-    if (fp8_kv()) out.push_back("fp8_kv");
-    if (sinks) out.push_back("sinks");
-    if (chunk > 0) out.push_back("chunk");
+    for (const Variant& v : present) out.push_back(v.name);
     return out;
   }
-  // The same in words ("ragged lengths, a window"), for a refusal's reason; empty when none.
+  // The same in words ("ragged lengths, a sliding window"); empty when none.
   std::string variants() const {
     std::string out;
-    for (const std::string& name : variant_names())
-      out += (out.empty() ? "" : ", ") + variant_words(name);
+    for (const Variant& v : present) out += (out.empty() ? "" : ", ") + v.words;
     return out;
   }
-  static std::string variant_words(const std::string& name) {
-    if (name == "ragged") return "ragged lengths";
-    if (name == "paged") return "a paged KV cache";
-    if (name == "window") return "a sliding window";
-    if (name == "softcap") return "a softcap";
-    if (name == "fp8_kv") return "an fp8 KV cache";
-    if (name == "sinks") return "attention sinks";
-    if (name == "chunk") return "chunked local attention";
-    return name;
+  // The fields of kinds and variants that have no member above (DSA's index_topk and
+  // index_pattern), by name, as their sweep key wrote them (a number in its shortest form).
+  std::vector<std::pair<std::string, std::string>> extra;
+  const std::string* extra_text(const std::string& name) const {
+    for (const auto& [key, value] : extra)
+      if (key == name) return &value;
+    return nullptr;
+  }
+  // extra's number `name`, or `fallback` when the point has none.
+  double extra_number(const std::string& name, double fallback = 0) const {
+    const std::string* text = extra_text(name);
+    return text ? std::stod(*text) : fallback;
   }
 };
 
@@ -187,9 +193,18 @@ struct Inputs {
   const at::Tensor* cu_seqlens_kv = nullptr;
   const at::Tensor* kv_lens = nullptr;
   const at::Tensor* page_table = nullptr;
-  // Problem::sinks only (null otherwise): the sink logits, float32 [heads] on q's device, in the
-  // units of the scaled scores (added to the softmax's denominator as e^sink).
-  const at::Tensor* sinks = nullptr;
+  // The inputs of the point's kind and variants beyond these, by name (docs/kinds.md and
+  // docs/variants.md say what each is): "sinks" (float32 [heads], the sink logits in the units of
+  // the scaled scores), DSA's "indices" (int32, each query row's top-k token positions). Read them
+  // with input(name).
+  const std::vector<std::pair<std::string, const at::Tensor*>>* named = nullptr;
+  // The input called `name`, or null when the point has none.
+  const at::Tensor* input(const std::string& name) const {
+    if (named)
+      for (const auto& [key, tensor] : *named)
+        if (key == name) return tensor;
+    return nullptr;
+  }
 };
 
 // One forward's backward, ready to run. The backward pass needs what its forward saved (the
@@ -240,35 +255,11 @@ class Backend {
   // The problem kinds it runs (Problem::kind). The harness refuses a point of any other kind
   // before supports() is asked, naming the kind: a backend never sees a kind it does not know.
   virtual std::vector<std::string> kinds() const { return {"attention"}; }
-  // The variants it runs (Problem::variant_names()), refused likewise. The default is every
-  // variant of plugin ABI 4, which supports() refuses case by case; a later variant is refused
-  // until a backend declares it.
-  virtual std::vector<std::string> variants() const {
-    return {"ragged", "paged", "window", "softcap"};
-  }
+  // The variants it runs (Problem::variant_names()), refused likewise. The default,
+  // kAbi4Variants, stands for every variant of plugin ABI 4 (docs/variants.md lists them), which
+  // supports() refuses case by case; a later variant is refused until a backend declares it.
+  virtual std::vector<std::string> variants() const { return {kAbi4Variants}; }
+  static constexpr const char* kAbi4Variants = "abi4";
 };
-
-// What the harness asks first: no, with the reason, when `backend` does not declare the point's
-// kind or one of its variants; yes otherwise (then supports() decides).
-inline Support declared_support(const Backend& backend, const Problem& problem) {
-  auto has = [](const std::vector<std::string>& names, const std::string& name) {
-    return std::find(names.begin(), names.end(), name) != names.end();
-  };
-  auto listed = [](const std::vector<std::string>& names) {
-    std::string out;
-    for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-    return out.empty() ? std::string("none") : out;
-  };
-  const std::vector<std::string> kinds = backend.kinds();
-  if (!has(kinds, problem.kind))
-    return Support::no(backend.name() + " does not run kind " + problem.kind + " (it declares " +
-                       listed(kinds) + ")");
-  const std::vector<std::string> variants = backend.variants();
-  for (const std::string& v : problem.variant_names())
-    if (!has(variants, v))
-      return Support::no(backend.name() + " does not run " + Problem::variant_words(v) +
-                         " (it declares " + listed(variants) + ")");
-  return Support::yes();
-}
 
 }  // namespace attnbench

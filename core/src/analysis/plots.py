@@ -31,7 +31,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 # cache's layout and pages, the scale, the length specs. FAMILY_COLUMNS name the usual ones first.
 FAMILY_COLUMNS = ["heads", "kv_heads", "head_dim", "dtype", "causal", "device", "direction"]
 LENGTH_COLUMNS = {"batch", "seq_len", "seq_len_kv"}
-DERIVED_COLUMNS = {"head_dim_v", "v_in_k"}  # the kind's, read off the others: in the key, not the name
+DERIVED_COLUMNS = {"head_dim_v", "v_in_k", "family"}  # read off the others: in the key, not the name
 COUNT_COLUMNS = [
     ("kernels_per_call", "kernels"),
     ("memcpy_per_call", "memcpy"),
@@ -64,21 +64,25 @@ def problem_columns(rows):
 
 
 def family_key(row, columns):
+    """The row's family: its kind's `family` column (the point id without the batch and the
+    lengths), or in a report without it every problem column but those."""
+    if row.get("family"):
+        return (row["family"],)
     return tuple(row.get(c, "") for c in columns if c not in LENGTH_COLUMNS)
 
 
 def default_scale(row):
-    """Whether the row's softmax scale is its kind's default (no part of a family's name)."""
+    """Whether the row's softmax scale is 1/sqrt(head_dim) (no part of a family's name)."""
     scale = number(row.get("scale"))
-    if row.get("kind", "attention") == "mla":
-        width = (number(row.get("qk_nope_head_dim")) or 0) + (number(row.get("qk_rope_head_dim")) or 0)
-    else:
-        width = number(row.get("head_dim")) or 0
+    width = number(row.get("head_dim")) or 0
     return scale is None or width <= 0 or abs(scale - width ** -0.5) <= 1e-12 * scale
 
 
 def family_name(row, varying=()):
-    """h32-kv8-d128-bf16-causal-cuda, then each other column that varies in the report."""
+    """The kind's family (h32-kv8-d128-bf16-causal-cuda), or in a report without it the usual
+    columns, then each other column that varies in the report."""
+    if row.get("family"):
+        return row["family"].translate(str.maketrans("/ ,()", "_____"))
     parts = ["h" + row.get("heads", "?")]
     if row.get("kv_heads") and row.get("kv_heads") != row.get("heads"):
         parts.append("kv" + row["kv_heads"])

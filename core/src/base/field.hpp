@@ -52,8 +52,9 @@ struct Field {
   std::string example;
   bool above_zero = false;  // a number that must be above 0 (a sweep's scale), not only >= 0
 
-  // Problem fields only (base/problem.hpp, base/kinds/):
-  std::string kind;      // the problem kind whose own field it is; empty: every kind's
+  // Problem fields only (kinds/problem.hpp, kinds/):
+  std::vector<std::string> kinds;  // the problem kinds whose own field it is; empty: every kind's
+  bool pair = false;     // a sweep writes it as a list of two numbers (a window's [LEFT, RIGHT])
   bool derived = false;  // read off other fields (head_dim_v): a column, never a sweep key
   // Its part of the point id ("" when it adds none: kv_heads equal to heads); null: none.
   std::function<std::string(const R&)> id_part;
@@ -195,7 +196,7 @@ std::vector<Field<R>> through(const std::vector<Field<S>>& inner, Part part) {
     g.name = f.name, g.type = f.type, g.unit = f.unit, g.doc = f.doc;
     g.choices = f.choices, g.metric = f.metric, g.predictable = f.predictable;
     g.example = f.example, g.above_zero = f.above_zero;
-    g.kind = f.kind, g.derived = f.derived;
+    g.kinds = f.kinds, g.pair = f.pair, g.derived = f.derived;
     g.get = [part, get = f.get](const R& r) { return get(part(const_cast<R&>(r))); };
     g.set = [part, set = f.set](R& r, const FieldValue& v) { set(part(r), v); };
     out.push_back(std::move(g));

@@ -148,9 +148,9 @@ const char* flag_doc(Flag flag) {
              "sample, so an output served from it reads `wrong`; an honest one pays for it in "
              "memory a serving engine does not have";
     case Flag::variant_not_checked:
-      return "a variant of the point (window, softcap, sinks, chunk, fp8_scales, rope) moves the "
-             "reference by less than 4 tolerances here (variant_moves): a window or chunk wider "
-             "than the sequences, say. The row cannot tell whether the backend applies it";
+      return "a check of the point's kind or variants (variant_moves lists them) moves the "
+             "reference by less than 4 tolerances here: a window or chunk wider than the "
+             "sequences, say. The row cannot tell whether the backend applies it";
     case Flag::host_clock_differs:
       return "compare, host time: the two rows' worker cores ran at clocks (host_mhz) more than "
              "5% apart";

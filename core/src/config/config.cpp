@@ -1,8 +1,8 @@
 #include "config/config.hpp"
 
-#include "base/kinds/problem_kind.hpp"
+#include "kinds/problem_kind.hpp"
 #include "base/names.hpp"
-#include "base/problem.hpp"
+#include "kinds/problem.hpp"
 #include "config/measurement_section.hpp"
 #include "config/point_checks.hpp"
 #include "config/sweep.hpp"

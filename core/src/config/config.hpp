@@ -20,7 +20,7 @@
 
 namespace attnbench {
 
-// One value of an axis, typed by its problem field (base/problem.hpp): an integer, a bool, or a
+// One value of an axis, typed by its problem field (kinds/problem.hpp): an integer, a bool, or a
 // name (device "auto" becomes cuda when a CUDA device is present).
 using AxisValue = FieldValue;
 

@@ -4,10 +4,11 @@
 #include "config/point_checks.hpp"
 
 #include "base/errors.hpp"
-#include "base/kinds/problem_kind.hpp"
 #include "base/names.hpp"
-#include "base/problem.hpp"
 #include "config/sweep.hpp"
+#include "kinds/problem.hpp"
+#include "kinds/problem_kind.hpp"
+#include "kinds/variant.hpp"
 
 #include <algorithm>
 #include <string>
@@ -32,11 +33,12 @@ const Axis* block_axis(const SweepBlock& block, const std::string& name) {
   return nullptr;
 }
 
-// A kind's own fields, for messages: "qk_nope_head_dim, ..., absorbed"; "none of its own" when it
-// has none.
+// A kind's own fields (its own and its variants'), for messages: "qk_nope_head_dim, ...,
+// absorbed"; "none of its own" when it has none.
 std::string own_field_names(const ProblemKind& kind) {
   std::string out;
-  for (const auto& f : kind.own_fields()) out += (out.empty() ? "" : ", ") + f.name;
+  for (const auto& f : problem_fields())
+    if (owned_by_kind(f, kind.name())) out += (out.empty() ? "" : ", ") + f.name;
   return out.empty() ? "none of its own" : out;
 }
 
@@ -85,14 +87,19 @@ void check_point(const SweepConfig& config, const SweepBlock& block, const Point
     for (const Axis* axis : block_axes(block)) {
       const Field<Problem>& f = *find_problem_field(axis->name);
       if (kind_has_axis(kind, f)) continue;
-      if (f.kind.empty())
+      if (f.kinds.empty())
         fail(f.name, "kind " + kind.name() + " derives " + f.name +
                          " from its own fields; leave it out (" + kind.name() +
                          "'s fields: " + own_field_names(kind) + ")");
-      fail(f.name, f.name + " is a field of kind " + f.kind + ", not of " + kind.name() +
+      std::string owners;
+      for (const std::string& k : f.kinds) owners += (owners.empty() ? "" : " and ") + k;
+      fail(f.name, f.name + " is a field of kind " + owners + ", not of " + kind.name() +
                        " (its fields: " + own_field_names(kind) + "); write one block per kind");
     }
     if (const std::optional<FieldRefusal> no = kind.refuse(p)) fail(no->field, no->why);
+    for (const ProblemVariant* variant : problem_variants())
+      if (applies_to(*variant, p.kind))
+        if (const std::optional<FieldRefusal> no = variant->refuse(p)) fail(no->field, no->why);
     if (p.kv_dtype && *p.kv_dtype != p.dtype) {  // a cache of its own dtype: fp8 under 16-bit q
       if (*p.kv_dtype != DType::fp8_e4m3)
         fail("kv_dtype", "kv_dtype " + to_string(*p.kv_dtype) + " under dtype " +

@@ -2,10 +2,11 @@
 
 #include "base/errors.hpp"
 #include "base/hash.hpp"
-#include "base/kinds/problem_kind.hpp"
+#include "kinds/problem_kind.hpp"
 #include "base/lengths.hpp"
 #include "base/names.hpp"
-#include "base/problem.hpp"
+#include "kinds/problem.hpp"
+#include "kinds/variant.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -21,7 +22,7 @@ bool takes_auto(const Field<Problem>& f) { return f.name == "device"; }
 
 }  // namespace
 
-bool pair_valued(const Field<Problem>& f) { return f.name == "window"; }
+bool pair_valued(const Field<Problem>& f) { return f.pair; }
 
 namespace {
 
@@ -144,6 +145,7 @@ void expand_block_at(const SweepBlock& config, int64_t tp, const SweepConfig& sw
       for (const Axis* axis : factors[f].axes)
         apply(p, *axis, axis->values[index[f]], cuda_available);
     kind_of(p).complete(p);  // the widths and the scale its own fields make
+    kind_of(p).settle(p, std::filesystem::path(sweep.file).parent_path().string());
     if (p.kv_heads == 0) p.kv_heads = p.heads;
     divide_heads(p, tp, config, sweep);
     try {
@@ -156,6 +158,7 @@ void expand_block_at(const SweepBlock& config, int64_t tp, const SweepConfig& sw
     }
     if (p.seq_len_kv == 0) p.seq_len_kv = p.seq_len;
     if (p.paged() && p.page_size == 0) p.page_size = 16;
+    mark_variants(p);
     Point point{p, point_id(p)};
     // "auto" and an explicit device can name the same point: measure it once. Two points that
     // differ where it matters under one id would be one row: the id leaves a field out.
@@ -203,6 +206,15 @@ std::vector<std::string> sweep_words(const Field<Problem>& f) {
   return takes_auto(f) ? std::vector<std::string>{kAutoDevice} : std::vector<std::string>{};
 }
 
+namespace {
+// A problem of a kind `f` is a field of (its value reads back there, not empty).
+Problem of_owner(const Field<Problem>& f) {
+  Problem p;
+  if (!f.kinds.empty()) p.kind = f.kinds.front();
+  return p;
+}
+}  // namespace
+
 FieldValue read_problem_value(const YamlReader& r, const Field<Problem>& f, const YAML::Node& node,
                               const std::string& key, bool in_sweep) {
   switch (f.type) {
@@ -218,7 +230,7 @@ FieldValue read_problem_value(const YamlReader& r, const Field<Problem>& f, cons
       } else {
         text = r.scalar(node, key);
       }
-      Problem scratch;
+      Problem scratch = of_owner(f);
       try {
         f.set(scratch, text);
       } catch (const std::invalid_argument& e) {
@@ -229,7 +241,7 @@ FieldValue read_problem_value(const YamlReader& r, const Field<Problem>& f, cons
     case FieldType::choice: {
       const std::string text = r.scalar(node, key);
       if (in_sweep && takes_auto(f) && text == kAutoDevice) return text;
-      Problem scratch;
+      Problem scratch = of_owner(f);
       try {
         f.set(scratch, text);
       } catch (const std::invalid_argument&) {

@@ -1,7 +1,7 @@
 // Expands a SweepConfig into the ordered list of points to measure.
 #pragma once
 
-#include "base/problem.hpp"
+#include "kinds/problem.hpp"
 #include "config/config.hpp"
 #include "config/yaml_reader.hpp"
 

@@ -1,6 +1,7 @@
 #include "isolate/protocol.hpp"
 
 #include "base/names.hpp"
+#include "kinds/variant.hpp"
 #include "records/fields.hpp"
 
 #include <nlohmann/json.hpp>
@@ -127,6 +128,7 @@ void from_json(const json& j, Problem& p) {
   record_from_json(problem_fields(), j, p);
   if (j.contains("q_lens")) j.at("q_lens").get_to(p.q_lens);
   if (j.contains("kv_lens")) j.at("kv_lens").get_to(p.kv_lens);
+  mark_variants(p);
 }
 void to_json(json& j, const MeasureSettings& m) { j = record_json(settings_fields(), m); }
 void from_json(const json& j, MeasureSettings& m) { record_from_json(settings_fields(), j, m); }

@@ -5,6 +5,7 @@
 
 #include "base/enums.hpp"
 #include "base/stats.hpp"
+#include "kinds/checks.hpp"
 #include "measure/device/cupti_tracer.hpp"
 #include "measure/power_state.hpp"
 
@@ -26,22 +27,6 @@ struct PassFailure {
 struct InputScales {
   double q = 1, k = 1, v = 1;
 };
-
-// A variant the point has (window, softcap, sinks, chunk, an fp8 cache's v scale, MLA's rope
-// part) against the same attention without it, on the float64 check's rows: how far leaving it
-// out moves the reference, and how far the backend's output is from each reference. An output
-// nearer the reference without the variant than the one with it ignored the variant.
-struct VariantCheck {
-  std::string name;
-  double moved = 0;        // worst row, reference without the variant against the reference
-  double off_without = 0;  // worst row, the output against the reference without the variant
-  double off_with = 0;     // worst row, the output against the reference
-  bool own_call = false;   // checked on a call of its own, q drawn wider (softcap_bite)
-};
-
-// A variant is checked at a point where leaving it out moves the reference this many tolerances:
-// the two references are then told apart by any output within the tolerance of either.
-inline constexpr double kVariantMovesTolerances = 4;
 
 struct CorrectnessResult {
   // Forward: the largest per-row relative error of the output against float64; backward: the
@@ -79,13 +64,6 @@ struct DeviceState {
   std::optional<double> limited_ms;
 };
 
-// The forward's whole-output check (every row against float32) is judged against this many times
-// the tolerance, the drawn rows' float64 check against the tolerance itself: the worst of every
-// row of a large output lies further out in bf16's rounding than the worst of the drawn rows (on
-// the H100 at c0317e3, naive's bf16 forward at 4k-8k keys: worst drawn row 0.013-0.019, worst of
-// 262k rows 0.029-0.034, tolerance 0.032). What the whole-output check is for (rows, heads or
-// sequences left undone, a mask wrong in a region) is off by 0.1 to 1.
-inline constexpr double kWholeOutputSlack = 2;
 
 // A pass's SM clock fell by more than this fraction: its row gets the flag `clock_throttled`.
 inline constexpr double kClockDropFlag = 0.03;

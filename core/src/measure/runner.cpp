@@ -9,6 +9,7 @@
 #include "measure/device/cupti_tracer.hpp"
 #include "measure/device/device_monitor.hpp"
 #include "measure/device/sm_clock_span.hpp"
+#include "kinds/variant.hpp"
 #include "measure/passes/passes.hpp"
 
 #include <c10/core/InferenceMode.h>

@@ -32,6 +32,8 @@ std::string abi_changes_since(int abi) {
       "ragged, paged, window and softcap",
       "problem kinds (mla), the v width, the scale, Backend::kinds() and variants()",
       "kv_dtype (an fp8 KV cache), attention sinks and chunked local attention",
+      "kinds' and variants' inputs by name (Inputs::input) in place of Inputs::sinks, their "
+      "fields without a member (Problem::extra), Problem::present, kind dsa",
   };
   static_assert(sizeof(added) / sizeof(added[0]) == kPluginAbiVersion + 1,
                 "say what the new plugin ABI version adds");

@@ -5,7 +5,9 @@
 #include "python/bridge_api.hpp"
 
 #include "base/names.hpp"
-#include "base/problem.hpp"
+#include "kinds/problem.hpp"
+#include "kinds/problem_kind.hpp"
+#include "kinds/variant.hpp"
 
 #include <attnbench/sdpa/autograd_backward.hpp>
 
@@ -31,6 +33,59 @@
 namespace attnbench {
 
 namespace {
+
+// The keywords every point has (besides q, k, v), whose values the bridge makes itself.
+const std::vector<std::string> kCommonKeywords = {
+    "causal", "scale", "mask", "problem", "q_scale", "k_scale", "v_scale",
+    "cu_seqlens_q", "cu_seqlens_kv", "kv_lens", "page_table"};
+
+// What a function may take: the common keywords, each variant's and each kind's named inputs
+// (kinds/list.hpp): harness.KEYWORDS.
+std::vector<std::string> all_keywords() {
+  std::vector<std::string> out = kCommonKeywords;
+  auto add = [&](const std::string& name) {
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  };
+  for (const ProblemVariant* v : problem_variants()) {
+    for (const PythonKeyword& k : v->python_keywords()) add(k.name);
+    for (const std::string& name : v->input_names()) add(name);
+  }
+  for (const ProblemKind* k : problem_kinds())
+    for (const std::string& name : k->input_names()) add(name);
+  return out;
+}
+
+// A variant's keyword or attribute named `name`, or null.
+const PythonKeyword* variant_keyword(const std::string& name, bool attribute = false) {
+  static const std::vector<PythonKeyword> keywords = [] {
+    std::vector<PythonKeyword> out;
+    for (const ProblemVariant* v : problem_variants())
+      for (PythonKeyword& k : v->python_keywords()) out.push_back(std::move(k));
+    return out;
+  }();
+  static const std::vector<PythonKeyword> attributes = [] {
+    std::vector<PythonKeyword> out;
+    for (const ProblemVariant* v : problem_variants())
+      for (PythonKeyword& k : v->python_attributes()) out.push_back(std::move(k));
+    return out;
+  }();
+  for (const PythonKeyword& k : attribute ? attributes : keywords)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+// A variant's numbers as Python sees them: one number, or a tuple of them.
+PyObject* python_numbers(const PythonKeyword& k, const Problem& p) {
+  const std::vector<double> numbers = k.numbers(p);
+  auto one = [&](double x) {
+    return k.integers ? PyLong_FromLongLong(static_cast<long long>(x)) : PyFloat_FromDouble(x);
+  };
+  if (numbers.size() == 1) return one(numbers.front());
+  PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(numbers.size()));
+  for (size_t i = 0; i < numbers.size(); ++i)
+    PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(i), one(numbers[i]));
+  return tuple;
+}
 
 // An owned reference.
 struct Ref {
@@ -143,6 +198,16 @@ PyObject* harness_module() {
       failed = "Python started, but importing torch failed: " + take_error(nullptr, "").text;
     std::swap(harness, module.p);  // kept for the life of the process
   }
+  if (harness) {  // the keywords a function may take, read off the lists of kinds and variants
+    const std::vector<std::string> keywords = all_keywords();
+    Ref tuple(PyTuple_New(static_cast<Py_ssize_t>(keywords.size())));
+    for (size_t i = 0; i < keywords.size(); ++i)
+      PyTuple_SET_ITEM(tuple.p, static_cast<Py_ssize_t>(i), PyUnicode_FromString(keywords[i].c_str()));
+    Ref first(Py_BuildValue("(s)", problem_kinds().front()->name().c_str()));
+    if (PyObject_SetAttrString(harness, "KEYWORDS", tuple.p) != 0 ||
+        PyObject_SetAttrString(harness, "DEFAULT_KINDS", first.p) != 0)
+      failed = "cannot set harness.KEYWORDS: " + take_error(nullptr, "").text;
+  }
   PyEval_SaveThread();  // from here on every use of Python takes the GIL (Gil)
   if (!failed.empty()) throw std::runtime_error(failed);
   return harness;
@@ -195,31 +260,30 @@ class PythonBackend final : public Backend {
   std::string name() const override { return ref_.name; }
   std::string description() const override { return description_; }
   std::vector<std::string> kinds() const override { return kinds_; }
-  // An fp8 cache reaches a function that takes both its scales; the other variants (sinks and
-  // chunks among them) are checked keyword by keyword in supports(), with the keyword named.
+  // Every variant: each reaches the function as keywords, checked keyword by keyword in
+  // supports(), with the keyword named.
   std::vector<std::string> variants() const override {
-    std::vector<std::string> out = Backend::variants();
-    out.push_back("sinks");
-    out.push_back("chunk");
-    if (takes("k_scale") && takes("v_scale")) out.push_back("fp8_kv");
+    std::vector<std::string> out;
+    for (const ProblemVariant* v : problem_variants())
+      if (v->declared()) out.push_back(v->name());
     return out;
   }
 
   Support supports(const Problem& problem) const override {
     // A variant reaches the function as keywords; one it does not take would be dropped silently.
-    auto lacks = [&](const char* key) { return !takes(key); };
-    auto refuse = [&](const std::string& variant, const std::string& keys) {
+    auto refuse = [&](const std::string& what, const std::string& keys) {
       return Support::no(ref_.function + "() takes no " + keys + " keyword, so it cannot run " +
-                         variant + " (docs/backends.md lists the keywords)");
+                         what + " (docs/backends.md lists the keywords)");
     };
-    if (problem.packed() && lacks("cu_seqlens_q")) return refuse("a ragged batch", "cu_seqlens_q");
-    if (problem.paged() && lacks("page_table")) return refuse("a paged cache", "page_table");
-    if (problem.windowed() && lacks("window") && (problem.packed() || lacks("mask")))
-      return refuse("a sliding window", "window (or mask)");
-    if (problem.softcap > 0 && lacks("softcap")) return refuse("a softcap", "softcap");
-    if (problem.sinks && lacks("sinks")) return refuse("attention sinks", "sinks");
-    if (problem.chunk > 0 && lacks("chunk") && (problem.packed() || lacks("mask")))
-      return refuse("chunked local attention", "chunk (or mask)");
+    for (const ProblemVariant* v : variants_of(problem)) {
+      std::string missing;
+      for (const std::string& need : v->python_needs())
+        if (!takes(need)) missing += (missing.empty() ? "" : " and ") + need;
+      if (missing.empty() || (v->mask_serves() && !problem.packed() && takes("mask"))) continue;
+      return refuse(v->words(), missing + (v->mask_serves() ? " (or mask)" : ""));
+    }
+    for (const std::string& input : kind_of(problem).input_names())
+      if (!takes(input)) return refuse("kind " + problem.kind, input);
     if (!supports_) return Support::yes();
     Gil gil;
     Ref answer(PyObject_CallOneArg(supports_.p, problem_object(problem)));
@@ -249,7 +313,7 @@ class PythonBackend final : public Backend {
   }
 
  private:
-  bool takes(const char* keyword) const {
+  bool takes(const std::string& keyword) const {
     return std::find(keywords_.begin(), keywords_.end(), keyword) != keywords_.end();
   }
 
@@ -277,20 +341,14 @@ class PythonBackend final : public Backend {
       else if (key == "mask")
         value = Ref(in.mask ? THPVariable_Wrap(*in.mask) : Py_NewRef(Py_None));
       else if (key == "cu_seqlens_q" || key == "cu_seqlens_kv" || key == "kv_lens" ||
-               key == "page_table" || key == "sinks") {
+               key == "page_table") {
         const at::Tensor* t = key == "cu_seqlens_q"    ? in.cu_seqlens_q
                               : key == "cu_seqlens_kv" ? in.cu_seqlens_kv
                               : key == "kv_lens"       ? in.kv_lens
-                              : key == "sinks"         ? in.sinks
                                                        : in.page_table;
         value = Ref(t ? THPVariable_Wrap(*t) : Py_NewRef(Py_None));
-      } else if (key == "window")  // (left, right), -1 unbounded, right 0 under causal
-        value = Ref(Py_BuildValue("(LL)", static_cast<long long>(problem.window_left),
-                                  static_cast<long long>(problem.right_edge())));
-      else if (key == "softcap")
-        value = Ref(PyFloat_FromDouble(problem.softcap));
-      else if (key == "chunk")
-        value = Ref(PyLong_FromLongLong(static_cast<long long>(problem.chunk)));
+      } else if (const PythonKeyword* k = variant_keyword(key); k && k->numbers)
+        value = Ref(python_numbers(*k, problem));  // a window's (left, right), a softcap, ...
       else if (key == "problem")
         value = Ref(Py_NewRef(problem_object(problem)));
       else if (key == "q_scale")
@@ -299,6 +357,8 @@ class PythonBackend final : public Backend {
         value = Ref(PyFloat_FromDouble(in.k_scale));
       else if (key == "v_scale")
         value = Ref(PyFloat_FromDouble(in.v_scale));
+      else  // a kind's or variant's named input (sinks, indices), None where the point has none
+        value = Ref(in.input(key) ? THPVariable_Wrap(*in.input(key)) : Py_NewRef(Py_None));
       if (value) PyDict_SetItemString(kwargs.p, key.c_str(), value.p);
     }
     Ref out(PyObject_Call(fn_.p, args.p, kwargs.p));
@@ -323,16 +383,16 @@ class PythonBackend final : public Backend {
       Ref value(python_value(f.get(p)));
       if (fields && value) PyDict_SetItemString(fields.p, f.name.c_str(), value.p);
     }
-    // The drawn lengths (one per sequence; empty: uniform) and the window's edges as numbers.
+    // The drawn lengths (one per sequence; empty: uniform) and the variants' attributes.
     for (const auto& [name, lens] : {std::pair{"q_lens", &p.q_lens}, {"kv_lens", &p.kv_lens}}) {
       Ref value(python_list(*lens));
       if (fields && value) PyDict_SetItemString(fields.p, name, value.p);
     }
-    for (const auto& [name, edge] :
-         {std::pair{"window_left", p.window_left}, {"window_right", p.right_edge()}}) {
-      Ref value(PyLong_FromLongLong(edge));
-      if (fields && value) PyDict_SetItemString(fields.p, name, value.p);
-    }
+    for (const ProblemVariant* v : problem_variants())
+      for (const PythonKeyword& k : v->python_attributes()) {
+        Ref value(python_numbers(k, p));
+        if (fields && value) PyDict_SetItemString(fields.p, k.name.c_str(), value.p);
+      }
     Ref made(fields && make && none ? PyObject_Call(make.p, none.p, fields.p) : nullptr);
     if (!made)
       throw std::runtime_error("attnbench's harness.problem failed: " +

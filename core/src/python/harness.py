@@ -14,10 +14,12 @@ import types
 
 import torch
 
-# What a backend's function may take besides q, k, v: it gets those its signature names.
-KEYWORDS = ("causal", "scale", "mask", "problem", "q_scale", "k_scale", "v_scale",
-            "cu_seqlens_q", "cu_seqlens_kv", "kv_lens", "page_table", "window", "softcap",
-            "sinks", "chunk")
+# What a backend's function may take besides q, k, v: it gets those its signature names. Set by
+# the bridge when it starts: the common keywords, each variant's and each kind's (the lists in
+# core/src/kinds/list.hpp; docs/backends.md).
+KEYWORDS = ()
+# The kinds a function runs that names none: the first of the list (set by the bridge too).
+DEFAULT_KINDS = ()
 
 _modules = {}  # path -> module: two functions of one file share one import
 
@@ -44,7 +46,7 @@ def _module(path):
 def load(path, function):
     """(function, supports or None, description, keywords it takes, problem kinds it runs), or a
     str: what is missing. The kinds: the function's `kinds` attribute, else the module's KINDS,
-    else ("attention",); a point of another kind is refused before supports() is asked. `path`
+    else the list's first kind (DEFAULT_KINDS); a point of another kind is refused before supports() is asked. `path`
     comes as bytes, decoded as the file system does (a name that is not UTF-8 keeps its bytes)."""
     path = os.fsdecode(path)
     module = _module(path)
@@ -60,7 +62,7 @@ def load(path, function):
         supports = None
     doc = (inspect.getdoc(fn) or "").strip().splitlines()
     description = doc[0] if doc else f"python {os.path.relpath(path)}:{function}"
-    kinds = getattr(fn, "kinds", None) or getattr(module, "KINDS", None) or ("attention",)
+    kinds = getattr(fn, "kinds", None) or getattr(module, "KINDS", None) or DEFAULT_KINDS
     if isinstance(kinds, str):
         kinds = (kinds,)
     return fn, supports, description, _keywords(fn), [str(k) for k in kinds]
@@ -82,10 +84,11 @@ DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32,
 
 
 def problem(**fields):
-    """The row's problem: every field of core/src/base/problem.cpp's table by its name (the bridge
+    """The row's problem: every field of core/src/kinds/problem.cpp's table by its name (the bridge
     passes them all), dtype as a torch dtype (its name in dtype_name), group_size, the drawn
-    lengths q_lens and kv_lens (lists; empty: uniform), window_left and window_right (ints, -1:
-    unbounded, right 0 under causal) and packed (ragged or paged: q is [total_q, heads, dim])."""
+    lengths q_lens and kv_lens (lists; empty: uniform), the variants' attributes (a window's
+    window_left and window_right: ints, -1 unbounded, right 0 under causal) and packed (ragged
+    or paged: q is [total_q, heads, dim])."""
     p = types.SimpleNamespace(**fields)
     p.dtype_name, p.dtype = p.dtype, DTYPES[p.dtype]
     p.group_size = p.heads // p.kv_heads

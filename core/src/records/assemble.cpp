@@ -1,8 +1,8 @@
 #include "records/assemble.hpp"
 
-#include "base/kinds/problem_kind.hpp"
+#include "kinds/problem_kind.hpp"
 #include "base/names.hpp"
-#include "base/problem.hpp"
+#include "kinds/problem.hpp"
 #include "records/trace.hpp"
 
 #include <algorithm>
@@ -57,11 +57,12 @@ const VariantCheck* ignored_variant(const Row& row, const CorrectnessResult& c) 
 }
 
 std::string ignored_words(const VariantCheck& v) {
-  return "the output is attention without " + v.name + " (off that by " +
-         three_digits(v.off_without) + ", off the reference by " + three_digits(v.off_with) +
-         ", while leaving " + v.name + " out moves the reference by " + three_digits(v.moved) +
-         (v.own_call ? " with q drawn wider, so that the cap bends the scores" : "") + "): " +
-         v.name + " ignored";
+  const std::string what = v.what.empty() ? "attention without " + v.name : v.what;
+  return "the output is " + what + " (off that by " + three_digits(v.off_without) +
+         ", off the reference by " + three_digits(v.off_with) + ", while " +
+         (v.what.empty() ? "leaving " + v.name + " out" : "that") + " moves the reference by " +
+         three_digits(v.moved) + (v.own_call ? " with q drawn wider, so that it bites" : "") +
+         "): " + (v.verdict.empty() ? v.name + " ignored" : v.verdict);
 }
 
 std::string ignored_clause(const Row& row, const CorrectnessResult& c) {

@@ -1,7 +1,7 @@
 #include "records/expectations.hpp"
 
 #include "base/names.hpp"
-#include "base/problem.hpp"
+#include "kinds/problem.hpp"
 #include "records/row_columns.hpp"
 
 #include <algorithm>

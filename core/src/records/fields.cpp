@@ -1,5 +1,8 @@
 #include "records/fields.hpp"
 
+#include "kinds/problem_kind.hpp"
+#include "kinds/variant.hpp"
+
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -20,6 +23,16 @@ MetricTraits host_time() {
   return {false, "", "cpu_us_p10", "cpu_us_p90", kHostTimeThreshold, false, true};
 }
 MetricTraits count() { return {}; }
+
+// Every check of every kind and variant by name (kinds/list.hpp), for variant_moves' doc.
+std::string check_list() {
+  std::string out;
+  for (const ProblemKind* k : problem_kinds())
+    for (const std::string& c : k->check_names()) out += (out.empty() ? "" : ", ") + c;
+  for (const ProblemVariant* v : problem_variants())
+    for (const std::string& c : v->check_names()) out += (out.empty() ? "" : ", ") + c;
+  return out;
+}
 
 template <class R>
 Field<R> judged(Field<R> f, MetricTraits traits) {
@@ -173,10 +186,10 @@ const std::vector<Field<Row>>& row_fields() {
             field("tolerance", &Row::tolerance, "ratio",
                   "the limit for rel_err: the dtype's, grown with head_dim and seq_len_kv"),
             field("variant_moves", &Row::variant_moves, "",
-                  "each variant the point has (window, softcap, sinks, chunk, fp8_scales, rope) "
-                  "and how far leaving it out moves the float64 reference, in tolerances "
-                  "(`sinks:8.2;window:31`); from 4 an output ignoring it cannot pass (see "
-                  "variant_not_checked)"),
+                  "each check of the point's kind and variants (" + check_list() +
+                      ") and how far leaving it out moves the float64 reference, in tolerances "
+                      "(`sinks:8.2;window:31`); from 4 an output ignoring it cannot pass (see "
+                      "variant_not_checked)"),
             field("fp8_scale_q", &Row::fp8_scale_q, "",
                   "fp8_e4m3: q's per-tensor scale (value = fp8 number x scale; amax / 448)"),
             field("fp8_scale_k", &Row::fp8_scale_k, "",

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "base/field.hpp"
-#include "base/problem.hpp"  // problem_fields()
+#include "kinds/problem.hpp"  // problem_fields()
 #include "records/row.hpp"
 
 #include <optional>

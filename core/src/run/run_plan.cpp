@@ -2,9 +2,9 @@
 
 #include "base/hash.hpp"
 #include "base/lengths.hpp"
-#include "base/kinds/problem_kind.hpp"
+#include "kinds/problem_kind.hpp"
 #include "base/names.hpp"
-#include "base/problem.hpp"
+#include "kinds/problem.hpp"
 
 #include <algorithm>
 #include <cstdio>

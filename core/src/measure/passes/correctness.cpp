@@ -33,16 +33,16 @@ CorrectnessResult correctness_pass(PassContext& ctx) {
   if (ctx.backward) return result;
   result.variants = check_variants(ctx.inputs, ctx.out);
   const Problem& p = ctx.problem;
-  if (const double wider = softcap_bite(p); wider > 1) {
-    // The softcap's own call, q wider so that the cap bends the scores, then q put back.
+  for (const auto& [variant, wider] : own_call_spreads(p)) {
+    // A variant's own call, q wider so that it bites (a cap bends the scores), then q put back.
     const at::Tensor drawn = ctx.inputs.q.clone();
     ctx.inputs.q.mul_(wider);
     poison_result(ctx);
     ctx.call();
     synchronize_device(ctx.host);
-    const std::vector<VariantCheck> bitten = check_variants(ctx.inputs, ctx.out, "softcap");
-    for (VariantCheck& v : result.variants)
-      if (v.name == "softcap" && !bitten.empty()) v = bitten.front(), v.own_call = true;
+    for (VariantCheck& bitten : check_variants(ctx.inputs, ctx.out, variant))
+      for (VariantCheck& v : result.variants)
+        if (v.name == bitten.name) v = bitten, v.own_call = true;
     ctx.inputs.q.copy_(drawn);
   }
   if (p.paged() && p.page_order == PageOrder::in_order) {

@@ -6,7 +6,7 @@
 #include "config/settings.hpp"
 #include "measure/device/host_info.hpp"
 #include "measure/pass_results.hpp"
-#include "measure/tensors.hpp"
+#include "kinds/tensors.hpp"
 
 #include <ATen/ATen.h>
 

@@ -1,6 +1,7 @@
 // The textbook causal attention of the study, shared by the naive and inplace plugins:
 // matmul, scale, masked_fill, softmax, matmul (with a softcap, a tanh between scale and mask; an
-// fp8 cache dequantized to q's dtype first; sinks as a softmax column). Out of place, masked_fill first copies the scores
+// fp8 cache dequantized to q's dtype first; sinks as a softmax column; a sparse point's selected
+// tokens gathered first). Out of place, masked_fill first copies the scores
 // (a hidden memcpy on the GPU); in place, masked_fill_ writes into them. Grouped-query inputs get
 // k and v expanded to every query head first, the copy a model without a GQA kernel pays.
 #pragma once
@@ -14,7 +15,55 @@
 
 namespace attnbench {
 
+// Sparse attention (kind dsa: DeepSeek's), in the same ops: each query row's selected tokens
+// gathered from the cache (index_select through the page table or the offsets), its scores,
+// the unused entries (-1) masked, softmax, the same tokens' values. An fp8 cache is dequantized
+// to q's dtype after the gather.
+inline at::Tensor textbook_sparse_attention(const Inputs& in, bool mask_in_place) {
+  const Problem& p = in.problem;
+  const at::Tensor* given = in.input("indices");
+  if (!given) throw Unsupported("a sparse point without its indices");
+  const int64_t topk = given->size(-1), width = in.k.size(-1);
+  const at::Tensor indices = given->reshape({-1, topk}).to(at::kLong);  // [rows, topk]
+  const int64_t rows = indices.size(0);
+  // Each row's sequence, and where that sequence's token t is among the cache's rows.
+  const auto longs = indices.options();
+  at::Tensor sequence, token;
+  const at::Tensor cache = in.k.reshape({-1, width});  // every token of the cache, a row each
+  if (!p.packed()) {
+    sequence = at::arange(p.batch, longs).repeat_interleave(p.seq_len);
+    token = sequence.unsqueeze(1) * p.seq_len_kv + indices.clamp_min(0);
+  } else {
+    const at::Tensor cu = in.cu_seqlens_q->to(at::kLong);
+    sequence = at::repeat_interleave(at::arange(p.batch, longs), cu.narrow(0, 1, p.batch) - cu.narrow(0, 0, p.batch),
+                                     0, rows);
+    const at::Tensor t = indices.clamp_min(0);
+    if (in.page_table) {
+      const at::Tensor pages = in.page_table->to(at::kLong).index_select(0, sequence);
+      token = pages.gather(1, t.div(p.page_size, "floor")) * p.page_size + t.remainder(p.page_size);
+    } else {
+      token = in.cu_seqlens_kv->to(at::kLong).index_select(0, sequence).unsqueeze(1) + t;
+    }
+  }
+  at::Tensor keys = cache.index_select(0, token.view({-1})).view({rows, topk, width});
+  if (p.fp8_kv()) keys = (keys.to(at::kFloat) * in.k_scale).to(in.q.scalar_type());
+  const at::Tensor q = p.packed() ? in.q : in.q.transpose(1, 2).reshape({rows, p.heads, width});
+  at::Tensor scores = at::einsum("nhd,ntd->nht", {q, keys});
+  scores = scores * in.scale;
+  const at::Tensor unused = (indices < 0).unsqueeze(1);  // [rows, 1, topk]
+  constexpr double kMasked = -std::numeric_limits<double>::infinity();
+  if (mask_in_place)
+    scores.masked_fill_(unused, kMasked);
+  else
+    scores = scores.masked_fill(unused, kMasked);
+  const at::Tensor out =
+      at::einsum("nht,ntd->nhd", {at::softmax(scores, -1), keys.narrow(-1, 0, p.v_dim())});
+  if (p.packed()) return out;
+  return out.view({p.batch, p.seq_len, p.heads, p.v_dim()}).transpose(1, 2);
+}
+
 inline at::Tensor textbook_attention(const Inputs& in, bool mask_in_place) {
+  if (in.input("indices")) return textbook_sparse_attention(in, mask_in_place);
   if (in.problem.fp8_kv()) {  // the cache dequantized to q's dtype first, inside the call
     Problem wide = in.problem;
     wide.kv_dtype.reset();
@@ -22,7 +71,7 @@ inline at::Tensor textbook_attention(const Inputs& in, bool mask_in_place) {
     const at::Tensor v = (in.v.to(at::kFloat) * in.v_scale).to(in.q.scalar_type());
     return textbook_attention(Inputs{wide, in.q, k, v, in.mask, in.scale, 1, 1, 1,
                                      in.cu_seqlens_q, in.cu_seqlens_kv, in.kv_lens,
-                                     in.page_table, in.sinks},
+                                     in.page_table, in.named},
                               mask_in_place);
   }
   if (in.problem.packed())  // padded: a mask per sequence
@@ -42,11 +91,11 @@ inline at::Tensor textbook_attention(const Inputs& in, bool mask_in_place) {
     else
       scores = scores.masked_fill(*in.mask, kMasked);
   }
-  if (in.sinks) {  // gpt-oss's sinks: a column of the softmax per head, dropped after it
+  if (const at::Tensor* sinks = in.input("sinks")) {  // gpt-oss's: a softmax column per head
     // In float32, as the sinks are: a logit near 10 rounded to bf16 moves its weight by ~3%.
     std::vector<int64_t> column = scores.sizes().vec();
     column.back() = 1;
-    const at::Tensor sink = in.sinks->to(at::kFloat).view({1, -1, 1, 1}).expand(column);
+    const at::Tensor sink = sinks->to(at::kFloat).view({1, -1, 1, 1}).expand(column);
     const at::Tensor weights = at::softmax(at::cat({scores.to(at::kFloat), sink}, -1), -1);
     return at::matmul(weights.narrow(-1, 0, scores.size(-1)).to(v.scalar_type()), v);
   }

@@ -1,8 +1,13 @@
-#include "measure/tensors.hpp"
+#include "kinds/tensors.hpp"
+
+#include "kinds/list.hpp"
+#include "kinds/problem_kind.hpp"
+#include "kinds/variant.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 namespace attnbench {
 
@@ -19,9 +24,6 @@ at::ScalarType scalar_type(DType dtype) {
 namespace {
 
 constexpr double kFp8E4m3Max = 448;
-// An fp8 cache's v is drawn this much wider than k, so that its scale is this far from k's: a
-// kernel dequantizing v with k's scale (or k with v's) is then far past any tolerance.
-constexpr double kFp8KvValueSpread = 4;
 
 // Quantizes `t` to fp8_e4m3 with one scale for the whole tensor; returns the scale.
 double quantize_fp8(at::Tensor& t) {
@@ -59,14 +61,21 @@ std::vector<int64_t> offsets(const Problem& p, bool keys) {
 
 int64_t pages_of(const Problem& p, int64_t b) { return (p.kv_len(b) + p.page_size - 1) / p.page_size; }
 
-at::Tensor masked(const at::Tensor& rows, int64_t keys, int64_t offset, int64_t left, int64_t right,
-                  int64_t chunk) {
-  const at::Tensor pos = (rows + offset).unsqueeze(1);
-  const at::Tensor key = at::arange(keys, rows.options()).unsqueeze(0);
-  at::Tensor out = at::zeros({rows.size(0), keys}, rows.options().dtype(at::kBool));
-  if (right >= 0) out = out.logical_or(key > pos + right);
-  if (left >= 0) out = out.logical_or(key < pos - left);
-  if (chunk > 0) out = out.logical_or(key.div(chunk, "floor") != pos.div(chunk, "floor"));
+std::pair<at::Tensor, at::Tensor> positions(const at::Tensor& rows, int64_t keys, int64_t offset) {
+  return {(rows + offset).unsqueeze(1), at::arange(keys, rows.options()).unsqueeze(0)};
+}
+
+at::Tensor hidden_keys(const Problem& p, const at::Tensor& rows, int64_t keys, int64_t offset) {
+  at::Tensor out;
+  auto add = [&](const at::Tensor& m) {
+    if (m.defined()) out = out.defined() ? out.logical_or(m) : m;
+  };
+  if (p.causal) {
+    const auto [pos, key] = positions(rows, keys, offset);
+    add(key > pos);
+  }
+  for (const ProblemVariant* v : variants_of(p))
+    add(variant_tensors(v->name()).masked(p, rows, keys, offset));
   return out;
 }
 
@@ -76,15 +85,11 @@ std::vector<int64_t> output_sizes(const InputTensors& in) {
   return sizes;
 }
 
-InputTensors make_inputs(const Problem& p, uint64_t seed) {
-  const bool fp8 = p.dtype == DType::fp8_e4m3;
+void draw_layout(InputTensors& in) {
+  const Problem& p = in.problem;
   const auto options = at::TensorOptions()
-                           .dtype(fp8 ? at::kBFloat16 : scalar_type(p.dtype))
+                           .dtype(p.dtype == DType::fp8_e4m3 ? at::kBFloat16 : scalar_type(p.dtype))
                            .device(p.device == Device::cuda ? at::kCUDA : at::kCPU);
-  at::manual_seed(seed);
-  InputTensors in;
-  in.problem = p;
-  in.seed = seed;
   // v of its own, or (v_in_k: MLA's latent cache) a view of k's first head_dim_v columns.
   auto values_for = [&](const at::Tensor& k, std::vector<int64_t> sizes) {
     if (p.v_in_k) return k.narrow(-1, 0, p.v_dim());
@@ -123,31 +128,86 @@ InputTensors make_inputs(const Problem& p, uint64_t seed) {
     }
   }
   if (p.direction == Direction::bwd) in.grad_out = at::randn(output_sizes(in), in.q.options());
-  if (p.fp8_kv() && !p.v_in_k)
-    in.v.mul_(kFp8KvValueSpread);  // v's scale apart from k's: one taken for the other is wrong
-  if (fp8) in.q_scale = quantize_fp8(in.q);
-  if (fp8 || p.fp8_kv()) {
+}
+
+void KindTensors::draw(InputTensors& in) const { draw_layout(in); }
+
+InputTensors make_inputs(const Problem& p, uint64_t seed) {
+  at::manual_seed(seed);
+  InputTensors in;
+  in.problem = p;
+  in.seed = seed;
+  kind_tensors(p).draw(in);
+  for (const ProblemVariant* v : variants_of(p)) variant_tensors(v->name()).draw(in);
+  if (p.dtype == DType::fp8_e4m3) in.q_scale = quantize_fp8(in.q);
+  if (p.cache_dtype() == DType::fp8_e4m3) {
     in.k_scale = quantize_fp8(in.k);
     if (p.v_in_k)  // the view of the quantized cache, under its scale
       in.v = in.k.narrow(-1, 0, p.v_dim()), in.v_scale = in.k_scale;
     else
       in.v_scale = quantize_fp8(in.v);
   }
-  if (p.sinks) {
-    // Near the log-sum-exp of a row of the longest sequence's scores (log of the keys it sees,
-    // plus a half for unit-variance scores), give or take a unit per head: each sink takes a
-    // share of its head's weight that ignoring it, or reading another head's, visibly moves.
-    const int64_t seen =
-        p.window_left >= 0 ? std::min(p.seq_len_kv, p.window_left + 1) : p.seq_len_kv;
-    in.sinks = (at::randn({p.heads}, at::TensorOptions().dtype(at::kFloat)) +
-                std::log(static_cast<double>(std::max<int64_t>(seen, 1))) + 0.5)
-                   .to(options.device());
-  }
-  if (!p.packed() && (p.causal || p.windowed() || p.chunk > 0))
-    in.mask = masked(at::arange(p.seq_len, options.dtype(at::kLong)), p.seq_len_kv,
-                     p.seq_len_kv - p.seq_len, p.window_left, p.right_edge(), p.chunk);
+  if (!p.packed())
+    in.mask = hidden_keys(p, at::arange(p.seq_len, in.q.options().dtype(at::kLong)), p.seq_len_kv,
+                          p.seq_len_kv - p.seq_len);
   in.scale = p.softmax_scale();
   return in;
+}
+
+const at::Tensor& InputTensors::input(const std::string& name) const {
+  static const at::Tensor none;
+  for (const auto& [key, tensor] : named)
+    if (key == name) return tensor;
+  return none;
+}
+
+void InputTensors::set_input(const std::string& name, at::Tensor t) {
+  for (auto it = named.begin(); it != named.end(); ++it)
+    if (it->first == name) {
+      if (t.defined())
+        it->second = std::move(t);
+      else
+        named.erase(it);
+      return;
+    }
+  if (t.defined()) named.emplace_back(name, std::move(t));
+}
+
+Inputs InputTensors::view() const {
+  auto opt = [](const at::Tensor& t) { return t.defined() ? &t : nullptr; };
+  named_view_.clear();
+  for (const auto& [key, tensor] : named) named_view_.emplace_back(key, &tensor);
+  return {problem,           q,       k,       v,       opt(mask),
+          scale,             q_scale, k_scale, v_scale, opt(cu_seqlens_q),
+          opt(cu_seqlens_kv), opt(kv_lens), opt(page_table), &named_view_};
+}
+
+const KindTensors& kind_tensors(const Problem& problem) {
+#define ATTNBENCH_DECLARE_KIND_TENSORS(name) const KindTensors& name##_kind_tensors();
+  ATTNBENCH_PROBLEM_KINDS(ATTNBENCH_DECLARE_KIND_TENSORS)
+#undef ATTNBENCH_DECLARE_KIND_TENSORS
+#define ATTNBENCH_KIND_TENSORS_OF(name) \
+  if (problem.kind == #name) return name##_kind_tensors();
+  ATTNBENCH_PROBLEM_KINDS(ATTNBENCH_KIND_TENSORS_OF)
+#undef ATTNBENCH_KIND_TENSORS_OF
+  static const KindTensors defaults;  // a test's kind without tensors of its own
+  for (const auto& [kind, tensors] : added_problem_kinds())
+    if (kind->name() == problem.kind) return tensors ? *tensors : defaults;
+  kind_of(problem);  // throws, naming the kinds
+  return defaults;
+}
+
+const VariantTensors& variant_tensors(const std::string& variant) {
+#define ATTNBENCH_DECLARE_VARIANT_TENSORS(name) const VariantTensors& name##_variant_tensors();
+  ATTNBENCH_PROBLEM_VARIANTS(ATTNBENCH_DECLARE_VARIANT_TENSORS)
+#undef ATTNBENCH_DECLARE_VARIANT_TENSORS
+#define ATTNBENCH_VARIANT_TENSORS_OF(name) \
+  if (variant == #name) return name##_variant_tensors();
+  ATTNBENCH_PROBLEM_VARIANTS(ATTNBENCH_VARIANT_TENSORS_OF)
+#undef ATTNBENCH_VARIANT_TENSORS_OF
+  for (const auto& [added, tensors] : added_problem_variants())
+    if (added->name() == variant && tensors) return *tensors;
+  throw std::logic_error("variant '" + variant + "' has no LibTorch half");
 }
 
 namespace {
@@ -195,6 +255,7 @@ void move_inputs(InputTensors& in, int64_t shift) {
   move_values(in.q);
   move_values(in.k);
   if (!in.problem.v_in_k) move_values(in.v);
+  kind_tensors(in.problem).move(in, shift);
   if (!in.page_table.defined()) return;
   const int64_t pool = in.k.size(0);
   if (pool < 2) return;
@@ -219,16 +280,17 @@ at::Tensor scatter_pages(InputTensors& in, uint64_t seed) {
 
 std::vector<InputPrint> input_prints(const InputTensors& in) {
   std::vector<InputPrint> out;
-  const std::pair<const char*, const at::Tensor*> named[] = {{"q", &in.q},
-                                                             {"k", &in.k},
-                                                             {"v", &in.v},
-                                                             {"mask", &in.mask},
-                                                             {"grad_out", &in.grad_out},
-                                                             {"cu_seqlens_q", &in.cu_seqlens_q},
-                                                             {"cu_seqlens_kv", &in.cu_seqlens_kv},
-                                                             {"kv_lens", &in.kv_lens},
-                                                             {"page_table", &in.page_table},
-                                                             {"sinks", &in.sinks}};
+  std::vector<std::pair<std::string, const at::Tensor*>> named = {
+      {"q", &in.q},
+      {"k", &in.k},
+      {"v", &in.v},
+      {"mask", &in.mask},
+      {"grad_out", &in.grad_out},
+      {"cu_seqlens_q", &in.cu_seqlens_q},
+      {"cu_seqlens_kv", &in.cu_seqlens_kv},
+      {"kv_lens", &in.kv_lens},
+      {"page_table", &in.page_table}};
+  for (const auto& [name, tensor] : in.named) named.emplace_back(name, &tensor);
   constexpr int64_t kChunk = int64_t{1} << 24;  // int64 copies of 128 MiB at most
   for (const auto& [name, tensor] : named) {
     if (!tensor->defined()) continue;

@@ -1,7 +1,9 @@
 // The float64 reference and what is checked against it (tensors.hpp declares them): a sequence's
-// keys and values through any layout, attention on the drawn rows, the whole output against
-// float32, each variant left out, and the backward's gradients.
-#include "measure/tensors.hpp"
+// keys and values through any layout, the kind's attention on the drawn rows, the whole output
+// against float32, each check of the kind and its variants, and the backward's gradients.
+#include "kinds/tensors.hpp"
+
+#include "kinds/variant.hpp"
 
 #include <torch/csrc/autograd/autograd.h>
 
@@ -66,31 +68,48 @@ void check_like(const at::Tensor& got, const at::Tensor& want, const char* name)
                              ", expected " + c10::toString(want.scalar_type()));
 }
 
-// Attention, in q's float type, of query rows `rows` (positions in the sequence) of q
-// [..., rows, d] against k, v [..., seq_len_kv, d]: scores capped by softcap, masked outside the
-// window and the chunk (bottom-right); with `sinks` (one logit per head of q, shaped to broadcast
-// against the scores' [..., rows, 1]) a column of its own in the softmax, dropped after it.
-at::Tensor reference_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                               const at::Tensor& rows, int64_t offset, const Problem& p,
-                               double scale, const at::Tensor& sinks = {}) {
-  at::Tensor scores = at::matmul(q, k.transpose(-2, -1)) * scale;
-  if (p.softcap > 0) scores = at::tanh(scores / p.softcap) * p.softcap;
-  if (p.causal || p.windowed() || p.chunk > 0)
-    scores = scores.masked_fill(
-        masked(rows, k.size(-2), offset, p.window_left, p.right_edge(), p.chunk),
-        -std::numeric_limits<double>::infinity());
-  if (!sinks.defined()) return at::matmul(at::softmax(scores, -1), v);
-  std::vector<int64_t> column = scores.sizes().vec();
+}  // namespace
+
+at::Tensor softmax_of(const InputTensors& in, at::Tensor scores, const at::Tensor& masked,
+                      int64_t first_head) {
+  const std::vector<const ProblemVariant*> variants = variants_of(in.problem);
+  for (const ProblemVariant* v : variants)
+    scores = variant_tensors(v->name()).scores(in.problem, scores);
+  if (masked.defined())
+    scores = scores.masked_fill(masked, -std::numeric_limits<double>::infinity());
+  // Columns of their own (sinks): one logit per query head in every row, dropped after.
+  std::vector<at::Tensor> columns{scores};
+  const std::vector<int64_t> sizes = scores.sizes().vec();
+  std::vector<int64_t> leading(sizes.begin(), sizes.end() - 2), column = sizes;
+  int64_t heads = 1;
+  for (int64_t n : leading) heads *= n;
+  leading.push_back(1), leading.push_back(1);
   column.back() = 1;
-  const at::Tensor with_sink = at::cat({scores, sinks.to(scores.scalar_type()).expand(column)}, -1);
-  return at::matmul(at::softmax(with_sink, -1).narrow(-1, 0, scores.size(-1)), v);
+  for (const ProblemVariant* v : variants) {
+    const at::Tensor extra = variant_tensors(v->name()).extra_logits(in, first_head, heads);
+    if (extra.defined())
+      columns.push_back(extra.to(scores.scalar_type()).view(leading).expand(column));
+  }
+  if (columns.size() == 1) return at::softmax(scores, -1);
+  return at::softmax(at::cat(columns, -1), -1).narrow(-1, 0, scores.size(-1));
 }
 
-// The sinks of query heads first .. first + count as [count, 1, 1] (undefined without sinks).
-at::Tensor head_sinks(const InputTensors& in, int64_t first, int64_t count) {
-  if (!in.sinks.defined()) return {};
-  return in.sinks.narrow(0, first, count).view({count, 1, 1});
+at::Tensor attend_dense(const InputTensors& in, const at::Tensor& q, const at::Tensor& k,
+                        const at::Tensor& v, const at::Tensor& rows, int64_t offset,
+                        int64_t first_head) {
+  const at::Tensor scores = at::matmul(q, k.transpose(-2, -1)) * in.scale;
+  const at::Tensor hidden = hidden_keys(in.problem, rows, k.size(-2), offset);
+  return at::matmul(softmax_of(in, scores, hidden, first_head), v);
 }
+
+at::Tensor KindTensors::attend(const InputTensors& in, int64_t b, const at::Tensor& q,
+                               const at::Tensor& k, const at::Tensor& v, const at::Tensor& rows,
+                               int64_t first_head) const {
+  const int64_t offset = in.problem.kv_len(b) - in.problem.q_len(b);
+  return attend_dense(in, q, k, v, rows, offset, first_head);
+}
+
+namespace {
 
 // Per row (the last dimension), ||got - ref|| / ||ref||; 0 for a row whose reference is undefined
 // (a query that sees no key: causal with more queries than keys, a window past the cache), which
@@ -148,12 +167,13 @@ ReferenceError forward_error(const InputTensors& in, const at::Tensor& out_as_re
             std::numeric_limits<double>::quiet_NaN()};
 
   const Problem& p = in.problem;
+  const KindTensors& kind = kind_tensors(p);
   const int64_t group = p.group_size();
   // Every row in float32, the worst kept on the device (one synchronization at the end).
   at::Tensor worst_f32 = at::zeros({}, out.options().dtype(at::kFloat));
   const auto on_device = out.options().dtype(at::kFloat);
   for (int64_t b = 0; b < p.batch; ++b) {
-    const int64_t seq = p.q_len(b), offset = p.kv_len(b) - seq;
+    const int64_t seq = p.q_len(b);
     if (seq == 0) continue;
     const auto [keys, values] = sequence_kv(in, b);
     const at::Tensor k = keys.to(at::kFloat) * in.k_scale;  // [kv_heads, kv_len, d]
@@ -167,11 +187,7 @@ ReferenceError forward_error(const InputTensors& in, const at::Tensor& out_as_re
       // [kv_heads, group, n, d] against [kv_heads, 1, kv_len, d]: each query head its kv head.
       const at::Tensor q_rows =
           q.narrow(1, start, n).reshape({p.kv_heads, group, n, p.head_dim});
-      const at::Tensor sinks = in.sinks.defined()
-                                   ? head_sinks(in, 0, p.heads).view({p.kv_heads, group, 1, 1})
-                                   : at::Tensor();
-      const at::Tensor ref = reference_attention(q_rows, k.unsqueeze(1), v.unsqueeze(1), rows,
-                                                 offset, p, in.scale, sinks);
+      const at::Tensor ref = kind.attend(in, b, q_rows, k.unsqueeze(1), v.unsqueeze(1), rows, 0);
       const at::Tensor got = got_all.narrow(1, start, n).reshape({p.kv_heads, group, n, p.v_dim()});
       worst_f32 = at::maximum(worst_f32, row_errors(got, ref).max());
     }
@@ -185,11 +201,11 @@ ReferenceError forward_error(const InputTensors& in, const at::Tensor& out_as_re
 
 std::vector<at::Tensor> checked_reference(const InputTensors& in) {
   const Problem& p = in.problem;
+  const KindTensors& kind = kind_tensors(p);
   const int64_t group = p.group_size();
   std::vector<at::Tensor> out;
   for (int64_t b : checked_sequences(p, in.seed)) {
-    const int64_t seq = p.q_len(b), offset = p.kv_len(b) - seq;
-    if (seq == 0) continue;
+    if (p.q_len(b) == 0) continue;
     const at::Tensor rows = checked_rows_of(in, b);
     const auto [keys, values] = sequence_kv(in, b);
     for (int64_t g = 0; g < p.kv_heads; ++g) {  // every kv head with its group of query heads
@@ -198,8 +214,11 @@ std::vector<at::Tensor> checked_reference(const InputTensors& in) {
       // fp8 widened to bf16 (exactly) first: not every op takes fp8
       const at::Tensor q =
           widened(sequence_rows(in, in.q, b).narrow(0, g * group, group)).index_select(1, rows);
-      out.push_back(reference_attention(dequantized(q, in.q_scale), k, v, rows, offset, p,
-                                        in.scale, head_sinks(in, g * group, group)));
+      // [1, group, rows, d] against [1, 1, kv_len, d]: one kv head and its query heads.
+      out.push_back(kind.attend(in, b, dequantized(q, in.q_scale).unsqueeze(0),
+                                k.unsqueeze(0).unsqueeze(0), v.unsqueeze(0).unsqueeze(0), rows,
+                                g * group)
+                        .squeeze(0));
     }
   }
   return out;
@@ -232,55 +251,38 @@ double worst_row_error(const std::vector<at::Tensor>& got, const std::vector<at:
 }
 
 std::vector<PointVariant> point_variants(const InputTensors& in) {
-  const Problem& p = in.problem;
-  std::vector<PointVariant> out;
-  auto without = [&](const char* name, auto&& change) {
-    InputTensors copy = in;
-    change(copy);
-    out.push_back({name, std::move(copy)});
-  };
-  if (p.windowed())
-    without("window", [](InputTensors& c) { c.problem.window_left = c.problem.window_right = -1; });
-  if (p.softcap > 0) without("softcap", [](InputTensors& c) { c.problem.softcap = 0; });
-  if (p.sinks)
-    without("sinks", [](InputTensors& c) {
-      c.problem.sinks = false;
-      c.sinks = at::Tensor();
-    });
-  if (p.chunk > 0) without("chunk", [](InputTensors& c) { c.problem.chunk = 0; });
-  if (p.fp8_kv() && !p.v_in_k)  // v dequantized with k's scale (drawn 4x apart)
-    without("fp8_v_scale", [](InputTensors& c) { c.v_scale = c.k_scale; });
-  if (p.kind == "mla" && p.mla.qk_rope_head_dim > 0)
-    without("rope", [&](InputTensors& c) {  // q's rope columns (its last) zero: q·k without them
-      c.q = widened(c.q).clone();
-      c.q.narrow(-1, p.head_dim - p.mla.qk_rope_head_dim, p.mla.qk_rope_head_dim).zero_();
-    });
+  std::vector<PointVariant> out = kind_tensors(in.problem).checks(in);
+  for (const ProblemVariant* v : variants_of(in.problem))
+    for (PointVariant& check : variant_tensors(v->name()).without(in)) out.push_back(std::move(check));
   return out;
 }
 
 std::vector<VariantCheck> check_variants(const InputTensors& in, const at::Tensor& out,
                                          const std::string& only) {
   std::vector<VariantCheck> checks;
-  std::vector<PointVariant> variants = point_variants(in);
-  if (!only.empty())
-    variants.erase(std::remove_if(variants.begin(), variants.end(),
-                                  [&](const PointVariant& v) { return v.name != only; }),
-                   variants.end());
+  std::vector<PointVariant> variants;
+  if (only.empty()) {
+    variants = point_variants(in);
+  } else if (const ProblemVariant* v = find_problem_variant(only)) {
+    variants = variant_tensors(v->name()).without(in);
+  }
   if (variants.empty()) return checks;
   const std::vector<at::Tensor> ref = checked_reference(in), got = checked_output(in, out);
   const double off = worst_row_error(got, ref);
   for (const PointVariant& v : variants) {
     const std::vector<at::Tensor> ref_without = checked_reference(v.without);
-    checks.push_back(
-        {v.name, worst_row_error(ref_without, ref), worst_row_error(got, ref_without), off});
+    checks.push_back({v.name, worst_row_error(ref_without, ref), worst_row_error(got, ref_without),
+                      off, false, v.what, v.verdict});
   }
   return checks;
 }
 
-double softcap_bite(const Problem& p) {
-  if (p.softcap <= 0 || p.dtype == DType::fp8_e4m3) return 1;
-  const double natural = p.softmax_scale() * std::sqrt(static_cast<double>(p.head_dim));
-  return natural > 0 ? std::max(1.0, p.softcap / 4 / natural) : 1.0;
+std::vector<std::pair<std::string, double>> own_call_spreads(const Problem& problem) {
+  std::vector<std::pair<std::string, double>> out;
+  for (const ProblemVariant* v : variants_of(problem))
+    if (const double spread = variant_tensors(v->name()).own_call_spread(problem); spread > 1)
+      out.emplace_back(v->name(), spread);
+  return out;
 }
 
 ReferenceError backward_error(const InputTensors& in, const at::Tensor& dq, const at::Tensor& dk,
@@ -294,10 +296,13 @@ ReferenceError backward_error(const InputTensors& in, const at::Tensor& dq, cons
 
   if (in.problem.packed())
     throw std::runtime_error("attnbench checks the backward pass in the uniform layout only");
+  const KindTensors& kind = kind_tensors(in.problem);
+  if (!kind.checks_backward())
+    throw std::runtime_error("attnbench checks no backward pass of kind " + in.problem.kind);
   c10::InferenceMode no_inference(false);  // autograd needs ordinary tensors
   at::AutoGradMode grad_mode(true);
   const int64_t batch = in.q.size(0), kv_heads = in.k.size(1), seq = in.q.size(2);
-  const int64_t seq_kv = in.k.size(2), group = in.q.size(1) / kv_heads, offset = seq_kv - seq;
+  const int64_t seq_kv = in.k.size(2), group = in.q.size(1) / kv_heads;
   const int64_t block = std::clamp<int64_t>(block_scores / (group * seq_kv), 1, seq);
   const auto dbl = in.q.options().dtype(at::kDouble);
 
@@ -317,8 +322,9 @@ ReferenceError backward_error(const InputTensors& in, const at::Tensor& dq, cons
         const int64_t n = std::min(block, seq - start);
         const at::Tensor q = heads_q.narrow(1, start, n).detach().requires_grad_(true);
         const at::Tensor rows = at::arange(start, start + n, dbl.dtype(at::kLong));
-        const at::Tensor out =
-            reference_attention(q, k, v, rows, offset, in.problem, in.scale);
+        const at::Tensor out = kind.attend(in, b, q.unsqueeze(0), k.unsqueeze(0).unsqueeze(0),
+                                           v.unsqueeze(0).unsqueeze(0), rows, g * group)
+                                   .squeeze(0);
         const auto grads = torch::autograd::grad({out}, {q, k, v}, {heads_do.narrow(1, start, n)});
         ref_dq.narrow(1, start, n).copy_(grads[0]);
         ref_dk += grads[1];

@@ -9,12 +9,13 @@
 
 namespace attnbench {
 
-// The problem's fields, the one table of its axes: the fields every kind has, each problem kind's
-// own (base/kinds/), and the derived columns. The sweep's keys and how their values are read
-// (config/), the report's problem columns (records/fields.cpp), the `where:` of `expect:`, the
-// Python bridge's `problem` object, the worker protocol, the point id and docs/columns.md's axis
-// table. A new common axis is a member of Problem and an entry here; a kind's, an entry in its
-// own_fields().
+// The problem's fields, the one table of its axes: the fields every kind has, each variant's and
+// each problem kind's own (kinds/; a field two kinds share is one entry), and the derived
+// columns. The sweep's keys and how their values are read (config/), the report's problem columns
+// (records/fields.cpp), the `where:` of `expect:`, the Python bridge's `problem` object, the
+// worker protocol, the point id and docs/columns.md's axis table. A new common axis is a member
+// of Problem and an entry here; a kind's, an entry in its own_fields(); a variant's, in its
+// fields().
 const std::vector<Field<Problem>>& problem_fields();
 const Field<Problem>* find_problem_field(const std::string& name);
 bool problem_fields_made();  // whether the table was made (kinds are added before)
@@ -24,13 +25,16 @@ bool problem_fields_made();  // whether the table was made (kinds are added befo
 // seq_len_kv, the direction and the scale appear only when they are not their defaults:
 // "b1-h32-kv8-s1-skv131072-d128-bf16-full-cuda", "b8-h16-s2048-d64-bf16-causal-cuda-bwd". The
 // variants append their own parts: "-qlens-uniform-128-4096", "-kvlens-...", "-paged16-shuffled",
-// "-win4095_0", "-cap50"; mla its widths: "mla-b1-h128-s4096-bf16-causal-cuda-nope128-rope64-v128".
+// "-win4095_0", "-cap50"; a kind its widths: "mla-b1-h128-s4096-bf16-causal-cuda-nope128-rope64-v128".
 std::string point_id(const Problem& problem);
 
-// (query, key) pairs of one sequence that take part in the softmax: queries x keys, or with a
-// window (causal: right edge 0; aligned bottom-right) or a chunk (> 0) only those inside them.
-double sequence_pairs(int64_t queries, int64_t keys, int64_t window_left, int64_t window_right,
-                      int64_t chunk = 0);
+// (query, key) pairs of one sequence of `problem` with `queries` queries and `keys` keys that take
+// part in the softmax: queries x keys, or under causal and the variants that narrow the keys a
+// query sees (a window, a chunk: kinds/variant.hpp) only those it sees (aligned bottom-right).
+double sequence_pairs(const Problem& problem, int64_t queries, int64_t keys);
+// Keys some query of such a sequence can see: from the first query's lowest to the last one's
+// highest.
+int64_t keys_read(const Problem& problem, int64_t queries, int64_t keys);
 // The same over the whole batch, each sequence at its own lengths.
 double attended_pairs(const Problem& problem);
 

@@ -8,7 +8,8 @@
 //    kv_lora_rank features.
 // Either way the softmax scale is 1/sqrt(qk_nope_head_dim + qk_rope_head_dim) unless written: the
 // absorbed form keeps the scale of the attention it computes, not of its 576-wide dot products.
-#include "base/kinds/problem_kind.hpp"
+#include "kinds/list.hpp"
+#include "kinds/problem_kind.hpp"
 
 #include <cmath>
 #include <string>
@@ -19,8 +20,8 @@ namespace {
 
 constexpr const char* kMla = "mla";
 
-Field<Problem> mla_count(std::string name, int64_t MlaShape::*m, std::string id_word,
-                         std::string doc) {
+Field<Problem> latent_count(std::string name, int64_t MlaShape::*m, std::string id_word,
+                            std::string doc) {
   Field<Problem> f;
   f.name = std::move(name);
   f.type = FieldType::integer;
@@ -32,6 +33,27 @@ Field<Problem> mla_count(std::string name, int64_t MlaShape::*m, std::string id_
   f.id_part = [m, id_word](const Problem& p) { return "-" + id_word + std::to_string(p.mla.*m); };
   return owned_by(kMla, f);
 }
+
+}  // namespace
+
+// The latent cache's widths, which DSA (kinds/dsa.cpp) shares: q·k without and with position
+// and the latent rank. Defined in the build of what a point is (the LibTorch build links it).
+std::vector<Field<Problem>> latent_width_fields();
+#ifndef ATTNBENCH_TENSORS
+std::vector<Field<Problem>> latent_width_fields() {
+  Field<Problem> rank =
+      latent_count("kv_lora_rank", &MlaShape::kv_lora_rank, "latent",
+                   "mla absorbed, dsa: the latent cache's rank, v's and the output's features (512)");
+  rank.applies = [](const Problem& p) { return p.kind != kMla || p.mla.absorbed; };
+  return {latent_count("qk_nope_head_dim", &MlaShape::qk_nope_head_dim, "nope",
+                       "mla, dsa: q·k features without position (DeepSeek-V3: 128)"),
+          latent_count("qk_rope_head_dim", &MlaShape::qk_rope_head_dim, "rope",
+                       "mla, dsa: q·k features with the rotary position, q's and k's last (64)"),
+          rank};
+}
+#endif
+
+namespace {
 
 class MlaKind final : public ProblemKind {
  public:
@@ -46,13 +68,9 @@ class MlaKind final : public ProblemKind {
 
   std::vector<Field<Problem>> own_fields() const override {
     Field<Problem> v_dim =
-        mla_count("v_head_dim", &MlaShape::v_head_dim, "v",
-                  "mla prefill: v's and the output's features (DeepSeek-V3: 128)");
+        latent_count("v_head_dim", &MlaShape::v_head_dim, "v",
+                     "mla prefill: v's and the output's features (DeepSeek-V3: 128)");
     v_dim.applies = [](const Problem& p) { return !p.mla.absorbed; };
-    Field<Problem> rank =
-        mla_count("kv_lora_rank", &MlaShape::kv_lora_rank, "latent",
-                  "mla absorbed: the latent cache's rank, v's and the output's features (512)");
-    rank.applies = [](const Problem& p) { return p.mla.absorbed; };
     Field<Problem> absorbed;
     absorbed.name = "absorbed";
     absorbed.type = FieldType::boolean;
@@ -64,11 +82,10 @@ class MlaKind final : public ProblemKind {
       field_detail::from_value(v, p.mla.absorbed);
     };
     absorbed.id_part = [](const Problem& p) { return p.mla.absorbed ? "-absorbed" : ""; };
-    return {mla_count("qk_nope_head_dim", &MlaShape::qk_nope_head_dim, "nope",
-                      "mla: q·k features without position (DeepSeek-V3: 128)"),
-            mla_count("qk_rope_head_dim", &MlaShape::qk_rope_head_dim, "rope",
-                      "mla: q·k features with the rotary position, q's and k's last (64)"),
-            v_dim, rank, owned_by(kMla, absorbed)};
+    std::vector<Field<Problem>> fields = latent_width_fields();
+    fields.insert(fields.begin() + 2, v_dim);  // the columns' order: nope, rope, v, latent
+    fields.push_back(owned_by(kMla, absorbed));
+    return fields;
   }
   std::vector<std::string> derived_axes() const override { return {"head_dim"}; }
 
@@ -105,9 +122,20 @@ class MlaKind final : public ProblemKind {
 
 }  // namespace
 
-const ProblemKind& mla_kind() {
-  static const MlaKind kind;
-  return kind;
-}
+}  // namespace attnbench
 
+#ifdef ATTNBENCH_TENSORS
+#include "kinds/tensors.hpp"
+
+namespace attnbench {
+namespace {
+// Attention over its widths (v inside k when absorbed): the defaults' dense reference. Its rope
+// part is a variant of its own (kinds/variants/rope.cpp).
+class MlaTensors final : public KindTensors {};
+}  // namespace
+}  // namespace attnbench
+#endif
+
+namespace attnbench {
+ATTNBENCH_KIND(mla, MlaKind, MlaTensors)
 }  // namespace attnbench

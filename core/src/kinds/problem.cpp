@@ -1,7 +1,8 @@
-#include "base/problem.hpp"
+#include "kinds/problem.hpp"
 
 #include "base/hash.hpp"
-#include "base/kinds/problem_kind.hpp"
+#include "kinds/problem_kind.hpp"
+#include "kinds/variant.hpp"
 #include "base/lengths.hpp"
 #include "base/names.hpp"
 
@@ -51,12 +52,48 @@ Field<Problem> id_field(Field<Problem> f, std::function<std::string(const Proble
 
 std::string count_part(const char* word, int64_t n) { return word + std::to_string(n); }
 
+// The kinds' names in words, for the field's doc: "`attention` (default), `mla` or `dsa`".
+std::string kind_names() {
+  std::string out;
+  const auto& kinds = problem_kinds();
+  for (size_t i = 0; i < kinds.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == kinds.size() ? " or " : ", ") + ("`" + kinds[i]->name() + "`") +
+           (i == 0 ? " (default)" : "");
+  return out;
+}
+
+// A kind's or variant's field joined to the table: a field of the same name another kind has
+// brought already is one field of both (the same type), else it is appended.
+void join(std::vector<Field<Problem>>& fields, Field<Problem> f) {
+  for (Field<Problem>& had : fields)
+    if (had.name == f.name) {
+      if (had.type != f.type || had.kinds.empty() || f.kinds.empty())
+        throw std::logic_error("two fields named '" + f.name + "' that are not one field");
+      for (const std::string& k : f.kinds)
+        if (std::find(had.kinds.begin(), had.kinds.end(), k) == had.kinds.end())
+          had.kinds.push_back(k);
+      return;
+    }
+  fields.push_back(std::move(f));
+}
+
+// A field of some kinds only: empty (not measured) on other kinds' rows, and an empty cell read
+// back leaves the problem as it was.
+void own(Field<Problem>& f) {
+  if (f.kinds.empty()) return;
+  f.get = [kinds = f.kinds, get = std::move(f.get)](const Problem& p) {
+    return std::find(kinds.begin(), kinds.end(), p.kind) != kinds.end() ? get(p) : FieldValue{};
+  };
+  f.set = [set = std::move(f.set)](Problem& p, const FieldValue& v) {
+    if (!std::holds_alternative<std::monostate>(v)) set(p, v);
+  };
+}
+
 // The kind: one of problem_kinds()'s names; its id part is the kind's id prefix.
 Field<Problem> kind_field() {
   Field<Problem> f = field("kind", &Problem::kind, "",
-                           "the problem kind: `attention` (MHA/GQA and its variants) or `mla` "
-                           "(multi-head latent attention); docs/kinds.md");
-  f.example = "mla";
+                           "the problem kind (docs/kinds.md): " + kind_names());
+  f.example = problem_kinds().back()->name();
   f.set = [](Problem& p, const FieldValue& v) {
     Problem probe;
     probe.kind = field_detail::as<std::string>(v);
@@ -95,7 +132,7 @@ std::vector<Field<Problem>> make_problem_fields() {
                                                   : count_part("-skv", p.seq_len_kv);
                }),
       id_field(field("head_dim", &P::head_dim, "count",
-                     "features of q and k per head (mla derives it from its own widths)"),
+                     "features of q and k per head (a kind may derive it from its own widths)"),
                [](const P& p) { return count_part("-d", p.head_dim); }),
       id_field(field("dtype", &P::dtype, "", "`fp16`, `bf16` or `fp32`"),
                [](const P& p) { return "-" + to_string(p.dtype); }),
@@ -150,14 +187,19 @@ std::vector<Field<Problem>> make_problem_fields() {
   for (Field<P>& f : fields)
     if (f.name == "page_size" || f.name == "page_order")
       f.applies = [](const P& p) { return p.paged(); };
+  // The variants' fields (each its kinds'), then the kinds' own, a field two kinds share once.
+  const size_t common = fields.size();
+  for (const ProblemVariant* variant : problem_variants())
+    for (Field<P>& f : variant->fields()) join(fields, owned_by(variant->kinds(), std::move(f)));
   for (const ProblemKind* kind : problem_kinds())
-    for (Field<P>& f : kind->own_fields()) fields.push_back(std::move(f));
+    for (Field<P>& f : kind->own_fields()) join(fields, std::move(f));
+  for (size_t i = common; i < fields.size(); ++i) own(fields[i]);
 
   fields.push_back(kind_field());
   Field<P> scale = id_field(
       field("scale", &P::scale, "",
-            "the softmax scale; unless written, the kind's: 1/sqrt(head_dim) for attention, "
-            "1/sqrt(qk_nope_head_dim + qk_rope_head_dim) for mla"),
+            "the softmax scale; unless written, the kind's (docs/kinds.md; 1/sqrt(head_dim) "
+            "unless the kind says otherwise)"),
       [](const P& p) {
         return p.scale == 0 || p.scale == kind_of(p).default_scale(p)
                    ? std::string()
@@ -170,9 +212,21 @@ std::vector<Field<Problem>> make_problem_fields() {
   head_dim_v.derived = true;
   fields.push_back(head_dim_v);
   Field<P> v_in_k = field("v_in_k", &P::v_in_k, "",
-                          "v is k's first head_dim_v columns, a view of one cache (mla absorbed)");
+                          "v is k's first head_dim_v columns, a view of one cache (a latent cache)");
   v_in_k.derived = true;
   fields.push_back(v_in_k);
+  // Which plots the point shares (plots.py): its kind's family, the id without the batch and the
+  // lengths.
+  Field<P> family;
+  family.name = "family";
+  family.doc = "the point's plot family: its id without the batch and the lengths (the kind's)";
+  family.derived = true;
+  family.get = [](const P& p) -> FieldValue {
+    const ProblemKind* kind = find_problem_kind(p.kind);
+    return kind ? kind->plot_family(p) : std::string();
+  };
+  family.set = [](P&, const FieldValue&) {};  // read off the others
+  fields.push_back(family);
   return fields;
 }
 
@@ -200,11 +254,33 @@ std::string point_id(const Problem& p) {
   return id;
 }
 
-double sequence_pairs(int64_t queries, int64_t keys, int64_t window_left, int64_t window_right,
-                      int64_t chunk) {
+namespace {
+
+// The keys 0 .. keys-1 the query at position `pos` sees: causal's and each narrowing variant's
+// bounds (kinds/variant.hpp), as [lo, hi] (empty when hi < lo).
+std::pair<int64_t, int64_t> visible(const Problem& p,
+                                    const std::vector<const ProblemVariant*>& narrowing,
+                                    int64_t pos, int64_t keys) {
+  int64_t lo = 0, hi = keys - 1;
+  if (p.causal) hi = std::min(hi, pos);
+  for (const ProblemVariant* v : narrowing) v->narrow(p, pos, keys, lo, hi);
+  return {std::max<int64_t>(lo, 0), hi};
+}
+
+std::vector<const ProblemVariant*> narrowing(const Problem& p) {
+  std::vector<const ProblemVariant*> out;
+  for (const ProblemVariant* v : variants_of(p))
+    if (v->narrows(p)) out.push_back(v);
+  return out;
+}
+
+}  // namespace
+
+double sequence_pairs(const Problem& p, int64_t queries, int64_t keys) {
   const double s = static_cast<double>(queries), skv = static_cast<double>(keys);
-  if (window_left < 0 && window_right < 0 && chunk <= 0) return s * skv;
-  if (window_left < 0 && window_right == 0 && chunk <= 0) {
+  const std::vector<const ProblemVariant*> narrow = narrowing(p);
+  if (narrow.empty() && !p.causal) return s * skv;
+  if (narrow.empty()) {
     // Causal: query i sees keys 0 .. i + skv - s; rows 0 .. s-1 see (skv - s + 1) .. skv keys,
     // each at least none.
     const double offset = skv - s;
@@ -214,26 +290,16 @@ double sequence_pairs(int64_t queries, int64_t keys, int64_t window_left, int64_
   }
   double pairs = 0;
   for (int64_t i = 0; i < queries; ++i) {
-    const int64_t pos = i + keys - queries;
-    int64_t lo = window_left < 0 ? 0 : std::max<int64_t>(0, pos - window_left);
-    int64_t hi = window_right < 0 ? keys - 1 : std::min(keys - 1, pos + window_right);
-    if (chunk > 0 && pos >= 0) {  // the query's own chunk of positions
-      lo = std::max(lo, pos / chunk * chunk);
-      hi = std::min(hi, pos / chunk * chunk + chunk - 1);
-    }
+    const auto [lo, hi] = visible(p, narrow, i + keys - queries, keys);
     if (hi >= lo) pairs += static_cast<double>(hi - lo + 1);
   }
   return pairs;
 }
 
 double attended_pairs(const Problem& p) {
-  const int64_t right = p.right_edge();
-  if (!p.ragged())
-    return static_cast<double>(p.batch) *
-           sequence_pairs(p.seq_len, p.seq_len_kv, p.window_left, right, p.chunk);
+  if (!p.ragged()) return static_cast<double>(p.batch) * sequence_pairs(p, p.seq_len, p.seq_len_kv);
   double pairs = 0;
-  for (int64_t b = 0; b < p.batch; ++b)
-    pairs += sequence_pairs(p.q_len(b), p.kv_len(b), p.window_left, right, p.chunk);
+  for (int64_t b = 0; b < p.batch; ++b) pairs += sequence_pairs(p, p.q_len(b), p.kv_len(b));
   return pairs;
 }
 
@@ -251,21 +317,14 @@ int64_t total_kv_tokens(const Problem& p) {
   return n;
 }
 
-namespace {
-
-// Keys some query of the sequence can see: from the first query's lowest to the last one's highest
-// (a chunk bounds them by the first query's chunk start and the last one's chunk end).
-int64_t keys_read(int64_t queries, int64_t keys, int64_t window_left, int64_t window_right,
-                  int64_t chunk) {
-  const int64_t first = keys - queries, last = keys - 1;  // positions of the first and last query
-  int64_t lo = window_left < 0 ? 0 : std::max<int64_t>(0, first - window_left);
-  int64_t hi = window_right < 0 ? keys - 1 : std::min(keys - 1, last + window_right);
-  if (chunk > 0) {
-    lo = std::max(lo, std::max<int64_t>(first, 0) / chunk * chunk);
-    hi = std::min(hi, last / chunk * chunk + chunk - 1);
-  }
+int64_t keys_read(const Problem& p, int64_t queries, int64_t keys) {
+  const std::vector<const ProblemVariant*> narrow = narrowing(p);
+  const int64_t lo = visible(p, narrow, keys - queries, keys).first;  // the first query's lowest
+  const int64_t hi = visible(p, narrow, keys - 1, keys).second;       // the last one's highest
   return std::max<int64_t>(0, hi - lo + 1);
 }
+
+namespace {
 
 double element_bytes(DType d) {
   switch (d) {
@@ -288,7 +347,7 @@ double attention_bytes(const Problem& p) {
   double q_tokens = 0, kv_tokens = 0, pages = 0;
   const int64_t sequences = p.ragged() ? p.batch : 1;  // a uniform batch's are all alike
   for (int64_t b = 0; b < sequences; ++b) {
-    const int64_t keys = keys_read(p.q_len(b), p.kv_len(b), p.window_left, p.right_edge(), p.chunk);
+    const int64_t keys = keys_read(p, p.q_len(b), p.kv_len(b));
     q_tokens += static_cast<double>(p.q_len(b));
     kv_tokens += static_cast<double>(keys);
     if (p.paged() && p.page_size > 0)
