@@ -398,7 +398,7 @@ TEST_F(Cli, ListShowsWhyBadPluginsFailed) {
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("not loaded:"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("no factory"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("attnbench_abi1.so: built for ABI 1, this attnbench speaks 6"),
+  EXPECT_NE(r.output.find("attnbench_abi1.so: built for ABI 1, this attnbench speaks 7"),
             std::string::npos)
       << r.output;
   const Result good = run("list");
@@ -1023,7 +1023,7 @@ TEST_F(Cli, ListRefusesABadPluginWithoutRunningItsCode) {
   // attnbench_wrong_abi.so aborts in a static initialiser: if it were loaded, `list` would crash.
   const Result r = run(std::string("list --plugin-dir ") + ATTNBENCH_BAD_PLUGIN_DIR);
   EXPECT_EQ(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("attnbench_wrong_abi.so: built for ABI 47, this attnbench speaks 6"),
+  EXPECT_NE(r.output.find("attnbench_wrong_abi.so: built for ABI 48, this attnbench speaks 7"),
             std::string::npos)
       << r.output;
 }

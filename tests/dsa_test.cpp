@@ -61,7 +61,8 @@ TEST(Dsa, ItsPointsShareMlasWidthsAndDeriveTheLatentForm) {
   const Field<Problem>* rope = find_problem_field("qk_rope_head_dim");
   ASSERT_NE(rope, nullptr);
   EXPECT_EQ(rope->kinds, (std::vector<std::string>{"mla", "dsa"}));
-  EXPECT_EQ(find_problem_field("index_topk")->kinds, std::vector<std::string>{"dsa"});
+  EXPECT_EQ(find_problem_field("index_topk")->kinds,
+            (std::vector<std::string>{"dsa", "dsa_indexer"}));  // the indexer's top-k too
   EXPECT_EQ(field_text(find_problem_field("index_topk")->get(p)), "2048");
   Problem mla = p;
   mla.kind = "mla";
@@ -80,7 +81,8 @@ TEST(Dsa, WhatItCannotMakeIsALocatedError) {
   };
   refused_at("  causal: false\n", "sweep.causal", "kind dsa derives causal");
   refused_at("  direction: bwd\n", "sweep.direction", "kind dsa derives direction");
-  refused_at("  index_topk: 0\n", "sweep.index_topk", "from 1 to 1048576");
+  refused_at("  index_topk: 0\n", "sweep.index_topk", "must be at least 1, got 0");
+  refused_at("  index_topk: 1048577\n", "sweep.index_topk", "from 1 to 1048576, not 1048577");
   refused_at("  index_topk: 64\n  index_pattern: recent(65)\n", "sweep.index_pattern",
              "more recent tokens than index_topk 64");
   refused_at("  index_pattern: latest\n", "sweep.index_pattern", "uniform, recent, recent(N)");
@@ -152,7 +154,8 @@ TEST(Dsa, EachRowSelectsDistinctVisibleTokensTheValidFirst) {
 
 TEST(Dsa, RecentAndReplayedPatternsChooseWhatTheySay) {
   c10::InferenceMode guard;
-  const InputTensors recent = make_inputs(dsa(1, "100,100,100", 16, "  index_pattern: recent(6)\n"), 1);
+  const InputTensors recent =
+      make_inputs(dsa(1, "100,100,100", 16, "  index_pattern: recent(6)\n"), 1);
   expect_valid(recent);
   for (int64_t r = 0; r < 3; ++r) {
     std::set<int64_t> chosen;
@@ -172,17 +175,21 @@ TEST(Dsa, RecentAndReplayedPatternsChooseWhatTheySay) {
       "  index_topk: 8\n  index_pattern: file(replay.txt)\n",
       (dir / "dsa.yaml").string());
   const Problem& p = points.at(0).problem;
+  ASSERT_NE(p.extra_text("index_pattern"), nullptr);
   EXPECT_NE(p.extra_text("index_pattern")->find((dir / "replay.txt").string()), std::string::npos);
   const InputTensors in = make_inputs(p, 2);
   expect_valid(in);
+  const at::Tensor rows = in.input("indices").reshape({-1, 8});  // uniform: [batch, seq_len, 8]
   std::set<int64_t> first;
-  for (int64_t j = 0; j < 8; ++j) first.insert(in.input("indices")[0][j].item<int>());
+  for (int64_t j = 0; j < 8; ++j) first.insert(rows[0][j].item<int>());
   // Row 0 stands at position 58: distances 0, 2, 50 (99 is past the sequence's start).
   for (int64_t x : {58, 56, 8}) EXPECT_TRUE(first.count(x)) << x;
   std::set<int64_t> second;  // row 1 at 59: the file's second line
-  for (int64_t j = 0; j < 8; ++j) second.insert(in.input("indices")[1][j].item<int>());
+  for (int64_t j = 0; j < 8; ++j) second.insert(rows[1][j].item<int>());
   for (int64_t x : {58, 56, 54}) EXPECT_TRUE(second.count(x)) << x;
-  std::filesystem::remove_all(dir);
+  // (remove_all crashed here, in a test process that links LibTorch: each file, then the folder)
+  std::filesystem::remove(dir / "replay.txt");
+  std::filesystem::remove(dir);
 }
 
 // A sweep of one DSA point on the CPU: the defaults below, each key of `changed` replacing its
@@ -260,12 +267,11 @@ TEST(Dsa, IndicesIgnoredOrReadOneOffAreCaughtAndNamed) {
     EXPECT_LT(c->off_with, c->off_without) << name;
   }
   // Every token the query sees (indices ignored): the dense reference; it names itself.
-  Problem dense = p;
-  dense.kind = "mla";
-  InputTensors all = in;
-  all.problem = dense;
-  all.set_input("indices", at::Tensor());
-  const at::Tensor ignored = backend("naive").forward(all.view());
+  const std::vector<int64_t> positions = {299, 300, 499, 500, 399, 400};  // each row's
+  const at::Tensor pos = at::tensor(positions, at::kLong).unsqueeze(1);
+  const at::Tensor every = at::arange(500, at::kLong).unsqueeze(0);
+  const at::Tensor ignored =
+      naive_with(in, at::where(every <= pos, every, at::full_like(every, -1)).to(at::kInt));
   EXPECT_GT(forward_error(in, ignored).rel_err, tolerance);
   const VariantCheck* named = check_named(check_variants(in, ignored), "indices");
   ASSERT_NE(named, nullptr);
@@ -273,8 +279,6 @@ TEST(Dsa, IndicesIgnoredOrReadOneOffAreCaughtAndNamed) {
   EXPECT_EQ(named->verdict, "indices ignored");
   // One token late, one early: each nearer its own misreading.
   const at::Tensor valid = indices >= 0;
-  const std::vector<int64_t> last = {299, 300, 499, 500, 399, 400};  // each row's position
-  const at::Tensor pos = at::tensor(last, at::kLong).unsqueeze(1);
   for (int64_t by : {1, -1}) {
     const at::Tensor off =
         at::where(valid, (indices.to(at::kLong) + by).clamp(0).minimum(pos), indices.to(at::kLong))
@@ -297,9 +301,10 @@ TEST(Dsa, IndicesIgnoredOrReadOneOffAreCaughtAndNamed) {
 
 TEST(Dsa, AnFp8CacheUnderItsScaleIsRightAndTheScaleChecked) {
   c10::InferenceMode guard;
-  Problem p = dsa(1, "200,300,64", 32, "  dtype: bf16\n  kv_dtype: fp8_e4m3\n");
+  const Problem p = dsa_point({{"dtype", "bf16"}, {"kv_dtype", "fp8_e4m3"}, {"index_topk", "32"},
+                               {"seq_lens_kv", "\"200,300,64\""}});
   ASSERT_TRUE(p.fp8_kv());
-  EXPECT_EQ(p.variant_names(), (std::vector<std::string>{"paged", "fp8_kv"}));
+  EXPECT_EQ(p.variant_names(), (std::vector<std::string>{"ragged", "paged", "fp8_kv"}));
   const InputTensors in = make_inputs(p, 8);
   EXPECT_EQ(in.k.scalar_type(), at::kFloat8_e4m3fn);
   EXPECT_NE(in.k_scale, 1.0);
@@ -406,6 +411,106 @@ TEST(GpuDsa, EveryBackendIsRightOrSaysWhyNotAndTheMisreadingsAreWrong) {
     const Misread misread(how);
     test::expect_right_or_refused(runner, {points[0]}, {&dsa_blind()}, {"dsa_blind"});
   }
+}
+
+// DSA's lightning indexer (kind dsa_indexer): a point of 8 index heads of 32 on the CPU over a
+// paged index cache, the top `topk` of each row.
+Problem indexer(const std::map<std::string, std::string>& changed = {}) {
+  std::map<std::string, std::string> keys = {
+      {"kind", "dsa_indexer"}, {"heads", "8"},           {"head_dim", "32"},
+      {"dtype", "fp32"},       {"kv_layout", "paged"},   {"page_size", "4"},
+      {"page_order", "shuffled"}, {"seq_len", "2"},      {"seq_lens_kv", "\"50,9,120\""},
+      {"batch", "3"},          {"index_topk", "16"}};
+  for (const auto& [key, value] : changed) keys[key] = value;
+  std::string yaml = "sweep:\n";
+  for (const auto& [key, value] : keys)
+    if (!value.empty()) yaml += "  " + key + ": " + value + "\n";
+  return points_of(yaml).at(0).problem;
+}
+
+TEST(DsaIndexer, ItsPointsSelectTheTopKOfAWeightedReluScore) {
+  const Problem p = indexer();
+  EXPECT_EQ(point_id(p), "dsa-indexer-b3-h8-s2-skv120-d32-fp32-cpu-kvlens-50-9-120-paged4-shuffled-topk16");
+  EXPECT_EQ(p.kv_heads, 1);
+  EXPECT_TRUE(p.causal);
+  EXPECT_DOUBLE_EQ(p.scale, 1.0 / std::sqrt(32.0));
+  EXPECT_EQ(find_problem_field("index_topk")->kinds, (std::vector<std::string>{"dsa", "dsa_indexer"}));
+  c10::InferenceMode guard;
+  const InputTensors in = make_inputs(p, 3);
+  EXPECT_EQ(in.input("weights").sizes(), (c10::IntArrayRef{6, 8}));
+  EXPECT_EQ(output_sizes(in), (std::vector<int64_t>{6, 16}));
+  for (const char* name : {"naive", "inplace"}) {
+    ASSERT_TRUE(declared_support(backend(name), p).supported) << name;
+    const at::Tensor out = backend(name).forward(in.view());
+    EXPECT_EQ(out.scalar_type(), at::kInt) << name;
+    const ReferenceError e = forward_error(in, out);
+    EXPECT_LT(e.rel_err, 1e-9) << name;
+    EXPECT_EQ(e.whole_rel_err, 0) << name;
+  }
+  // The second sequence (9 tokens) selects 8 and 9: -1 after them.
+  const at::Tensor out = backend("naive").forward(in.view());
+  EXPECT_EQ((out[2] >= 0).sum().item<int64_t>(), 8);
+  EXPECT_EQ((out[3] >= 0).sum().item<int64_t>(), 9);
+  EXPECT_EQ(out[3][9].item<int>(), -1);
+  // Work: 2 x 8 heads x 32 per (row, token it sees); bytes: q, each sequence's keys once, the
+  // weights, the selection and the page table.
+  const double pairs = (49 + 50) + (8 + 9) + (119 + 120);
+  EXPECT_DOUBLE_EQ(point_flop(p), 2.0 * 8 * 32 * pairs);
+  EXPECT_DOUBLE_EQ(point_bytes(p), 6 * 8 * 32 * 4.0 + (50 + 9 + 120) * 32 * 4.0 + 6 * 8 * 4.0 +
+                                       6 * 16 * 4.0 + (13 + 3 + 30) * 4.0);
+}
+
+TEST(DsaIndexer, TheTextbookIsRightInEveryLayoutAndInFp8) {
+  c10::InferenceMode guard;
+  for (const auto& changed : std::vector<std::map<std::string, std::string>>{
+           {{"kv_layout", "contiguous"}, {"page_size", ""}, {"page_order", ""}},
+           {{"kv_layout", "contiguous"}, {"page_size", ""}, {"page_order", ""},
+            {"seq_lens_kv", ""}, {"seq_len_kv", "40"}},
+           {{"dtype", "fp8_e4m3"}},
+           {{"seq_len", ""}, {"seq_lens", "\"50,9,120\""}}}) {
+    const Problem p = indexer(changed);
+    const InputTensors in = make_inputs(p, 4);
+    const ReferenceError e = forward_error(in, backend("naive").forward(in.view()));
+    EXPECT_LT(e.rel_err, 1e-9) << point_id(p);
+    EXPECT_EQ(e.whole_rel_err, 0) << point_id(p);
+  }
+}
+
+TEST(DsaIndexer, ASelectionThatIgnoresTheWeightsOrTheReluOrIsInvalidIsCaught) {
+  c10::InferenceMode guard;
+  const Problem p = indexer({{"seq_lens_kv", "\"500,300,700\""}, {"index_topk", "32"}});
+  const InputTensors in = make_inputs(p, 5);
+  const double tolerance = point_tolerance(0.02, p);
+  EXPECT_DOUBLE_EQ(tolerance, 1e-3);
+  auto selected_with = [&](auto&& change) {
+    InputTensors wrong = in;
+    change(wrong);
+    return backend("naive").forward(wrong.view());
+  };
+  // The weights ignored (all ones), or the ReLU dropped (scores below zero kept negative: a
+  // plain weighted sum, as if the weights' signs were the ReLU's).
+  EXPECT_GT(forward_error(in, selected_with([](InputTensors& w) {
+              w.set_input("weights", at::ones_like(w.input("weights")));
+            })).rel_err,
+            tolerance);
+  EXPECT_GT(forward_error(in, selected_with([](InputTensors& w) {
+              w.set_input("weights", w.input("weights").abs());
+            })).rel_err,
+            tolerance);
+  // Invalid selections: a token after the row's position, a token twice, unwritten.
+  const at::Tensor right = backend("naive").forward(in.view());
+  at::Tensor ahead = right.clone();
+  ahead[1][0] = 600;  // the second row of a 500-token sequence stands at 499
+  ReferenceError e = forward_error(in, ahead);
+  EXPECT_EQ(e.whole_rel_err, 1);
+  at::Tensor twice = right.clone();
+  twice[0][1] = twice[0][0];
+  e = forward_error(in, twice);
+  EXPECT_GT(e.judged(), tolerance);
+  at::Tensor unwritten = right.clone();
+  poison(unwritten);
+  EXPECT_EQ(forward_error(in, unwritten).whole_rel_err, 1);
+  EXPECT_THROW(forward_error(in, right.to(at::kLong)), std::runtime_error);  // int32 only
 }
 
 }  // namespace

@@ -204,7 +204,7 @@ TEST(Kinds, AnFp8CacheIsRefusedWhereItCannotBe) {
 }
 
 TEST(Kinds, AnUnknownKindNamesTheKinds) {
-  expect_refused("sweep:\n  kind: gqa\n  seq_len: 8\n", "sweep.kind", 2, "attention, mla or dsa");
+  expect_refused("sweep:\n  kind: gqa\n  seq_len: 8\n", "sweep.kind", 2, "attention, mla, dsa or dsa_indexer");
 }
 
 TEST(Kinds, AttentionIdsAreTheOnesReportsAlwaysHad) {
@@ -357,6 +357,13 @@ TEST(Kinds, EveryAxisOfEveryKindChangesThePointId) {
            "  qk_nope_head_dim: 8\n  qk_rope_head_dim: 4\n  kv_lora_rank: 16\n  dtype: fp16\n"
            "  kv_dtype: fp8_e4m3\n",
        {}},
+      // DSA's indexer: causal, forward, one index key a token and its cache's dtype, its own.
+      {"dsa_indexer",
+       "  batch: 3\n  heads: 4\n  seq_lens: \"uniform(6,8)\"\n  seq_lens_kv: \"uniform(8,10)\"\n"
+       "  dtype: fp16\n  device: cpu\n  kv_layout: paged\n  page_size: 4\n  page_order: in_order\n"
+       "  scale: 0.125\n  head_dim: 16\n  index_topk: 8\n",
+       {"kv_layout"}},
+      {"dsa_indexer", std::string(kUniformAxes) + "  head_dim: 16\n", {}},
   };
   std::map<std::string, std::set<std::string>> checked;
   for (const Base& base : bases) {

@@ -60,7 +60,7 @@ TEST(ToyKind, ItsFieldsAndWhatItDerivesAreRefusedWhereTheyDoNotBelong) {
   refused_at("sweep:\n  kind: toy\n  seq_len: 8\n  kv_heads: 2\n", "sweep.kv_heads",
              "kind toy derives kv_heads");
   refused_at("sweep:\n  kind: toy\n  seq_len: 8\n  qk_rope_head_dim: 32\n",
-             "sweep.qk_rope_head_dim", "qk_rope_head_dim is a field of kind mla, not of toy");
+             "sweep.qk_rope_head_dim", "qk_rope_head_dim is a field of kind mla and dsa, not of toy");
 }
 
 TEST(ToyKind, TwoPointsThatShareAnIdAreALocatedErrorNeverOneRow) {

@@ -6,7 +6,7 @@
 #include <attnbench/sdpa/textbook_attention.hpp>
 #include "base/names.hpp"
 #include "measure/device/host_info.hpp"
-#include "measure/tensors.hpp"
+#include "kinds/tensors.hpp"
 #include "plugins/plugin_loader.hpp"
 
 #include <benchmark/benchmark.h>

@@ -302,6 +302,9 @@ std::vector<std::string> textbook_variant_names() {
 Support textbook_variants(const Problem& p) {
   if (p.kind == "dsa")  // each row's tokens gathered, whatever the layout
     return p.fp8_kv() ? Support::fed(kDequantizedFeed) : Support::yes();
+  if (p.kind == "dsa_indexer")  // a sequence at a time, every layout
+    return p.dtype == DType::fp8_e4m3 ? Support::fed("fp8 q and keys dequantized to float32")
+                                      : Support::yes();
   if (Support s = common_variants(p, "textbook attention"); !s.supported) return s;
   std::string feed = p.packed() ? kPaddedFeed : "";
   if (p.fp8_kv()) feed += std::string(feed.empty() ? "" : "; ") + kDequantizedFeed;

@@ -13,13 +13,17 @@ class NaiveBackend final : public attnbench::Backend {
     return "matmul, scale, masked_fill (out of place), softmax, matmul";
   }
   // MLA is attention over other widths (q·k 192 and v 128, or the latent 576 and 512), which
-  // these ops take as they are; DSA the latent attention over each row's gathered tokens.
-  std::vector<std::string> kinds() const override { return {"attention", "mla", "dsa"}; }
+  // these ops take as they are; DSA the latent attention over each row's gathered tokens, and
+  // its indexer's scores and top-k.
+  std::vector<std::string> kinds() const override {
+    return {"attention", "mla", "dsa", "dsa_indexer"};
+  }
   std::vector<std::string> variants() const override {
     return attnbench::sdpa::textbook_variant_names();
   }
   attnbench::Support supports(const attnbench::Problem& problem) const override {
-    if (auto s = attnbench::sdpa::no_fp8(problem, "naive attention (ATen ops)"); !s.supported) return s;
+    if (problem.kind != "dsa_indexer")  // the indexer dequantizes fp8 q and keys itself
+      if (auto s = attnbench::sdpa::no_fp8(problem, "naive attention (ATen ops)"); !s.supported) return s;
     return attnbench::sdpa::textbook_variants(problem);
   }
   at::Tensor forward(const attnbench::Inputs& in) override {

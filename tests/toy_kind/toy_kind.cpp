@@ -5,7 +5,7 @@
 //    sweep must refuse them, never keep one silently.
 #include "toy_kind.hpp"
 
-#include "base/kinds/problem_kind.hpp"
+#include "kinds/problem_kind.hpp"
 
 namespace attnbench::test {
 

@@ -217,10 +217,20 @@ Problem of_owner(const Field<Problem>& f) {
 
 FieldValue read_problem_value(const YamlReader& r, const Field<Problem>& f, const YAML::Node& node,
                               const std::string& key, bool in_sweep) {
+  // A number its field refuses (past a kind's bound) is refused where it stands.
+  auto settable = [&](FieldValue v) {
+    Problem scratch = of_owner(f);
+    try {
+      f.set(scratch, v);
+    } catch (const std::invalid_argument& e) {
+      r.fail(node, key, e.what());
+    }
+    return v;
+  };
   switch (f.type) {
-    case FieldType::integer: return r.integer(node, key, 1);
+    case FieldType::integer: return settable(r.integer(node, key, 1));
     case FieldType::boolean: return r.boolean(node, key);
-    case FieldType::number: return r.number(node, key, 0, /*exclusive=*/f.above_zero);
+    case FieldType::number: return settable(r.number(node, key, 0, /*exclusive=*/f.above_zero));
     case FieldType::text: {
       // A list is one value of a text axis: a list of lengths, a window's two edges.
       std::string text;

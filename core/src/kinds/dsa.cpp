@@ -141,6 +141,17 @@ Field<Problem> pattern_field() {
   return owned_by(kDsa, f);
 }
 
+}  // namespace
+
+// The top-k DSA's indexer picks and its attention reads: one field of both kinds
+// (kinds/dsa_indexer.cpp).
+std::vector<Field<Problem>> index_topk_fields();
+#ifndef ATTNBENCH_TENSORS
+std::vector<Field<Problem>> index_topk_fields() { return {topk_field()}; }
+#endif
+
+namespace {
+
 class DsaKind final : public ProblemKind {
  public:
   std::string name() const override { return kDsa; }

@@ -9,7 +9,8 @@
 #define ATTNBENCH_PROBLEM_KINDS(X) \
   X(attention)                     \
   X(mla)                           \
-  X(dsa)
+  X(dsa)                           \
+  X(dsa_indexer)
 
 // In the order of their columns and id parts.
 #define ATTNBENCH_PROBLEM_VARIANTS(X) \

@@ -146,6 +146,8 @@ at::Tensor sequence_rows(const InputTensors& in, const at::Tensor& t, int64_t b)
 
 ReferenceError forward_error(const InputTensors& in, const at::Tensor& out_as_returned,
                              int64_t block_scores) {
+  if (std::optional<ReferenceError> own = kind_tensors(in.problem).error(in, out_as_returned))
+    return *own;
   at::Tensor out = out_as_returned;
   double out_scale = 1;
   if (in.q.scalar_type() == at::kFloat8_e4m3fn) {
@@ -263,8 +265,9 @@ std::vector<VariantCheck> check_variants(const InputTensors& in, const at::Tenso
   std::vector<PointVariant> variants;
   if (only.empty()) {
     variants = point_variants(in);
-  } else if (const ProblemVariant* v = find_problem_variant(only)) {
-    variants = variant_tensors(v->name()).without(in);
+  } else {
+    for (const ProblemVariant* v : variants_of(in.problem))
+      if (v->name() == only) variants = variant_tensors(v->name()).without(in);
   }
   if (variants.empty()) return checks;
   const std::vector<at::Tensor> ref = checked_reference(in), got = checked_output(in, out);

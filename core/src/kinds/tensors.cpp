@@ -79,10 +79,14 @@ at::Tensor hidden_keys(const Problem& p, const at::Tensor& rows, int64_t keys, i
   return out;
 }
 
-std::vector<int64_t> output_sizes(const InputTensors& in) {
+std::vector<int64_t> KindTensors::output_sizes(const InputTensors& in) const {
   std::vector<int64_t> sizes = in.q.sizes().vec();
   sizes.back() = in.problem.v_dim();
   return sizes;
+}
+
+std::vector<int64_t> output_sizes(const InputTensors& in) {
+  return kind_tensors(in.problem).output_sizes(in);
 }
 
 void draw_layout(InputTensors& in) {
@@ -326,6 +330,8 @@ void poison(const at::Tensor& t) {
     t.view(at::kByte).fill_(0x7F);  // e4m3fn's NaN
   else if (at::isFloatingType(t.scalar_type()))
     t.fill_(std::numeric_limits<double>::quiet_NaN());
+  else if (t.scalar_type() == at::kInt)  // a selection's: an index no token has
+    t.fill_(std::numeric_limits<int32_t>::min());
 }
 
 }  // namespace attnbench

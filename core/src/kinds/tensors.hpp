@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -77,6 +78,14 @@ class KindTensors {
                             int64_t first_head) const;
   // Its own checks: the inputs of the point without what defines the kind, or with it misread.
   virtual std::vector<PointVariant> checks(const InputTensors& /*in*/) const { return {}; }
+  // The output's shape; by default q's with head_dim_v features.
+  virtual std::vector<int64_t> output_sizes(const InputTensors& in) const;
+  // A kind whose output is not attention's (an indexer's selection) judges it itself: the error
+  // forward_error() returns; none (the default): attention's checks against attend().
+  virtual std::optional<ReferenceError> error(const InputTensors& /*in*/,
+                                              const at::Tensor& /*out*/) const {
+    return std::nullopt;
+  }
   // Whether its backward pass is checked here (kinds/reference.cpp: autograd of attend()).
   virtual bool checks_backward() const { return true; }
 };
@@ -133,7 +142,7 @@ at::Tensor softmax_of(const InputTensors& in, at::Tensor scores, const at::Tenso
 // offset of a sequence of `keys` keys: [rows, keys] bool; undefined when none are hidden.
 at::Tensor hidden_keys(const Problem& problem, const at::Tensor& rows, int64_t keys, int64_t offset);
 
-// The output's shape: q's with head_dim_v features.
+// The output's shape: the kind's (q's with head_dim_v features for attention's kinds).
 std::vector<int64_t> output_sizes(const InputTensors& inputs);
 
 // Fresh standard-normal q, k, v (and grad_out for bwd) from `seed`: never zeros, they hide

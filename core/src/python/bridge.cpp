@@ -271,16 +271,18 @@ class PythonBackend final : public Backend {
 
   Support supports(const Problem& problem) const override {
     // A variant reaches the function as keywords; one it does not take would be dropped silently.
-    auto refuse = [&](const std::string& what, const std::string& keys) {
-      return Support::no(ref_.function + "() takes no " + keys + " keyword, so it cannot run " +
-                         what + " (docs/backends.md lists the keywords)");
+    auto refuse = [&](const std::string& what, const std::string& keys, size_t count = 1) {
+      return Support::no(ref_.function + "() takes no " + keys +
+                         (count > 1 ? " keywords" : " keyword") + ", so it cannot run " + what +
+                         " (docs/backends.md lists the keywords)");
     };
     for (const ProblemVariant* v : variants_of(problem)) {
       std::string missing;
+      size_t count = 0;
       for (const std::string& need : v->python_needs())
-        if (!takes(need)) missing += (missing.empty() ? "" : " and ") + need;
-      if (missing.empty() || (v->mask_serves() && !problem.packed() && takes("mask"))) continue;
-      return refuse(v->words(), missing + (v->mask_serves() ? " (or mask)" : ""));
+        if (!takes(need)) missing += (count++ ? " and " : "") + need;
+      if (!count || (v->mask_serves() && !problem.packed() && takes("mask"))) continue;
+      return refuse(v->words(), missing + (v->mask_serves() ? " (or mask)" : ""), count);
     }
     for (const std::string& input : kind_of(problem).input_names())
       if (!takes(input)) return refuse("kind " + problem.kind, input);

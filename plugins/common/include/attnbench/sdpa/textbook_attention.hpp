@@ -62,7 +62,53 @@ inline at::Tensor textbook_sparse_attention(const Inputs& in, bool mask_in_place
   return out.view({p.batch, p.seq_len, p.heads, p.v_dim()}).transpose(1, 2);
 }
 
+// DSA's lightning indexer (kind dsa_indexer) in ATen ops, a sequence at a time: every head's q·k
+// over the sequence's keys, scaled, ReLU, weighted by `weights` and summed over the heads; the
+// keys after each row's position masked; the top index_topk by score (the valid first, -1 after).
+// fp8 q and keys are dequantized first.
+inline at::Tensor textbook_indexer(const Inputs& in) {
+  const Problem& p = in.problem;
+  const at::Tensor& weights = *in.input("weights");
+  const int64_t topk = static_cast<int64_t>(p.extra_number("index_topk", 2048));
+  const int64_t width = in.k.size(-1);
+  auto widened = [&](const at::Tensor& t, double scale) {
+    return t.scalar_type() == at::kFloat8_e4m3fn ? t.to(at::kFloat) * scale : t.to(at::kFloat);
+  };
+  std::vector<at::Tensor> out;
+  int64_t row = 0, key = 0;
+  for (int64_t b = 0; b < p.batch; ++b) {
+    const int64_t n = p.q_len(b), keys = p.kv_len(b);
+    at::Tensor q, k, w;
+    if (!p.packed()) {
+      q = in.q[b].transpose(0, 1), k = in.k[b][0], w = weights[b];
+    } else {
+      q = in.q.narrow(0, row, n), w = weights.narrow(0, row, n);
+      if (in.page_table) {
+        const int64_t pages = (keys + p.page_size - 1) / p.page_size;
+        k = in.k.index_select(0, (*in.page_table)[b].narrow(0, 0, pages).to(at::kLong))
+                .reshape({-1, width})
+                .narrow(0, 0, keys);
+      } else {
+        k = in.k.narrow(0, key, keys).reshape({keys, width});
+      }
+    }
+    at::Tensor scores = at::relu(at::einsum("nhd,td->nht", {widened(q, in.q_scale), widened(k, in.k_scale)}) * in.scale);
+    scores = (scores * w.to(at::kFloat).unsqueeze(-1)).sum(1);  // [n, keys]
+    const at::Tensor pos = at::arange(n, scores.options().dtype(at::kLong)) + (keys - n);
+    const at::Tensor ahead = at::arange(keys, pos.options()).unsqueeze(0) > pos.unsqueeze(1);
+    scores = scores.masked_fill(ahead, -std::numeric_limits<double>::infinity());
+    const auto [best, chosen] = scores.topk(std::min(topk, keys), 1);
+    at::Tensor picked = at::where(at::isinf(best), at::full_like(chosen, -1), chosen).to(at::kInt);
+    if (picked.size(1) < topk)
+      picked = at::cat({picked, at::full({n, topk - picked.size(1)}, -1, picked.options())}, 1);
+    out.push_back(picked);
+    row += n, key += keys;
+  }
+  return p.packed() ? at::cat(out, 0) : at::stack(out, 0);
+}
+
 inline at::Tensor textbook_attention(const Inputs& in, bool mask_in_place) {
+  if (in.input("weights") && in.problem.kind == "dsa_indexer") return textbook_indexer(in);
   if (in.input("indices")) return textbook_sparse_attention(in, mask_in_place);
   if (in.problem.fp8_kv()) {  // the cache dequantized to q's dtype first, inside the call
     Problem wide = in.problem;
