@@ -33,7 +33,7 @@ for step in ${*:-tests deepseek-v3.2 indexer glm-5}; do
         -DCMAKE_PREFIX_PATH="$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')" \
         -DATTNBENCH_FLASHINFER_PREFILL=128:true -DATTNBENCH_FLASHINFER_DECODE=128 \
         -DATTNBENCH_FLASHINFER_SERVED=128 >/tmp/attnbench-logs/cmake.log 2>&1 || tail -20 /tmp/attnbench-logs/cmake.log
-      ninja -C "$build" -j16 attnbench_runnable measure_tests attnbench_plugin_faulty_dsa_blind \
+      ninja -C "$build" -j16 ${ATTNBENCH_DSA_TARGETS:-attnbench_runnable measure_tests attnbench_plugin_faulty_dsa_blind} \
         >/tmp/attnbench-logs/build.log 2>&1 || grep -E "error|FAILED" -A3 /tmp/attnbench-logs/build.log | head -40
       tail -1 /tmp/attnbench-logs/build.log ;;
     tests)
