@@ -29,7 +29,10 @@ for step in ${*:-tests deepseek-v3.2 indexer glm-5}; do
         && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
       mkdir -p /tmp/flashinfer-data && tar xJf .whl/flashinfer-data.tar.xz -C /tmp/flashinfer-data \
         && export ATTNBENCH_FLASHINFER_DATA=/tmp/flashinfer-data
-      cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNBENCH_HOPPER_PLUGINS=ON \
+      # $ATTNBENCH_DSA_HOPPER=OFF: no FlashInfer (its MLA kernel is a minute of nvcc), the Python
+      # backends and the textbook ones only.
+      cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+        -DATTNBENCH_HOPPER_PLUGINS=${ATTNBENCH_DSA_HOPPER:-ON} -DATTNBENCH_ENABLE_TESTS=${ATTNBENCH_DSA_TESTS:-ON} \
         -DCMAKE_PREFIX_PATH="$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')" \
         -DATTNBENCH_FLASHINFER_PREFILL=128:true -DATTNBENCH_FLASHINFER_DECODE=128 \
         -DATTNBENCH_FLASHINFER_SERVED=128 >/tmp/attnbench-logs/cmake.log 2>&1 || tail -20 /tmp/attnbench-logs/cmake.log
