@@ -1,17 +1,18 @@
 """tools/model_table.py's labels: a point is a decode when each sequence brings 1-16 queries
-against a longer cache (a ragged query batch, 17 queries or a square point is a prefill), a decode
-of several queries says how many, and a column that differs between a report's points is named.
-A mix of prefills and decodes is `mixed`; sinks, a chunk and an fp8 cache are named. Run by ctest
-(Tools.ModelTableNamesThePhaseAndWhatVaries)."""
+against a longer cache (17 queries, a square point or a drawn seq_lens without seq_lens_kv is a
+prefill), however the lengths are written (a mix of one part, `4*1`, is a decode; a '+' inside a
+histogram file's name is no mix), a decode of several queries says how many, and a column that
+differs between a report's points is named. A mix of prefills and decodes is `mixed`; sinks, a
+chunk and an fp8 cache are named. Run by ctest (Tools.ModelTableNamesThePhaseAndWhatVaries);
+tests/tools_abuse_test.py checks what the tools refuse."""
 import sys
 
 sys.path.insert(0, sys.argv[1])  # tools/
-from model_table import shape, varying_columns  # noqa: E402
-from who_wins import phase  # noqa: E402
+from model_table import phase, shape, varying_columns  # noqa: E402
 
 
 def row(**changed):
-    r = {"batch": "4", "heads": "16", "kv_heads": "1", "head_dim": "576", "dtype": "bf16",
+    r = {"schema_version": "21", "batch": "4", "heads": "16", "kv_heads": "1", "head_dim": "576", "dtype": "bf16",
          "direction": "fwd", "kind": "mla", "seq_len": "1", "seq_len_kv": "8192", "seq_lens": "",
          "seq_lens_kv": "", "kv_layout": "contiguous", "page_size": "0", "page_order": "",
          "window": "", "softcap": "0"}
@@ -23,7 +24,21 @@ failures = []
 for changed, want in [({}, "decode"), ({"seq_len": "2"}, "decode"), ({"seq_len": "16"}, "decode"),
                       ({"seq_len": "17"}, "prefill"), ({"seq_len": "8192"}, "prefill"),
                       ({"seq_len": "8", "seq_len_kv": "8"}, "prefill"),
-                      ({"seq_len": "2", "seq_lens": "uniform(1,3)"}, "prefill")]:
+                      ({"seq_len": "2", "seq_lens": "uniform(1,3)"}, "prefill"),
+                      # written as lengths a sequence: each sequence's queries against its keys
+                      ({"seq_lens": "4*1", "seq_lens_kv": "4*8192"}, "decode"),
+                      ({"seq_lens": "4*1"}, "prefill"),  # keys = queries: 1 against 1
+                      ({"seq_lens": "1,1,1,1", "seq_lens_kv": "uniform(100,200)"}, "decode"),
+                      ({"seq_len": "3", "seq_lens": "uniform(1,3)", "seq_lens_kv": "8192"}, "decode"),
+                      # a drawn length that may pass 16: prefills (no decode is sure)
+                      ({"seq_len": "40", "seq_lens": "uniform(1,40)", "seq_lens_kv": "8192"}, "prefill"),
+                      ({"seq_len": "300", "seq_lens": "histogram(a+b.csv)"}, "prefill"),
+                      ({"seq_len": "300", "seq_lens": "histogram(a*2+b.csv)",
+                        "seq_lens_kv": "histogram(c+d.csv)"}, "prefill"),
+                      ({"seq_len": "4", "seq_lens": "4*uniform(1,4)",
+                        "seq_lens_kv": "2*8192 + 2*uniform(10,20)"}, "decode"),
+                      ({"seq_len": "2048", "seq_lens": "2*2048 + 32*1",
+                        "seq_lens_kv": "34*4096"}, "mixed")]:
     if phase(row(**changed)) != want:
         failures.append(f"{changed} is not a {want}")
 mixed = row(seq_len="2048", seq_lens="2*2048 + 32*1", seq_lens_kv="2*2048 + 32*1024")
@@ -43,6 +58,13 @@ if shape(row()) != "decode b4, 8192":
     failures.append(f"one query: {shape(row())!r}")
 if shape(row(seq_len="2")) != "decode b4, 8192, 2 queries":
     failures.append(f"two queries: {shape(row(seq_len='2'))!r}")
+if shape(row(seq_lens="4*1", seq_lens_kv="4*8192")) != "decode b4, 4*8192":
+    failures.append(f"a decode written as a mix: {shape(row(seq_lens='4*1', seq_lens_kv='4*8192'))!r}")
+if shape(row(seq_len="3", seq_lens="uniform(1,3)")) != "prefill b4, uniform(1,3)" or \
+        shape(row(seq_len="3", seq_lens="uniform(1,3)", seq_lens_kv="8192")) != "decode b4, 8192, 1-3 queries":
+    failures.append(f"drawn queries: {shape(row(seq_len='3', seq_lens='uniform(1,3)', seq_lens_kv='8192'))!r}")
+if shape(row(seq_len="300", seq_lens="histogram(x/a+b.csv)")) != "prefill b4, histogram a+b":
+    failures.append(f"a histogram named with '+': {shape(row(seq_len='300', seq_lens='histogram(x/a+b.csv)'))!r}")
 for column, value, named in [("heads", "128", "h128"), ("kv_heads", "16", "kv16"),
                              ("head_dim", "192", "d192"), ("dtype", "fp8", "fp8"),
                              ("direction", "bwd", "bwd"), ("kind", "attention", "attention")]:
@@ -62,8 +84,7 @@ import os  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 
-from model_table import rerun_paths, served_kind, summary, table, with_reruns  # noqa: E402
-from who_wins import read_report  # noqa: E402
+from model_table import mode_rows, rerun_paths, served_kind, summary, table, with_reruns  # noqa: E402
 
 MODE = "cold"
 
@@ -120,25 +141,25 @@ with tempfile.TemporaryDirectory() as d:
     paths = rerun_paths(at("m[1].csv"), at("re"))
     if [os.path.basename(p) for p in paths] != ["m[1].b.csv"]:
         failures.append(f"reruns of m[1].csv: {paths}")
-    rows, points, by_point, backends = with_reruns(read_report(at("m.csv"), MODE),
-                                                   [read_report(p, MODE) for p in paths])
-    times = sorted((r["backend"], r["time_ms_median"]) for r in by_point["p"])
+    rows, points, backends, _, _ = with_reruns(at("m.csv"), mode_rows(at("m.csv"), MODE),
+                                               [(p, mode_rows(p, MODE)) for p in paths])
+    times = sorted((r["backend"], r["time_ms_median"]) for r in rows if r["point_id"] == "p")
     if times != [("a", "2"), ("b", "1")] or backends != ["a", "b"] or len(rows) != 2:
         failures.append(f"a rerun of b: {times}, {backends}, {len(rows)} rows")
     # A rerun cut short (b at point p only) leaves b's row at point q as it was.
     write(at("two.csv"), [timed("p", "b", "3"), timed("q", "b", "4"), timed("q", "a", "5")])
     write(at("short.csv"), [timed("p", "b", "1")])
-    rows, points, by_point, backends = with_reruns(read_report(at("two.csv"), MODE),
-                                                   [read_report(at("short.csv"), MODE)])
+    rows, points, backends, _, _ = with_reruns(at("two.csv"), mode_rows(at("two.csv"), MODE),
+                                               [(at("short.csv"), mode_rows(at("short.csv"), MODE))])
     got = sorted((r["point_id"], r["backend"], r["time_ms_median"]) for r in rows)
-    if got != [("p", "b", "1"), ("q", "a", "5"), ("q", "b", "4")] or points != ["p", "q"] \
-            or [r["time_ms_median"] for r in by_point["q"] if r["backend"] == "b"] != ["4"]:
+    if got != [("p", "b", "1"), ("q", "a", "5"), ("q", "b", "4")] or points != ["p", "q"]:
         failures.append(f"a rerun of b at p only: rows {got}, points {points}")
     # A rerun bringing a backend the report lacks adds its column.
     write(at("n.csv"), [timed("p", "a", "2")])
     write(at("c.csv"), [timed("p", "c", "1")])
-    _, _, by_point, backends = with_reruns(read_report(at("n.csv"), MODE), [read_report(at("c.csv"), MODE)])
-    if backends != ["a", "c"] or [r["backend"] for r in by_point["p"]] != ["a", "c"]:
+    rows, _, backends, _, _ = with_reruns(at("n.csv"), mode_rows(at("n.csv"), MODE),
+                                          [(at("c.csv"), mode_rows(at("c.csv"), MODE))])
+    if backends != ["a", "c"] or [r["backend"] for r in rows] != ["a", "c"]:
         failures.append(f"a rerun's new backend: {backends}")
     # Two rerun folders: the later one's rows of b stand in for the earlier one's.
     write(at("t.csv"), [timed("p", "a", "2"), timed("p", "b", "3")])

@@ -3,22 +3,66 @@ shapes of the 2026 presets (Qwen3-32B at TP8 from an fp8 and a bf16 cache, 1 and
 mixed batch; gpt-oss's sinks with its 128 window; Llama 4's 8192-token chunks), each against
 float64 on the same GPU, with a rough time (CUDA events around 20 back-to-back calls, median of 5;
 not the harness's measurement, which `attnbench run configs/models/<preset>.yaml` makes).
-Usage: python3 tools/triton_served_gpu_check.py [OUT.csv]"""
+Usage: python3 tools/triton_served_gpu_check.py [OUT.csv]
+OUT.csv is checked before anything runs: a folder, a missing folder, or a file that is not an
+earlier output of this script (an attnbench report, a binary) is refused, exit 2; so is a run
+without a CUDA device outside TRITON_INTERPRET=1 (a CPU smoke run: fp16, lengths / 256, no timing).
+"""
 import math
 import os
 import sys
 import types
 
-import torch
-
 here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+from report_reader import ReportError, fail, file_text  # noqa: E402
+
+TOOL = "triton_served_gpu_check"
+HEADER = "case,max_row_rel_err,ms,GB_per_s"
+
+
+def output_path(argv):
+    """OUT.csv from the command line, or None; refused (exit 2) where writing it would fail at the
+    end of the run or overwrite what this script did not write."""
+    if len(argv) > 1 or (argv and argv[0].startswith("-")):
+        fail(TOOL, "usage: python3 tools/triton_served_gpu_check.py [OUT.csv]")
+    if not argv:
+        return None
+    out = argv[0]
+    folder = os.path.dirname(os.path.abspath(out))
+    if os.path.isdir(out):
+        fail(TOOL, f"{out}: a folder, not a file to write (name OUT.csv in it)")
+    if not os.path.isdir(folder):
+        fail(TOOL, f"{out}: no folder {folder} to write it in")
+    if os.path.lexists(out):
+        try:
+            lines = file_text(out, "check output").splitlines()
+        except ReportError as e:
+            fail(TOOL, f"{e}; not overwritten")
+        if lines[1:2] != [HEADER]:
+            what = "an attnbench report" if lines[:1] and "schema_version" in lines[0] else \
+                "not an output of this script"
+            fail(TOOL, f"{out}: {what} (its second line is not '{HEADER}'); not overwritten")
+    if not os.access(out if os.path.exists(out) else folder, os.W_OK):
+        fail(TOOL, f"{out}: cannot be written (permissions)")
+    return out
+
+
+OUT = output_path(sys.argv[1:])
 sys.path.insert(0, os.path.join(here, "..", "examples", "python-backends"))
 sys.path.insert(0, os.path.join(here, "..", "tests"))
-import triton_served  # noqa: E402
-from served_reference import reference  # noqa: E402
+try:
+    import torch  # noqa: E402
+    import triton_served  # noqa: E402
+    from served_reference import reference  # noqa: E402
+except ImportError as e:
+    fail(TOOL, f"needs PyTorch and Triton: {e}")
 
 # TRITON_INTERPRET=1: a smoke run of this script on the CPU (fp16, lengths / 256, no timing).
 SMOKE = os.environ.get("TRITON_INTERPRET") == "1"
+if not SMOKE and not torch.cuda.is_available():
+    fail(TOOL, "no CUDA device (torch.cuda.is_available() is false); TRITON_INTERPRET=1 runs a "
+               "CPU smoke test of the same cases")
 dev = "cpu" if SMOKE else "cuda"
 DT = torch.float16 if SMOKE else torch.bfloat16
 if SMOKE:
@@ -71,7 +115,7 @@ def case(name, q_lens, kv_lens, heads, kv_heads, d, page=16, left=-1, chunk=0, s
         worst = max(worst, ((got - ref).norm(dim=-1) / ref.norm(dim=-1)).max().item())
     if SMOKE:
         print(f"{name},{worst:.4g}", flush=True)
-        return name
+        return f"{name},{worst:.4g}"
     # rough time: 20 calls back to back, median of 5
     for _ in range(3):
         triton_served.attention(q, k, v, scale, p, **kw)
@@ -97,7 +141,7 @@ def case(name, q_lens, kv_lens, heads, kv_heads, d, page=16, left=-1, chunk=0, s
     return row
 
 
-rows = ["case,max_row_rel_err,ms,GB_per_s"]
+rows = [HEADER]
 print(rows[0])
 print("# " + ("cpu smoke" if SMOKE else torch.cuda.get_device_name()), flush=True)
 qwen = dict(heads=8, kv_heads=1, d=128)  # Qwen3-32B at TP8
@@ -117,6 +161,7 @@ llama = dict(heads=5, kv_heads=1, d=128)  # Llama-4-Scout at TP8
 rows.append(case("llama-4 tp8 decode b16x20000 chunk 8192", [1] * 16, [20000] * 16, chunk=8192, **llama))
 rows.append(case("llama-4 tp8 4 queries b16x16386 chunk 8192 (across an edge)", [4] * 16,
                  [16386] * 16, chunk=8192, **llama))
-if len(sys.argv) > 1:
-    with open(sys.argv[1], "w") as f:
-        f.write("# " + torch.cuda.get_device_name() + "\n" + "\n".join(rows) + "\n")
+if OUT:
+    with open(OUT, "w") as f:
+        f.write("# " + ("cpu smoke" if SMOKE else torch.cuda.get_device_name()) + "\n"
+                + "\n".join(rows) + "\n")

@@ -217,6 +217,11 @@ def supports(problem):
         return "forward only (no backward kernel)"
     if problem.dtype_name not in ("bf16", "fp16"):
         return f"queries in bf16 or fp16, not {problem.dtype_name} (an fp8 cache under them: kv_dtype)"
+    # Triton's interpreter (CUDA tensors too: it copies them to the host) holds bf16 as raw uint16,
+    # numpy having no bf16, and its dots multiply those: the output is garbage (relative error ~1e9).
+    # fp16 it computes right; compiled for the GPU, both.
+    if problem.dtype_name == "bf16" and os.environ.get("TRITON_INTERPRET") == "1":
+        return "bf16 under Triton's interpreter (TRITON_INTERPRET=1), which reads bf16 wrongly: fp16 there"
     widths = (("head_dim", problem.head_dim), ("head_dim_v", problem.head_dim_v or problem.head_dim))
     for name, width in widths:
         if width < 16 or width > 256 or width & (width - 1):
