@@ -164,6 +164,18 @@ TEST_F(Cli, CompareRefusesNothingJoinedAndTimesThatAreNotTimes) {
       run("compare " + path("a.csv") + " " + path("b.csv") + " --fail-on-regression 5");
   EXPECT_EQ(none.code, 2) << none.output;
   EXPECT_NE(none.output.find("nothing to compare"), std::string::npos) << none.output;
+  // plot refuses the same pair, and one report against a baseline it has no rows in common with,
+  // before it draws (or needs matplotlib).
+  const Result drawn = run("plot " + path("a.csv") + " " + path("b.csv") + " -o " + path("pl"));
+  EXPECT_EQ(drawn.code, 2) << drawn.output;
+  EXPECT_NE(drawn.output.find("plot: no (point, backend, timing mode) of " + path("b.csv")),
+            std::string::npos)
+      << drawn.output;
+  EXPECT_FALSE(fs::exists(path("pl")));
+  const Result self = run("compare " + path("a.csv") + " --baseline naive");
+  EXPECT_EQ(self.code, 2) << self.output;
+  EXPECT_NE(self.output.find("of the baseline 'naive': nothing to compare"), std::string::npos)
+      << self.output;
 
   CsvTable t = read_csv(path("a.csv"));
   const size_t c = static_cast<size_t>(t.column("time_ms_median"));

@@ -120,7 +120,9 @@ TEST(Compare, WithoutSamplesTheIntervalComesFromBothNoises) {
   EXPECT_DOUBLE_EQ(quiet.band, 0.01);  // 0.3% of noise: the 1% floor applies
   // [1.059, 1.081] is beyond 5%, but not [1.009, 1.135], which allows the drift of a single run.
   EXPECT_EQ(quiet.verdict, Verdict::unsure);
-  EXPECT_EQ(quiet.why_unsure, "single runs: drift unknown");
+  EXPECT_EQ(quiet.why_unsure,
+            "single runs: drift unknown: the change, x1.07, is not past what that allows (an "
+            "interval widened x1.05)");
   // 2 x (2.5 x 1% spread / (ln 1.07 - ln 1.05))^2 = 3.5: 4 repetitions a side.
   EXPECT_EQ(quiet.repetitions_needed, 4);
   EXPECT_EQ(find(c.metrics[0], "flash", "s4096").verdict, Verdict::worse);  // a planted 30%
@@ -138,7 +140,9 @@ TEST(Compare, AMissedNoiseTargetIsUnsureWithoutRepetitions) {
   const Comparison one = compare_reports(table({timed("flash", 512, 1.0, 0.01)}, "a.csv"),
                                          table({slow}, "b.csv"), with({"time_ms_median"}));
   EXPECT_EQ(one.metrics[0].rows[0].verdict, Verdict::unsure);
-  EXPECT_EQ(one.metrics[0].rows[0].why_unsure, "a measurement missed its noise target");
+  EXPECT_EQ(one.metrics[0].rows[0].why_unsure,
+            "a measurement missed its noise target: the change, x1.3, is not past what that "
+            "allows (an interval widened x2.36)");
   std::vector<Row> base, next;
   for (int rep = 0; rep < 5; ++rep) {
     Row b = timed("flash", 512, 1.0 + 0.002 * rep, 0.01), n = slow;
@@ -931,7 +935,8 @@ TEST(Compare, RepetitionsNeededFollowTheSpreadAndTheMargin) {
   // beyond 5%. Margin ln 1.15 - ln 1.05 = 0.09097, spread 8%: 2 x (0.2 / 0.09097)^2 = 9.67 -> 10.
   const ComparedRow noisy = needed(0.01, 0.08, 1.15);
   EXPECT_EQ(noisy.verdict, Verdict::unsure);
-  EXPECT_EQ(noisy.why_unsure, "single runs: drift unknown");
+  EXPECT_EQ(noisy.why_unsure.rfind("single runs: drift unknown: the change, x", 0), 0u)
+      << noisy.why_unsure;
   EXPECT_EQ(noisy.repetitions_needed, 10);
   // The same with the noise on the base side: the spread is either side's.
   EXPECT_EQ(needed(0.08, 0.01, 1.15).repetitions_needed, 10);
@@ -943,6 +948,22 @@ TEST(Compare, RepetitionsNeededFollowTheSpreadAndTheMargin) {
   EXPECT_EQ(same.repetitions_needed, 0);
 }
 
+// A change far past any noise is called even where a measurement missed its noise target (a
+// 298x slowdown is worse, and --fail-on-regression fails on it); one inside half again a side is
+// unsure, saying how large it was.
+TEST(Compare, AMissedNoiseTargetStillTellsAChangeFarPastAnyNoise) {
+  for (const auto& [slower, verdict] : {std::pair{298.0, Verdict::worse},
+                                        {3.0, Verdict::worse},
+                                        {2.2, Verdict::unsure},
+                                        {1.0 / 298, Verdict::better}}) {
+    Row next = timed("flash", 512, slower, 0.01);
+    next.flags = "noise_target_missed";
+    const Comparison c = compare_reports(table({timed("flash", 512, 1.0, 0.01)}, "a.csv"),
+                                         table({next}, "b.csv"), with({"time_ms_median"}));
+    EXPECT_EQ(c.metrics[0].rows[0].verdict, verdict) << slower;
+  }
+}
+
 // The floor of three: a clear change whose widened interval still straddles the threshold only
 // because the rows are noisy asks for at least three repetitions.
 TEST(Compare, RepetitionsNeededAreAtLeastThree) {
@@ -952,7 +973,9 @@ TEST(Compare, RepetitionsNeededAreAtLeastThree) {
       compare_reports(table({base}, "a.csv"), table({next}, "b.csv"), with({"time_ms_median"}));
   const ComparedRow& row = c.metrics[0].rows[0];
   EXPECT_EQ(row.verdict, Verdict::unsure);
-  EXPECT_EQ(row.why_unsure, "a measurement missed its noise target");
+  EXPECT_EQ(row.why_unsure.rfind("a measurement missed its noise target: the change, x1.12,", 0),
+            0u)
+      << row.why_unsure;
   // margin ln 1.12 - ln 1.05 = 0.0645, spread 1%: 2 x (0.025 / 0.0645)^2 = 0.30 -> 3.
   EXPECT_EQ(row.repetitions_needed, 3);
 }
@@ -1065,7 +1088,7 @@ TEST(Compare, RepetitionsNeededAreTheSameForAnImprovementAndARegression) {
     const ComparedRow improvement = judged(metric, base, better);
     for (const ComparedRow* row : {&regression, &improvement}) {
       EXPECT_EQ(row->verdict, Verdict::unsure) << metric;
-      EXPECT_EQ(row->why_unsure, "single runs: drift unknown") << metric;
+      EXPECT_EQ(row->why_unsure.rfind("single runs: drift unknown", 0), 0u) << metric;
       EXPECT_EQ(row->repetitions_needed, expected) << metric << " ratio " << row->ratio;
     }
   }

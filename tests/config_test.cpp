@@ -80,19 +80,37 @@ TEST(Config, RangeWithStepAndZipGroups) {
 
 // Ranges up to int64's largest value end without overflowing: both ends of each kind, exactly.
 TEST(Config, RangesStopBeforeOverflowing) {
-  // head_dim: a range reads the same on every integer axis, and head_dim has no bound of its own
-  // (a batch's tokens do: Kinds.AUniformBatchPastInt32TokensIsRefusedAtBatch).
+  // chunk: a range reads the same on every integer axis, and a chunk has no bound of its own (one
+  // past the sequence is one chunk).
   const SweepConfig mul = parse_config(
-      "sweep:\n  head_dim: {from: 1, to: 9223372036854775807, mul: 2}\n  seq_len: 8\n"
+      "sweep:\n  chunk: {from: 1, to: 9223372036854775807, mul: 2}\n  seq_len: 8\n"
       "  device: cpu\n",
       "m.yaml");
   ASSERT_EQ(mul.sweeps[0].axes.size(), 3u);
   EXPECT_EQ(mul.sweeps[0].axes[0].values.size(), 63u);  // 2^0 .. 2^62
   const SweepConfig step = parse_config(
-      "sweep:\n  head_dim: {from: 9223372036854775800, to: 9223372036854775807, step: 3}\n"
+      "sweep:\n  chunk: {from: 9223372036854775800, to: 9223372036854775807, step: 3}\n"
       "  seq_len: 8\n",
       "s.yaml");
   EXPECT_EQ(step.sweeps[0].axes[0].values.size(), 3u);  // ...800, ...803, ...806
+  // A field with a bound of its own refuses a range that passes it, at the range.
+  try {
+    parse_config("sweep:\n  seq_len: 8\n  head_dim: {from: 64, to: 1048576, mul: 2}\n", "h.yaml");
+    ADD_FAILURE() << "a head_dim of 131072 was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_EQ(e.key(), "sweep.head_dim");
+    EXPECT_NE(std::string(e.what()).find("head_dim is from 1 to 65536 (features of a head), not "
+                                         "131072"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(
+      parse_config("sweep:\n  seq_len: 8\n  head_dim: {from: 64, to: 65536, mul: 2}\n", "h.yaml")
+          .sweeps[0]
+          .axes[1]
+          .values.size(),
+      11u);  // 64 .. 65536, the bound itself included
   const SweepConfig exact =
       parse_config("sweep:\n  seq_len: {from: 2, to: 8, step: 3}\n", "e.yaml");
   EXPECT_EQ(exact.sweeps[0].axes[0].values.size(),

@@ -45,6 +45,15 @@ TEST(Csv, ParsesQuotedCommasQuotesAndNewlines) {
   EXPECT_EQ(t.rows[1][2], "");
 }
 
+// A report saved by a spreadsheet starts with a UTF-8 byte-order mark: its first column is still
+// schema_version; the mark alone is nothing else.
+TEST(Csv, AByteOrderMarkIsNoPartOfTheFirstColumn) {
+  const CsvTable t = parse_csv("\xEF\xBB\xBFschema_version,b\n21,x\n", "bom.csv");
+  EXPECT_EQ(t.column("schema_version"), 0);
+  EXPECT_EQ(t.at(0, "b"), "x");
+  EXPECT_EQ(parse_csv("a\xEF\xBB\xBF,b\n1,2\n", "mid.csv").column("a\xEF\xBB\xBF"), 0);
+}
+
 TEST(Csv, RejectsBrokenFilesWithTheirLine) {
   try {
     parse_csv("a,b\n1,2\n3\n", "short.csv");

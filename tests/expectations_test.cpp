@@ -102,6 +102,26 @@ const BadExpect kBad[] = {
     {"relation to a backend not in the config", "expect:\n  naive:\n    faster_than: [mth]\n", 6,
      "expect.naive.faster_than", "backend 'mth' is not in this config's backends",
      "backends: [naive, math]\n"},
+    {"relation to itself", "expect:\n  naive:\n    faster_than: [math, naive]\n", 6,
+     "expect.naive.faster_than", "compares 'naive' with itself", "backends: [naive, math]\n"},
+    {"range relation to itself", "expect:\n  math:\n    cpu_us_median: {more_than: [math]}\n", 6,
+     "expect.math.cpu_us_median.more_than", "compares 'math' with itself",
+     "backends: [naive, math]\n"},
+    {"backend twice in a relation", "expect:\n  naive:\n    slower_than: [math, math]\n", 6,
+     "expect.naive.slower_than", "names 'math' twice", "backends: [naive, math]\n"},
+    {"backend twice in a range relation",
+     "expect:\n  naive:\n    tflops: {less_than: [math, flash, math]}\n", 6,
+     "expect.naive.tflops.less_than", "names 'math' twice", "backends: [naive, math, flash]\n"},
+    {"relation stated twice in one entry",
+     "expect:\n  naive:\n    faster_than: [math]\n    time_ms_median: {less_than: math}\n", 7,
+     "expect.naive.time_ms_median", "repeats a relation to 'math'", "backends: [naive, math]\n"},
+    {"faster and slower than one backend",
+     "expect:\n  naive:\n    faster_than: [math]\n    slower_than: [flash, math]\n", 7,
+     "expect.naive.slower_than", "cannot be both below and above 'math'",
+     "backends: [naive, math, flash]\n"},
+    {"below and above in one range",
+     "expect:\n  naive:\n    tflops: {less_than: math, more_than: math}\n", 6,
+     "expect.naive.tflops", "cannot be both below and above 'math'", "backends: [naive, math]\n"},
     {"unknown where field", "expect:\n  naive:\n    where: {seqlen: 1}\n    tflops: 1\n", 6,
      "expect.naive.where.seqlen", "did you mean 'seq_len'?"},
     {"bad where value", "expect:\n  naive:\n    where: {dtype: bf17}\n    tflops: 1\n", 6,
@@ -199,6 +219,26 @@ TEST(Expectations, RelationsCompareTheSameRowOfAnotherBackend) {
   others["math"].status = Status::oom;
   EXPECT_EQ(judge_row(r, e, peers(others)),
             "missed: time_ms_median predicted < math's, but math has no value (oom)");
+}
+
+// The neighbours of the refused repeats: one backend in two columns, or below one backend and
+// above another in one column, or one relation in two entries with their own `where`, all hold.
+TEST(Expectations, ARelationRepeatsOnlyWithinOneColumnOfOneEntry) {
+  const Expectations e = parse(R"(expect:
+  naive:
+    - faster_than: [math]
+      cpu_us_median: {less_than: math, more_than: flash}
+      time_ms_median: {more_than: flash}
+    - where: {seq_len: [512]}
+      faster_than: [math]
+)",
+                               "backends: [naive, math, flash]\n");
+  ASSERT_EQ(e.items.size(), 2u);
+  ASSERT_EQ(e.items[0].predictions.size(), 3u);
+  EXPECT_EQ(e.items[0].predictions[1].less_than, std::vector<std::string>{"math"});
+  EXPECT_EQ(e.items[0].predictions[1].more_than, std::vector<std::string>{"flash"});
+  EXPECT_EQ(e.items[0].predictions[2].more_than, std::vector<std::string>{"flash"});
+  EXPECT_EQ(e.items[1].predictions[0].less_than, std::vector<std::string>{"math"});
 }
 
 // Under --shard a relation to a backend another shard measures is not a miss: it is unjudged

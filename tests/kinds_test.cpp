@@ -326,8 +326,10 @@ const char* kUniformAxes =
 // Every axis of every kind, changed alone from a point where it matters, changes the point id:
 // an axis left out of its id would make two points one row (which the sweep refuses, below).
 TEST(Kinds, EveryAxisOfEveryKindChangesThePointId) {
-  const std::string mla_own =
-      "  qk_nope_head_dim: 8\n  qk_rope_head_dim: 4\n  v_head_dim: 6\n  kv_lora_rank: 16\n";
+  // Each form's own widths (v's is the prefill's, the latent rank the absorbed form's).
+  const std::string mla_own = "  qk_nope_head_dim: 8\n  qk_rope_head_dim: 4\n  v_head_dim: 6\n";
+  const std::string mla_absorbed_own =
+      "  qk_nope_head_dim: 8\n  qk_rope_head_dim: 4\n  kv_lora_rank: 16\n";
   const std::vector<Base> bases = {
       {"attention",
        std::string(kPackedAxes) +
@@ -336,13 +338,19 @@ TEST(Kinds, EveryAxisOfEveryKindChangesThePointId) {
       {"attention", std::string(kUniformAxes) + "  head_dim: 16\n  sinks: true\n  chunk: 4\n", {}},
       // An fp8 cache under fp16 queries: its forward only, kv_dtype's other value q's own.
       {"attention",
-       std::string(kUniformAxes) + "  head_dim: 16\n  dtype: fp16\n  kv_dtype: fp8_e4m3\n", {}},
+       std::string(kUniformAxes) + "  head_dim: 16\n  dtype: fp16\n  kv_dtype: fp8_e4m3\n",
+       {}},
       {"mla",
        std::string(kPackedAxes) + "  kv_heads: 4\n" + mla_own + "  absorbed: false\n",
        {"kv_layout", "absorbed"}},  // absorbed with 4 kv heads is refused: the next base has it
       {"mla",
-       std::string(kPackedAxes) + "  kv_heads: 1\n" + mla_own + "  absorbed: true\n",
-       {"kv_layout", "kv_heads", "direction"}},
+       std::string(kPackedAxes) + "  kv_heads: 1\n" + mla_absorbed_own + "  absorbed: true\n",
+       {"kv_layout", "kv_heads", "direction", "absorbed"}},  // the latent rank is the absorbed's
+      // absorbed changed alone, with only the widths both forms have written.
+      {"mla",
+       std::string(kUniformAxes) +
+           "  kv_heads: 1\n  qk_nope_head_dim: 8\n  qk_rope_head_dim: 4\n  absorbed: true\n",
+       {"kv_heads"}},
       {"mla", std::string(kUniformAxes) + mla_own, {}},
       {"mla", std::string(kUniformAxes) + mla_own + "  dtype: fp16\n  kv_dtype: fp8_e4m3\n", {}},
       // DSA: causal and forward, its own (derived); mla's widths but v's, its top-k and pattern.
@@ -391,6 +399,43 @@ TEST(Kinds, EveryAxisOfEveryKindChangesThePointId) {
         EXPECT_TRUE(checked[kind->name()].count(f.name)) << kind->name() << "'s " << f.name;
 }
 
+// Two length specs that draw different batches never share a point id: lists, mixes of counted
+// parts (a mix 2*32 + 2*1 is not the list 2,32,2,1), distributions and files, generated in every
+// combination and compared pairwise.
+TEST(Kinds, DifferentLengthSpecsGiveDifferentIds) {
+  std::vector<std::string> specs;
+  const std::vector<std::string> numbers = {"1", "2", "32", "321", "1024"};
+  for (const auto& a : numbers)
+    for (const auto& b : numbers) {
+      specs.push_back(a + "," + b);
+      specs.push_back(a + "*" + b);
+      specs.push_back(a + "*" + b + " + " + b + "*" + a);
+      specs.push_back("uniform(" + a + "," + b + ")");
+      specs.push_back("normal(" + a + "," + b + ")");
+      specs.push_back(a + "*uniform(" + b + "," + a + ")");
+      for (const auto& c : numbers) {
+        specs.push_back(a + "," + b + "," + c);
+        specs.push_back(a + "*" + b + " + " + c + "*1");
+        specs.push_back(a + "," + b + "," + c + ",1");
+      }
+    }
+  for (const char* file : {"histogram(a.csv)", "histogram(a+b.csv)", "histogram(2*3.csv)",
+                           "histogram(a-b.csv)", "histogram(a_b.csv)"})
+    specs.push_back(file);
+  std::sort(specs.begin(), specs.end());
+  specs.erase(std::unique(specs.begin(), specs.end()), specs.end());
+  std::map<std::string, std::string> seen;  // id -> the spec that gave it
+  for (const std::string& spec : specs) {
+    Problem p;
+    p.seq_lens = spec;
+    p.q_lens = {1};  // ragged: the spec's id part counts
+    const std::string id = point_id(p);
+    const auto [at, added] = seen.emplace(id, spec);
+    EXPECT_TRUE(added) << "'" << spec << "' and '" << at->second << "' share the id " << id;
+  }
+  EXPECT_GT(seen.size(), 400u);
+}
+
 TEST(Kinds, TheKindChangesTheIdOfTheSameFields) {
   const Problem a = only_point("sweep:\n  seq_len: 8\n  heads: 2\n");
   const Problem m = only_point("sweep:\n  kind: mla\n  seq_len: 8\n  heads: 2\n");
@@ -415,13 +460,14 @@ TEST(Kinds, AFieldThatDoesNotApplyGivesOnePointNotTwo) {
   EXPECT_EQ(orders[0].id, "b1-h1-s8-d64-bf16-causal-cpu");
   EXPECT_EQ(orders[1].id, "b1-h1-s8-d64-bf16-causal-cpu-paged16");
   EXPECT_EQ(orders[2].id, "b1-h1-s8-d64-bf16-causal-cpu-paged16-shuffled");
-  // mla's v_head_dim does not apply to the absorbed form: one point.
-  EXPECT_EQ(expand_sweep(parse_config("sweep:\n  kind: mla\n  absorbed: true\n  seq_len: 1\n"
-                                      "  v_head_dim: [64, 128]\n",
+  // mla's v_head_dim does not apply to the absorbed form: its points are one each, the prefill's
+  // two (1 + 2); a block where it applies to no point is refused (hostile_inputs_test.cpp).
+  EXPECT_EQ(expand_sweep(parse_config("sweep:\n  kind: mla\n  absorbed: [true, false]\n"
+                                      "  kv_heads: 1\n  seq_len: 1\n  v_head_dim: [64, 128]\n",
                                       "k.yaml"),
                          false)
                 .size(),
-            1u);
+            3u);
 }
 
 TEST(Kinds, MlaColumnsAreEmptyOnAttentionRowsAndAttentionsOnMlaRows) {

@@ -104,6 +104,28 @@ TEST_F(PythonBackends, WhatAForwardPointKeepsServesTheBackwardPoint) {
 // torch's threads to 1 leaves the other backends their threads, and a thread that a backend left
 // behind, which ends the worker during the next backend's call, is charged to the backend that left
 // it (flag ended_a_worker) while the next one is measured again, in a fresh worker, and is ok.
+// A process a backend detaches from its worker (setsid) is ended with the worker: the run's
+// output closes when the run ends (the pipe here would otherwise stay open ten minutes), and the
+// process is gone.
+TEST_F(PythonBackends, AProcessABackendDetachesEndsWithTheRun) {
+  const std::string pidfile = path("detached.pid");
+  const std::string backends = python(kFaulty + "/fights_worker.py", "detaches", "detaches");
+  const auto began = std::chrono::steady_clock::now();
+  const Result r = run("run " + write("d.yaml", small_sweep(backends)) + " -o " + path("out.csv"),
+                       kAtRoot + " ATTNBENCH_TEST_PIDFILE=" + pidfile + " timeout 300");
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_LT(took, 250) << "the run's output stayed open after it ended";
+  std::ifstream in(pidfile);
+  pid_t pid = 0;
+  ASSERT_TRUE(in >> pid) << "the backend started no process: " << r.output;
+  // Gone, or at most a zombie of init's: not running.
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (std::getline(stat, line)) EXPECT_EQ(line.substr(line.rfind(')') + 2, 1), "Z") << line;
+}
+
 TEST_F(PythonBackends, WhatABackendLeavesBehindIsChargedToIt) {
   const std::string module = kFaulty + "/fights_worker.py";
   const std::string backends = python(module, "leaves_thread", "leaves") + ", " +
@@ -504,6 +526,15 @@ TEST_F(PythonBackends, AnAttnbenchPythonThatIsNoProgramIsSaid) {
               std::string::npos)
         << rows.at(point + "sdpa-py wall").at("reason");
   }
+  // An executable that is no Python 3 (it would start the interpreter astray, quietly) likewise.
+  const Result other =
+      run("run " + config + " --force -o " + path("out.csv"), "ATTNBENCH_PYTHON=/bin/true");
+  EXPECT_EQ(other.code, 1) << other.output;
+  EXPECT_NE(rows_of(path("out.csv"))
+                .at("b1-h2-s32-d16-fp32-causal-cpu sdpa-py wall")
+                .at("reason")
+                .find("$ATTNBENCH_PYTHON names /bin/true, which is no Python 3 interpreter"),
+            std::string::npos);
 }
 
 // FlexAttention compiled by torch.compile on the CPU (the first call compiles: first_call_ms is

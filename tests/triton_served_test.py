@@ -169,7 +169,9 @@ if choose(1024, 8192, 64, "cpu") != 1 or choose(4, 8192, 64, "cpu") != 2:
                     f"{choose(1024, 8192, 64, 'cpu')} and {choose(4, 8192, 64, 'cpu')}")
 if choose(1, 256, 64, "cpu") != 1:  # 4 key blocks at least a split
     failures.append(f"256 keys split {choose(1, 256, 64, 'cpu')} ways, not 1")
-# What it refuses, and what it takes: attention's head_dim_v of 0 is v as wide as q.
+# What it refuses, and what it takes: attention's head_dim_v of 0 is v as wide as q. The GPU's
+# gate: without the interpreter.
+os.environ["TRITON_INTERPRET"] = "0"
 base = dict(device="cuda", direction="fwd", dtype_name="bf16", head_dim=128, head_dim_v=0)
 for changed, want in [({}, True), ({"dtype_name": "fp16"}, True), ({"head_dim_v": 64}, True),
                       ({"direction": "bwd"}, "forward only"),
@@ -181,9 +183,15 @@ for changed, want in [({}, True), ({"dtype_name": "fp16"}, True), ({"head_dim_v"
     got = triton_served.supports(types.SimpleNamespace(**{**base, **changed}))
     if got is not True if want is True else not (isinstance(got, str) and want in got):
         failures.append(f"supports with {changed}: {got!r}, want {want!r}")
-# A CPU point: under the interpreter only (this test runs under it).
-if triton_served.supports(types.SimpleNamespace(**{**base, "device": "cpu"})) is not True:
-    failures.append("a CPU point refused under TRITON_INTERPRET=1")
+# A CPU point: under the interpreter only (this test runs under it), in fp16 (the interpreter
+# reads bf16 wrongly: refused, a CUDA point's too, since the interpreter runs it on the host).
+os.environ["TRITON_INTERPRET"] = "1"
+if triton_served.supports(types.SimpleNamespace(**{**base, "device": "cpu", "dtype_name": "fp16"})) is not True:
+    failures.append("an fp16 CPU point refused under TRITON_INTERPRET=1")
+for device in ("cpu", "cuda"):
+    got = triton_served.supports(types.SimpleNamespace(**{**base, "device": device}))
+    if not (isinstance(got, str) and "interpreter" in got):
+        failures.append(f"a bf16 {device} point under TRITON_INTERPRET=1: {got!r}")
 os.environ["TRITON_INTERPRET"] = "0"
 got = triton_served.supports(types.SimpleNamespace(**{**base, "device": "cpu"}))
 if not (isinstance(got, str) and "CUDA points only" in got):

@@ -30,6 +30,7 @@ BackendRecords records_of(const std::string& backend, double median_ms, Status s
   r.point_id = b.point_id, r.backend = backend;
   r.problem.batch = 2, r.problem.heads = 4, r.problem.kv_heads = 4;
   r.problem.seq_len = 256, r.problem.seq_len_kv = 256, r.problem.head_dim = 64;
+  r.problem.head_dim_v = 64;  // as a run settles it: a report never holds 0
   r.problem.causal = true, r.problem.device = Device::cuda;
   r.timing_mode = TimingMode::cold;
   r.status = status;

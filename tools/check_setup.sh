@@ -14,8 +14,14 @@ for c in apt-get dpkg dpkg-query sudo; do
 done
 fail() { echo "[check_setup] FAILED: $*" >&2; exit 1; }
 
+# The folder keeps its own configuration: the Hopper plugins as it has them (never switched on, which
+# would start minutes of nvcc in a folder it was only given to check).
+hopper=$(sed -n 's/^ATTNBENCH_HOPPER_PLUGINS:STRING=//p' "$build/CMakeCache.txt" 2>/dev/null)
+export ATTNBENCH_HOPPER_PLUGINS=${hopper:-AUTO}
 PATH="$shims:$PATH" ATTNBENCH_BUILD_DIR="$build" tools/setup.sh build >"$shims/out" 2>&1 \
   || { cat "$shims/out"; fail "setup.sh build failed with everything present"; }
+[ "$(sed -n 's/^ATTNBENCH_HOPPER_PLUGINS:STRING=//p' "$build/CMakeCache.txt" 2>/dev/null)" = "$hopper" ] \
+  || fail "setup.sh build switched the Hopper plugins of the folder it was given ($build)"
 [ -f "$shims/called" ] && fail "setup.sh called $(cat "$shims/called") with everything present"
 
 # A compiler that cannot find yaml-cpp's header (the build folder is configured: CMake keeps its own).

@@ -58,6 +58,15 @@ if ((${#missing[@]})); then
   fi
 fi
 
+# $ATTNBENCH_VENV=DIR: the Python packages (torch, matplotlib, ...) go into a virtual environment
+# there, made if missing, instead of the Python on PATH; the build and the Python backends use it.
+if [ -n "${ATTNBENCH_VENV:-}" ]; then
+  if [ ! -x "$ATTNBENCH_VENV/bin/python3" ]; then
+    say "making a virtual environment in $ATTNBENCH_VENV"
+    python3 -m venv "$ATTNBENCH_VENV" || { say "python3 -m venv failed (Debian: apt-get install python3-venv)"; exit 1; }
+  fi
+  export PATH="$ATTNBENCH_VENV/bin:$PATH"  # its python3 first, for this script and CMake
+fi
 if ! python3 -c 'import torch, sys; sys.exit(0 if torch.__version__.startswith("2.11.0") else 1)' 2>/dev/null; then
   say "installing torch==2.11.0 (LibTorch comes from its wheel)"
   python3 -m pip install -q torch==2.11.0
@@ -117,17 +126,20 @@ if [ "$action" = device-deps ]; then
   exit 0
 fi
 
-# `run` builds cudnn-fe and flashinfer where they can run (AUTO); `test` and `build` wherever their
-# headers and nvcc are (ON), so that the tests of their host code (what each supports, its
-# head_dim limits) run on a machine without a GPU too.
-hopper=ON; [ "$action" = run ] && hopper=AUTO
+# cudnn-fe and flashinfer (minutes of nvcc: FlashInfer's sm_90a kernels) are built where they can
+# run (AUTO); $ATTNBENCH_HOPPER_PLUGINS=ON builds them anyway, so that the tests of their host code
+# run on a machine without a GPU (CI asks that: .ci/run), OFF never. An existing build keeps its
+# own choice unless the variable asks another.
+hopper=${ATTNBENCH_HOPPER_PLUGINS:-AUTO}
+case $hopper in AUTO|ON|OFF) ;; *) say "ATTNBENCH_HOPPER_PLUGINS is AUTO, ON or OFF, not '$hopper'"; exit 2 ;; esac
 if [ ! -f "$build/build.ninja" ]; then
-  say "configuring $build/"
+  say "configuring $build/ (Hopper plugins: $hopper)"
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$torch_prefix" \
+    -DPython3_EXECUTABLE="$(command -v python3)" \
     -DATTNBENCH_HOPPER_PLUGINS=$hopper >"$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
-elif [ "$hopper" = ON ] && ! grep -qx 'ATTNBENCH_HOPPER_PLUGINS:STRING=ON' "$build/CMakeCache.txt"; then
-  say "configuring $build/ again with the Hopper plugins"
-  cmake -S . -B "$build" -DATTNBENCH_HOPPER_PLUGINS=ON >"$build.configure.log" 2>&1 \
+elif [ -n "${ATTNBENCH_HOPPER_PLUGINS:-}" ] && ! grep -qx "ATTNBENCH_HOPPER_PLUGINS:STRING=$hopper" "$build/CMakeCache.txt"; then
+  say "configuring $build/ again with the Hopper plugins $hopper"
+  cmake -S . -B "$build" -DATTNBENCH_HOPPER_PLUGINS=$hopper >"$build.configure.log" 2>&1 \
     || { cat "$build.configure.log"; exit 1; }
 fi
 # `run` builds only what a run needs (the executables and the plugins); `test` and `build` all.
@@ -162,9 +174,16 @@ case $action in
     "$build/attnbench" plot "$output"  # the pictures, beside the report in <stem>.plots/
     exit $status ;;
   test)
-    ctest --test-dir "$build" --output-on-failure -j"$(nproc)"
-    tools/check_install.sh "$build"  # install, build the out-of-tree example against it, run it
-    tools/slurm_check.sh "$build"    # a one-node Slurm: a shard array and its merge, for real
+    # Every check runs to the end, whatever an earlier one found; then what failed, and exit 1.
+    failed=()
+    ctest --test-dir "$build" --output-on-failure -j"$(nproc)" || failed+=("ctest (the tests above marked Failed)")
+    tools/check_install.sh "$build" || failed+=("tools/check_install.sh (install, the out-of-tree example)")
+    tools/slurm_check.sh "$build" || failed+=("tools/slurm_check.sh (a one-node Slurm array and its merge)")
+    if ((${#failed[@]})); then
+      say "FAILED:"; for f in "${failed[@]}"; do say "  $f"; done
+      exit 1
+    fi
+    say "every check passed"
     ;;
   *) echo "usage: tools/setup.sh run [CONFIG] | test | build" >&2; exit 2 ;;
 esac

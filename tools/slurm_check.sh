@@ -14,14 +14,21 @@ if [ "$(id -u)" -ne 0 ]; then
   if sudo -n true 2>/dev/null; then sudo=sudo; else say "skipped: needs root or sudo to run slurmctld"; exit 0; fi
 fi
 if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
+  # Packages and daemons for the whole machine: only when asked (CI does: .ci/run).
+  if [ "${ATTNBENCH_SLURM_INSTALL:-0}" != 1 ]; then
+    say "skipped: slurm-wlm and munge are not installed (ATTNBENCH_SLURM_INSTALL=1 installs them from Debian's packages)"
+    exit 0
+  fi
   say "installing slurm-wlm and munge"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq slurm-wlm munge >/dev/null
 fi
 [ -f /etc/munge/munge.key ] || $sudo mungekey --create
+started_munged=0
 if ! pgrep -x munged >/dev/null; then
   $sudo mkdir -p /run/munge && $sudo chown munge:munge /run/munge 2>/dev/null || true
   $sudo munged --force
+  started_munged=1
 fi
 
 work=$(mktemp -d /tmp/attnbench-slurm.XXXXXX)
@@ -57,6 +64,9 @@ stop() {
     $sudo kill "$pid" 2>/dev/null || continue
     for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
   done
+  # The munged this check started goes too: no daemon is left running.
+  if [ "$started_munged" = 1 ]; then $sudo pkill -x munged 2>/dev/null; fi
+  return 0
 }
 trap stop EXIT
 $sudo env SLURM_CONF="$SLURM_CONF" slurmctld -f "$SLURM_CONF"

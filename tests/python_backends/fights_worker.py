@@ -1,9 +1,11 @@
 """Python backends that reach past their own calls; tests/python_backend_test.cpp runs them.
 
 Importing this module changes torch's settings for the whole process; leaves_thread's first call
-leaves a thread that ends the process as soon as another backend of the same worker is called.
+leaves a thread that ends the process as soon as another backend of the same worker is called;
+detaches' first call starts a process of its own session.
 """
 import os
+import subprocess
 import threading
 
 import torch
@@ -31,3 +33,19 @@ def victim(q, k, v, causal):
 
 def threads_seen(q, k, v):
     raise NotImplementedError(f"torch.get_num_threads() is {torch.get_num_threads()}")
+
+
+def detaches(q, k, v, causal):
+    """Starts, at its first call, a process of its own session (setsid) that holds the worker's
+    stdout and stderr open for ten minutes, and writes its pid where $ATTNBENCH_TEST_PIDFILE says:
+    the run must end it with its worker, not leave it holding the run's output."""
+    global _detached
+    if not _detached:
+        _detached = True
+        child = subprocess.Popen(["sleep", "600"], start_new_session=True)
+        with open(os.environ["ATTNBENCH_TEST_PIDFILE"], "w") as f:
+            f.write(str(child.pid))
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+
+_detached = False

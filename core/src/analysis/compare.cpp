@@ -129,19 +129,31 @@ void judge_single_runs(ComparedRow& row, const Metric& metric, const Group& bg, 
                        const Rows& bt, const Rows& ct) {
   if (row.verdict != Verdict::better && row.verdict != Verdict::worse) return;
   const bool missed = row.flags.find("noise_target_missed") != std::string::npos;
+  double base_noise = 0, new_noise = 0;  // each side's own spread (relative)
+  for (size_t r : bg) base_noise = std::max(base_noise, noise(bt[r], metric));
+  for (size_t r : cg) new_noise = std::max(new_noise, noise(ct[r], metric));
+  // A measurement that missed its noise target has an interval not to be trusted, but a change
+  // far past any noise is told all the same (a 298x slowdown is worse whatever the noise): its
+  // interval is widened by half again a side, or twice its own spread, besides the drift.
+  const double untrusted =
+      missed ? (1 + std::max(0.5, 2 * base_noise)) * (1 + std::max(0.5, 2 * new_noise)) : 1.0;
+  const double widen = (1 + row.threshold) * untrusted;
   const Verdict widened =
-      verdict_of(row.ci_low / (1 + row.threshold), row.ci_high * (1 + row.threshold), row.threshold,
-                 metric.higher_is_better);
-  if (!missed && widened == row.verdict) return;
+      verdict_of(row.ci_low / widen, row.ci_high * widen, row.threshold, metric.higher_is_better);
+  if (widened == row.verdict) return;
   row.verdict = Verdict::unsure;
   row.unsure = missed ? Unsure::noise_target : Unsure::single_runs;
-  row.why_unsure = missed ? "a measurement missed its noise target" : "single runs: drift unknown";
+  char change[200];
+  std::snprintf(change, sizeof change,
+                ": the change, x%.3g, is not past what that allows (an interval widened x%.3g)",
+                row.ratio, widen);
+  row.why_unsure =
+      std::string(missed ? "a measurement missed its noise target" : "single runs: drift unknown") +
+      change;
   // Repetitions per side for a t-interval (t ~ 2.5 at few repetitions) of the observed change to
   // clear the threshold, the runs' spread taken as at least each row's noise and 1%.
   const double margin = std::abs(std::log(row.ratio)) - std::log(1 + row.threshold);
-  double spread = 0.01;
-  for (size_t r : bg) spread = std::max(spread, noise(bt[r], metric));
-  for (size_t r : cg) spread = std::max(spread, noise(ct[r], metric));
+  const double spread = std::max({0.01, base_noise, new_noise});
   row.repetitions_needed =
       margin <= 0
           ? 0
@@ -362,6 +374,16 @@ Comparison compare_backends(const CsvTable& report, const CompareOptions& option
   c.base_rows = c.candidate_rows = table.rows.size();
   c.joined = pairs.size();
   return compare_pairs(pairs, table, table, options, samples, samples, std::move(c));
+}
+
+void require_joined(const Comparison& c, const std::string& command) {
+  if (c.joined > 0) return;
+  if (c.base_path == c.candidate_path)
+    throw InputError(command + ": no backend of " + c.candidate_path +
+                     " has a row at a point and timing mode of the baseline '" + c.base_label +
+                     "': nothing to compare");
+  throw InputError(command + ": no (point, backend, timing mode) of " + c.candidate_path +
+                   " is in " + c.base_path + ": nothing to compare (another sweep?)");
 }
 
 }  // namespace attnbench

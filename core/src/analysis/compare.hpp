@@ -127,6 +127,10 @@ Comparison compare_reports(const CsvTable& base, const CsvTable& candidate,
 Comparison compare_backends(const CsvTable& report, const CompareOptions& options,
                             const SampleSets& samples = {});
 
+// Throws InputError when nothing was joined: reports (or backends) that share no measurement are
+// not "no regression", and there is nothing to draw. `command` starts the message.
+void require_joined(const Comparison& comparison, const std::string& command);
+
 enum class CompareFormat { text, markdown, json };
 
 // The renderer (compare_print.cpp): text or markdown tables, or one JSON document, of a

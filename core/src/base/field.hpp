@@ -58,8 +58,10 @@ struct Field {
   bool derived = false;  // read off other fields (head_dim_v): a column, never a sweep key
   // Its part of the point id ("" when it adds none: kv_heads equal to heads); null: none.
   std::function<std::string(const R&)> id_part;
-  // Whether its value matters to this point (page_size: a paged cache's); null: always.
+  // Whether its value matters to this point (page_size: a paged cache's); null: always. And when,
+  // in words, for the message that refuses it where it never does ("a paged cache's").
   std::function<bool(const R&)> applies;
+  std::string applies_to;
 
   bool numeric() const { return type == FieldType::integer || type == FieldType::number; }
 };

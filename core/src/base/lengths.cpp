@@ -61,6 +61,17 @@ int64_t length(const std::string& text, const std::string& whole) {
   return static_cast<int64_t>(v);
 }
 
+// A mix part's count of sequences: a whole number from 1 to a ragged batch's largest.
+int64_t counted(const std::string& text, const std::string& whole) {
+  const double v = number(text, whole);
+  if (v < 1 || v != std::floor(v) || v > static_cast<double>(kMaxRaggedBatch))
+    throw std::invalid_argument("'" + whole +
+                                "': a part's count of sequences is a whole number "
+                                "from 1 to " +
+                                std::to_string(kMaxRaggedBatch) + ", not " + trimmed(text));
+  return static_cast<int64_t>(v);
+}
+
 // splitmix64: a stable stream of 64-bit numbers from a seed.
 class Generator {
  public:
@@ -97,7 +108,7 @@ LengthSpec parse_length_spec(const std::string& written) {
       if (factors.size() != 2)
         throw std::invalid_argument("'" + text + "': a mixed batch is parts COUNT*LENGTHS joined "
                                     "by '+' (2*2048 + 32*1), not '" + trimmed(term) + "'");
-      const int64_t count = length(factors[0], text);
+      const int64_t count = counted(factors[0], text);
       LengthSpec part = parse_length_spec(factors[1]);
       if (part.form == LengthForm::mix)
         throw std::invalid_argument("'" + text + "': a part of a mix is not a mix");
@@ -211,8 +222,14 @@ std::vector<int64_t> drawn_lengths(const LengthSpec& spec, int64_t batch, uint64
                                   "; write batch: " + std::to_string(total));
     for (size_t i = 0; i < spec.parts.size(); ++i) {
       const uint64_t part_seed = seed ^ ((i + 1) * 0x9e3779b97f4a7c15ull);
-      const std::vector<int64_t> part =
-          drawn_lengths(spec.parts[i], spec.counts[i], part_seed, base_dir);
+      std::vector<int64_t> part;
+      try {
+        part = drawn_lengths(spec.parts[i], spec.counts[i], part_seed, base_dir);
+      } catch (const std::invalid_argument& e) {  // a part's own batch is its count
+        throw std::invalid_argument("part " + std::to_string(i + 1) + " of the mix (" +
+                                    std::to_string(spec.counts[i]) + " of the batch's " +
+                                    std::to_string(batch) + " sequences): " + e.what());
+      }
       out.insert(out.end(), part.begin(), part.end());
     }
     return out;

@@ -63,15 +63,7 @@ int cmd_compare(const CompareArgs& args) {
                                : args.format == "json"     ? CompareFormat::json
                                : args.format == "markdown" ? CompareFormat::markdown
                                                            : CompareFormat::text;
-  // Nothing joined is not "no regression": the reports (or the backends) share no measurement.
-  if (comparison.joined == 0)
-    throw InputError(args.files.size() == 1
-                         ? "compare: no backend of " + args.files[0] +
-                               " has a row at a point and timing mode "
-                               "of the baseline '" +
-                               args.baseline + "': nothing to compare"
-                         : "compare: no (point, backend, timing mode) of " + args.files[1] +
-                               " is in " + args.files[0] + ": nothing to compare (another sweep?)");
+  require_joined(comparison, "compare");
   print_comparison(comparison, std::cout, format);
   return comparison.regressions > 0 ? 1 : 0;
 }

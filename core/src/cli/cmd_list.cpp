@@ -10,10 +10,28 @@
 
 #include <iostream>
 #include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
 
 namespace attnbench {
 
 namespace {
+
+constexpr size_t kListWidth = 100;  // a terminal's columns, with room to spare
+
+// `text` in lines of at most `width` characters, broken at spaces (a longer word is a line).
+std::vector<std::string> wrapped(const std::string& text, size_t width) {
+  std::vector<std::string> out;
+  std::istringstream words(text);
+  std::string word, line;
+  while (words >> word) {
+    if (!line.empty() && line.size() + 1 + word.size() > width) out.push_back(line), line.clear();
+    line += (line.empty() ? "" : " ") + word;
+  }
+  if (!line.empty()) out.push_back(line);
+  return out;
+}
 
 // The plugins are loaded in a worker, as a run loads them: one that crashes or hangs while loading
 // is listed with the reason, not the end of `list`.
@@ -22,10 +40,21 @@ int cmd_list(const std::vector<std::string>& plugin_dirs) {
   WorkerClient worker(measure_executable(), {plugin_dirs, {}, {}}, kWorkerStartTimeoutS);
   const Hello& hello = worker.hello();
   std::cout << "plugins in " << folder_list(search) << ":\n";
+  // A line a backend (its name and file), its description wrapped under it: a terminal's width,
+  // however long a description is (FlashInfer's lists every kernel it compiled).
   TextTable table;
-  table.header = {"backend", "description", "file"};
-  for (const auto& b : hello.backends) table.rows.push_back({b.name, b.description, b.file});
-  table.print(std::cout, false);
+  table.header = {"backend", "file"};
+  for (const auto& b : hello.backends) table.rows.push_back({b.name, b.file});
+  std::ostringstream lines;
+  table.print(lines, false);
+  std::istringstream rows(lines.str());
+  std::string line;
+  for (size_t i = 0; std::getline(rows, line); ++i) {
+    std::cout << line << '\n';
+    if (i >= 2 && i - 2 < hello.backends.size())
+      for (const std::string& part : wrapped(hello.backends[i - 2].description, kListWidth - 4))
+        std::cout << "    " << part << '\n';
+  }
   if (!hello.failures.empty()) {
     std::cout << "\nnot loaded:\n";
     for (const auto& f : hello.failures) std::cout << "  " << f.file << ": " << f.reason << '\n';

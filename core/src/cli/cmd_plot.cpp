@@ -111,6 +111,7 @@ int cmd_plot(const PlotArgs& args) {
       options.baseline_backend = args.baseline;
       c = compare_backends(reports[0], options, read_samples(args.files[0]));
     }
+    require_joined(*c, "plot");
   }
 
   const fs::path script = plots_script();

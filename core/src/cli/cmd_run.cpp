@@ -1,11 +1,13 @@
 #include "analysis/summary.hpp"
 #include "base/errors.hpp"
 #include "cli/commands.hpp"
+#include "config/measurement_section.hpp"
 #include "records/expectations.hpp"
 #include "run/run_sweep.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -115,20 +117,27 @@ Subcommand add_run(CLI::App& app) {
                   "worker: measure in worker processes that a crash or hang cannot take down "
                   "(default); none: in this process, for gdb and cuda-gdb")
       ->check(CLI::IsMember({"worker", "none"}));
+  // A whole number of at least 1: an empty or a 0 one is refused, never read as "not given".
+  const CLI::Validator at_least_one(
+      [](std::string& n) {
+        return !n.empty() && n.find_first_not_of("0123456789") == std::string::npos &&
+                       n.find_first_not_of('0') != std::string::npos && n.size() <= 9
+                   ? std::string()
+                   : "a whole number of at least 1, not '" + n + "'";
+      },
+      "N >= 1");
+  // An empty value is refused, never read as "not given" (--devices '' measured on no GPU list).
+  const CLI::Validator given(
+      [](std::string& s) { return s.empty() ? std::string("a value, not ''") : std::string(); },
+      "");
   cmd->add_option("--tp", overrides.tp,
                   "Serve every block at this tensor-parallel degree: heads / N query heads a GPU, "
-                  "kv heads divided or replicated (overrides each block's tp:)");
+                  "kv heads divided or replicated (overrides each block's tp:)")
+      ->check(at_least_one);
   cmd->add_option("--repetitions", overrides.repetitions,
                   "Measure every (point, backend) N times, the sweep run through once per "
                   "repetition (default: measurement.repetitions, else 1)")
-      ->check(CLI::Validator(
-          [](std::string& n) {
-            return n.find_first_not_of("0123456789") == std::string::npos &&
-                           n.find_first_not_of('0') != std::string::npos
-                       ? std::string()
-                       : "a whole number of at least 1, not '" + n + "'";
-          },
-          "N >= 1"));
+      ->check(at_least_one);
   cmd->add_option("--power", overrides.power,
                   "sustained (samples back to back) or burst (each sample at the rested SM "
                   "clock), overrides measurement.power")
@@ -136,7 +145,16 @@ Subcommand add_run(CLI::App& app) {
   cmd->add_option("--timeout-s", overrides.timeout_s,
                   "Seconds a worker may spend on one (point, backend) before it is killed "
                   "(default: measurement.timeout_s, else 600)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            char* end = nullptr;
+            const double v = std::strtod(s.c_str(), &end);
+            return !s.empty() && *end == '\0' && v > 0 && v <= kMaxTimeoutS
+                       ? std::string()
+                       : "seconds above 0, at most " + std::to_string(int(kMaxTimeoutS)) +
+                             " (a week), not '" + s + "'";
+          },
+          "SECONDS"));
   auto* resume = cmd->add_flag(
       "--resume", r.resume,
       "Keep the complete rows of an interrupted report of the same sweep; measure the rest");
@@ -145,12 +163,14 @@ Subcommand add_run(CLI::App& app) {
   cmd->add_flag("--dry-run", r.dry_run, "Print the expanded points and backends; write nothing");
   cmd->add_flag("--no-summary", a->no_summary, "Do not print the summary table");
   cmd->add_option(
-      "--shard", overrides.shard,
-      "Run part K of N (K/N) of the sweep's (point, backend)s, split by estimated cost; "
-      "`attnbench merge` joins the parts (default output <stem>.shard-K-of-N.csv)");
+         "--shard", overrides.shard,
+         "Run part K of N (K/N) of the sweep's (point, backend)s, split by estimated cost; "
+         "`attnbench merge` joins the parts (default output <stem>.shard-K-of-N.csv)")
+      ->check(given);
   cmd->add_option("--devices", r.devices,
                   "GPUs to measure on at once, one worker each, from one queue into one report: "
-                  "0,1,... or all");
+                  "0,1,... or all")
+      ->check(given);
   cmd->add_flag("--check", a->check,
                 "Exit 1 when a row misses a prediction of the config's expect: block");
   cmd->add_flag("--trace", r.trace,

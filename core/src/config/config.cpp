@@ -60,7 +60,11 @@ std::vector<AxisValue> parse_axis_values(const YamlReader& r, const std::string&
                                          const YAML::Node& node, const std::string& key,
                                          bool zipped = false) {
   const Field<Problem>& f = *find_problem_field(axis);
-  if (f.type == FieldType::integer && node.IsMap()) return parse_range(r, node, key);
+  if (f.type == FieldType::integer && node.IsMap()) {
+    std::vector<AxisValue> values = parse_range(r, node, key);
+    for (AxisValue& v : values) v = settable_value(r, f, node, key, std::move(v));
+    return values;
+  }
   std::vector<AxisValue> values;
   const bool flat = node.IsSequence() && node.size() > 0 &&
                     std::all_of(node.begin(), node.end(), [](const YAML::Node& n) { return n.IsScalar(); });

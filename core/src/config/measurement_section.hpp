@@ -7,6 +7,9 @@
 
 namespace attnbench {
 
+// The most seconds measurement.timeout_s, max_time_s and run --timeout-s take: a week.
+inline constexpr double kMaxTimeoutS = 7 * 86400.0;
+
 void parse_measurement(const YamlReader& r, const YAML::Node& node, MeasureSettings& m);
 
 }  // namespace attnbench

@@ -138,8 +138,21 @@ void check_points(const SweepConfig& config) {
   for (const SweepBlock& block : config.sweeps) {
     SweepConfig one = config;
     one.sweeps = {block};
-    for (const Point& point : expand_sweep(one, /*cuda_available=*/false))
-      check_point(config, block, point);
+    const std::vector<Point> points = expand_sweep(one, /*cuda_available=*/false);
+    for (const Point& point : points) check_point(config, block, point);
+    // A key written for none of the block's points is a value nothing measures, yet the report
+    // would carry it: v_head_dim with absorbed: true, kv_lora_rank of a prefill.
+    for (const Axis* axis : block_axes(block)) {
+      const Field<Problem>& f = *find_problem_field(axis->name);
+      if (!f.applies || points.empty() ||
+          std::any_of(points.begin(), points.end(),
+                      [&](const Point& p) { return f.applies(p.problem); }))
+        continue;
+      throw ConfigError(config.file, axis->line, axis->column, axis->key,
+                        f.name + " does not apply to any point of this block (" +
+                            (f.applies_to.empty() ? "its doc says when: " + f.doc : f.applies_to) +
+                            "); leave it out (point " + points.front().id + ")");
+    }
   }
 }
 

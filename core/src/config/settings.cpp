@@ -1,6 +1,7 @@
 #include "config/settings.hpp"
 
 #include "base/names.hpp"
+#include "config/measurement_section.hpp"
 
 #include <algorithm>
 
@@ -16,6 +17,21 @@ bool MeasureSettings::wants(Pass pass) const {
   return std::find(passes.begin(), passes.end(), pass) != passes.end();
 }
 
+namespace {
+
+// A deadline past a week is a typo (and past ~1e11 s its clock arithmetic overflows).
+Field<MeasureSettings> at_most_a_week(Field<MeasureSettings> f) {
+  f.set = [set = std::move(f.set), name = f.name](MeasureSettings& m, const FieldValue& v) {
+    if (const double* s = std::get_if<double>(&v); s && *s > kMaxTimeoutS)
+      throw std::invalid_argument(name + " is at most " + std::to_string(int(kMaxTimeoutS)) +
+                                  " s (a week), not " + field_text(v));
+    set(m, v);
+  };
+  return f;
+}
+
+}  // namespace
+
 const std::vector<SettingField>& measure_settings_fields() {
   using M = MeasureSettings;
   static const std::vector<SettingField> fields = {
@@ -25,7 +41,8 @@ const std::vector<SettingField>& measure_settings_fields() {
       {field("min_samples", &M::min_samples, "count", "timing samples at least"), 1},
       {field("max_samples", &M::max_samples, "count", "timing samples at most"), 1},
       {field("min_time_s", &M::min_time_s, "s", "keep sampling at least this long"), 0},
-      {field("max_time_s", &M::max_time_s, "s", "stop here even if the noise target was not met"),
+      {at_most_a_week(field("max_time_s", &M::max_time_s, "s",
+                            "stop here even if the noise target was not met")),
        0, true},
       {field("target_rel_noise", &M::target_rel_noise, "ratio",
              "stop sampling once time_rel_noise is this low"),
@@ -44,8 +61,9 @@ const std::vector<SettingField>& measure_settings_fields() {
       {field("keep_samples", &M::keep_samples, "",
              "write the raw samples to <output>.samples.csv (compare judges on them)"),
        0, false, true, false},
-      {field("timeout_s", &M::timeout_s, "s",
-             "a worker not done with one (point, backend) by then is killed: `timeout`"),
+      {at_most_a_week(field("timeout_s", &M::timeout_s, "s",
+                            "a worker not done with one (point, backend) by then is killed: "
+                            "`timeout`")),
        0, true, true, false},
       {field("passes", &M::passes, "",
              "which passes run: correctness, timing, cpu, memory, ops, kernels, energy")},

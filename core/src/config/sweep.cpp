@@ -172,7 +172,7 @@ void expand_block_at(const SweepBlock& config, int64_t tp, const SweepConfig& sw
                         "two points differ in " + f->name + " (" +
                             field_text(f->get(points[at->second].problem)) + " and " +
                             field_text(f->get(p)) + ") but share the id " + point.id +
-                            ": the kind's id leaves " + f->name + " out");
+                            ": the point id does not tell their " + f->name + " apart");
     }
 
     // Odometer: the last factor turns fastest.
@@ -215,18 +215,21 @@ Problem of_owner(const Field<Problem>& f) {
 }
 }  // namespace
 
+FieldValue settable_value(const YamlReader& r, const Field<Problem>& f, const YAML::Node& node,
+                          const std::string& key, FieldValue v) {
+  Problem scratch = of_owner(f);
+  try {
+    f.set(scratch, v);
+  } catch (const std::invalid_argument& e) {
+    r.fail(node, key, e.what());
+  }
+  return v;
+}
+
 FieldValue read_problem_value(const YamlReader& r, const Field<Problem>& f, const YAML::Node& node,
                               const std::string& key, bool in_sweep) {
   // A number its field refuses (past a kind's bound) is refused where it stands.
-  auto settable = [&](FieldValue v) {
-    Problem scratch = of_owner(f);
-    try {
-      f.set(scratch, v);
-    } catch (const std::invalid_argument& e) {
-      r.fail(node, key, e.what());
-    }
-    return v;
-  };
+  auto settable = [&](FieldValue v) { return settable_value(r, f, node, key, std::move(v)); };
   switch (f.type) {
     case FieldType::integer: return settable(r.integer(node, key, 1));
     case FieldType::boolean: return r.boolean(node, key);

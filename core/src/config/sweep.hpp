@@ -33,5 +33,8 @@ std::vector<std::string> sweep_words(const Field<Problem>& f);
 bool pair_valued(const Field<Problem>& f);
 FieldValue read_problem_value(const YamlReader& r, const Field<Problem>& f, const YAML::Node& node,
                               const std::string& key, bool in_sweep);
+// `v` as `f` takes it, or a ConfigError at `node` saying why not (a number past its bound).
+FieldValue settable_value(const YamlReader& r, const Field<Problem>& f, const YAML::Node& node,
+                          const std::string& key, FieldValue v);
 
 }  // namespace attnbench

@@ -125,6 +125,9 @@ double YamlReader::number(const YAML::Node& node, const std::string& key, double
     size_t used = 0;
     value = std::stod(text, &used);
     if (used != text.size()) throw std::invalid_argument(text);
+  } catch (const std::out_of_range&) {
+    // A number, but past a double's range (1e400) or below its smallest (1e-400).
+    fail(node, key, "'" + text + "' is outside the range of a double (about 1e-308 to 1e308)");
   } catch (const std::exception&) {
     fail(node, key, "expected a number, got '" + text + "'");
   }

@@ -11,21 +11,86 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
 namespace attnbench {
 
 namespace bp = boost::process;
+
+namespace {
+
+// The workers this process runs now (several with --devices), which stray reaping leaves alone.
+std::mutex live_mutex;
+std::set<pid_t>& live_workers() {
+  static std::set<pid_t> pids;
+  return pids;
+}
+
+// This process's children by their /proc entries (pid, state): those a worker left behind come
+// here once their parent is gone (the parent is their subreaper: adopt_orphans()).
+std::vector<std::pair<pid_t, char>> children() {
+  std::vector<std::pair<pid_t, char>> out;
+  const pid_t self = ::getpid();
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    // pid (comm) state ppid ...: comm may hold spaces and parentheses; read after the last ')'.
+    const size_t close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 1));
+    char state = 0;
+    long ppid = 0;
+    if (rest >> state >> ppid && ppid == self) out.emplace_back(std::stoi(name), state);
+  }
+  return out;
+}
+
+}  // namespace
+
+void adopt_orphans() {
+  // What a backend's code starts and detaches (setsid, a double fork) is re-parented to this
+  // process when its worker ends, not to init: reap_strays() ends and reaps it.
+  static const bool once = [] {
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    return true;
+  }();
+  (void)once;
+}
+
+void reap_strays() {
+  std::set<pid_t> live;
+  {
+    std::lock_guard<std::mutex> lock(live_mutex);
+    live = live_workers();
+  }
+  for (const auto& [pid, state] : children()) {
+    if (live.count(pid)) continue;
+    if (state != 'Z') ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+  }
+}
 
 struct WorkerClient::Process {
   bp::child child;
@@ -47,6 +112,12 @@ struct WorkerClient::Process {
       ::killpg(child.id(), SIGKILL);
       std::error_code ec;
       child.wait(ec);
+      {
+        std::lock_guard<std::mutex> lock(live_mutex);
+        live_workers().erase(child.id());
+      }
+      // What left the group (setsid) or lost its parent with the worker is this process's now.
+      reap_strays();
     }
   }
 
@@ -138,6 +209,7 @@ WorkerClient::WorkerClient(std::string exe, BackendSources sources, double start
 
 WorkerClient::~WorkerClient() {
   if (process_) process_->send(quit_message());
+  process_.reset();  // waits for it (it quits), then ends and reaps what it left behind
 }
 
 void WorkerClient::start() {
@@ -165,8 +237,13 @@ bool WorkerClient::try_start() {
   bp::environment env = boost::this_process::environment();
   if (visible_device_) env["CUDA_VISIBLE_DEVICES"] = *visible_device_;
   env["ATTNBENCH_WORKER_PARENT"] = std::to_string(::getpid());  // it dies with this process
+  adopt_orphans();
   p->child = bp::child(bp::exe = exe_, bp::args = args, env, bp::posix::fd.bind(0, in[0]),
                        bp::posix::fd.bind(3, out[1]));
+  {
+    std::lock_guard<std::mutex> lock(live_mutex);
+    live_workers().insert(p->child.id());
+  }
   ::close(in[0]);
   ::close(out[1]);
   p->to_worker = in[1];

@@ -27,6 +27,15 @@ struct WorkerAnswer {
   std::string reason;
 };
 
+// This process becomes the subreaper of what its workers start (prctl PR_SET_CHILD_SUBREAPER): a
+// process a backend detaches from its worker's group (setsid, a double fork) comes back to it
+// when the worker ends, instead of outliving the run holding its output open.
+void adopt_orphans();
+// Ends and reaps every child of this process that is not a running worker: what a worker left
+// behind (zombies of the processes its group's kill ended, detached ones). Called each time a
+// worker ends.
+void reap_strays();
+
 class WorkerClient {
  public:
   // Starts the first worker and waits for its hello (throws std::runtime_error if it never comes).

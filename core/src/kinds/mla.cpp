@@ -29,7 +29,13 @@ Field<Problem> latent_count(std::string name, int64_t MlaShape::*m, std::string 
   f.doc = std::move(doc);
   f.predictable = true;
   f.get = [m](const Problem& p) -> FieldValue { return p.mla.*m; };
-  f.set = [m](Problem& p, const FieldValue& v) { field_detail::from_value(v, p.mla.*m); };
+  f.set = [m, name = f.name](Problem& p, const FieldValue& v) {
+    // Widths are summed into head_dim: bounded well inside int64.
+    if (const int64_t* w = std::get_if<int64_t>(&v); w && *w > (int64_t{1} << 16))
+      throw std::invalid_argument(name + " is at most 65536 (features of a head), not " +
+                                  std::to_string(*w));
+    field_detail::from_value(v, p.mla.*m);
+  };
   f.id_part = [m, id_word](const Problem& p) { return "-" + id_word + std::to_string(p.mla.*m); };
   return owned_by(kMla, f);
 }
@@ -45,6 +51,7 @@ std::vector<Field<Problem>> latent_width_fields() {
       latent_count("kv_lora_rank", &MlaShape::kv_lora_rank, "latent",
                    "mla absorbed, dsa: the latent cache's rank, v's and the output's features (512)");
   rank.applies = [](const Problem& p) { return p.kind != kMla || p.mla.absorbed; };
+  rank.applies_to = "the absorbed form's (absorbed: true) and dsa's";
   return {latent_count("qk_nope_head_dim", &MlaShape::qk_nope_head_dim, "nope",
                        "mla, dsa: q·k features without position (DeepSeek-V3: 128)"),
           latent_count("qk_rope_head_dim", &MlaShape::qk_rope_head_dim, "rope",
@@ -71,6 +78,7 @@ class MlaKind final : public ProblemKind {
         latent_count("v_head_dim", &MlaShape::v_head_dim, "v",
                      "mla prefill: v's and the output's features (DeepSeek-V3: 128)");
     v_dim.applies = [](const Problem& p) { return !p.mla.absorbed; };
+    v_dim.applies_to = "the prefill's (absorbed: false); the absorbed form's v is the latent";
     Field<Problem> absorbed;
     absorbed.name = "absorbed";
     absorbed.type = FieldType::boolean;

@@ -29,19 +29,52 @@ Field<Problem> length_field(std::string name, std::string Problem::*m, std::stri
   return f;
 }
 
-// A length spec as part of an id: letters and digits, runs of the rest as one '-'; a long one
-// (a list of 256 lengths) shortened and made unique by its hash.
+// A length spec as part of an id: letters, digits, '.' and '-' as they are, a mix's counts written
+// COUNTxSPEC (its '*' as 'x': the mix 2*32 + 2*1 and the list 2,32,2,1 are two ids), runs of the
+// rest as one '-'. What that would lose (another character, or a file name holding anything but
+// letters, digits, '.' and '-': a+b.csv and a_b.csv are two files) is kept by the spec's hash, as
+// is a long one's tail (a list of 256 lengths).
 std::string id_word(const std::string& spec) {
   std::string word;
+  bool lossy = false, counted = false;  // counted: right after a count's 'x'
+  int depth = 0;                        // inside parentheses (a file, a distribution's numbers)
+  const bool file = spec.find("histogram(") != std::string::npos;
   for (char c : spec) {
-    if (std::isalnum(static_cast<unsigned char>(c)) || c == '.')
+    const bool plain = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-';
+    depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+    if (!plain && std::string("(),*+ ").find(c) == std::string::npos) lossy = true;
+    if (depth > 0 && file && !plain && c != '(') lossy = true;
+    if (plain) {
       word += c;
-    else if (!word.empty() && word.back() != '-')
+      counted = false;
+    } else if (c == '*') {
+      while (!word.empty() && word.back() == '-') word.pop_back();
+      word += 'x';
+      counted = true;
+    } else if (!counted && !word.empty() && word.back() != '-') {
       word += '-';
+    }
   }
   while (!word.empty() && word.back() == '-') word.pop_back();
+  if (lossy) return word + "-" + fnv1a_hex(spec).substr(0, 8);
   if (word.size() > 32) word = word.substr(0, 20) + "-" + fnv1a_hex(spec).substr(0, 8);
   return word;
+}
+
+// `f` refusing values past `most` (where the arithmetic on it stays finite: widths summed, tokens
+// counted in int32) or below `least`, saying why: a sweep's key, a report's cell read back.
+Field<Problem> bounded(Field<Problem> f, double least, double most, const std::string& why) {
+  f.set = [set = std::move(f.set), name = f.name, least, most, why](Problem& p,
+                                                                    const FieldValue& v) {
+    const double* d = std::get_if<double>(&v);
+    const int64_t* i = std::get_if<int64_t>(&v);
+    const double x = d ? *d : i ? static_cast<double>(*i) : least;
+    if (!(x >= least && x <= most))
+      throw std::invalid_argument(name + " is from " + format_number(least) + " to " +
+                                  format_number(most) + " (" + why + "), not " + field_text(v));
+    set(p, v);
+  };
+  return f;
 }
 
 // A field with its part of the point id.
@@ -114,25 +147,32 @@ std::vector<Field<Problem>> make_problem_fields() {
       id_field(
           field("batch", &P::batch, "count", "sequences; q is [batch, heads, seq_len, head_dim]"),
           [](const P& p) { return count_part("b", p.batch); }),
-      id_field(field("heads", &P::heads, "count", "query heads"),
+      id_field(bounded(field("heads", &P::heads, "count", "query heads"), 1, 1 << 20,
+                       "heads of a layer"),
                [](const P& p) { return count_part("-h", p.heads); }),
-      id_field(field("kv_heads", &P::kv_heads, "count",
-                     "key/value heads; below `heads`: grouped-query attention (head h reads h / "
-                     "group)"),
+      id_field(bounded(field("kv_heads", &P::kv_heads, "count",
+                             "key/value heads; below `heads`: grouped-query attention (head h "
+                             "reads h / group)"),
+                       1, 1 << 20, "heads of a layer"),
                [](const P& p) {
                  return p.kv_heads == p.heads ? std::string() : count_part("-kv", p.kv_heads);
                }),
-      id_field(field("seq_len", &P::seq_len, "count", "query positions per sequence (decode: 1)"),
+      id_field(bounded(field("seq_len", &P::seq_len, "count",
+                             "query positions per sequence (decode: 1)"),
+                       1, 2147483647.0, "token offsets are int32"),
                [](const P& p) { return count_part("-s", p.seq_len); }),
-      id_field(field("seq_len_kv", &P::seq_len_kv, "count",
-                     "key/value positions; above seq_len a query block runs against a longer "
-                     "cache"),
+      id_field(bounded(field("seq_len_kv", &P::seq_len_kv, "count",
+                             "key/value positions; above seq_len a query block runs against a "
+                             "longer cache"),
+                       1, 2147483647.0, "token offsets are int32"),
                [](const P& p) {
                  return p.seq_len_kv == p.seq_len ? std::string()
                                                   : count_part("-skv", p.seq_len_kv);
                }),
-      id_field(field("head_dim", &P::head_dim, "count",
-                     "features of q and k per head (a kind may derive it from its own widths)"),
+      id_field(bounded(field("head_dim", &P::head_dim, "count",
+                             "features of q and k per head (a kind may derive it from its own "
+                             "widths)"),
+                       1, 1 << 16, "features of a head"),
                [](const P& p) { return count_part("-d", p.head_dim); }),
       id_field(field("dtype", &P::dtype, "", "`fp16`, `bf16` or `fp32`"),
                [](const P& p) { return "-" + to_string(p.dtype); }),
@@ -175,8 +215,10 @@ std::vector<Field<Problem>> make_problem_fields() {
                      "`contiguous`, or `paged`: k and v are caches of pages read through a page "
                      "table"),
                [](const P& p) { return std::string(p.paged() ? "-paged" : ""); }),
-      id_field(field("page_size", &P::page_size, "count", "tokens per page of a paged cache"),
-               [](const P& p) { return std::to_string(p.page_size); }),  // "-paged16"
+      id_field(
+          bounded(field("page_size", &P::page_size, "count", "tokens per page of a paged cache"), 0,
+                  1 << 20, "tokens of a page"),
+          [](const P& p) { return std::to_string(p.page_size); }),  // "-paged16"
       id_field(field("page_order", &P::page_order, "",
                      "`in_order` (each sequence's pages one after another) or `shuffled` (a "
                      "random permutation from the seed, as a serving engine's cache ends up)"),
@@ -185,8 +227,10 @@ std::vector<Field<Problem>> make_problem_fields() {
                }),
   };
   for (Field<P>& f : fields)
-    if (f.name == "page_size" || f.name == "page_order")
+    if (f.name == "page_size" || f.name == "page_order") {
       f.applies = [](const P& p) { return p.paged(); };
+      f.applies_to = "it is a paged cache's: add kv_layout: paged";
+    }
   // The variants' fields (each its kinds'), then the kinds' own, a field two kinds share once.
   const size_t common = fields.size();
   for (const ProblemVariant* variant : problem_variants())
@@ -197,9 +241,11 @@ std::vector<Field<Problem>> make_problem_fields() {
 
   fields.push_back(kind_field());
   Field<P> scale = id_field(
-      field("scale", &P::scale, "",
-            "the softmax scale; unless written, the kind's (docs/kinds.md; 1/sqrt(head_dim) "
-            "unless the kind says otherwise)"),
+      bounded(
+          field("scale", &P::scale, "",
+                "the softmax scale; unless written, the kind's (docs/kinds.md; 1/sqrt(head_dim) "
+                "unless the kind says otherwise)"),
+          0, 1e30, "the scaled scores stay within float32's range"),
       [](const P& p) {
         return p.scale == 0 || p.scale == kind_of(p).default_scale(p)
                    ? std::string()
@@ -207,9 +253,12 @@ std::vector<Field<Problem>> make_problem_fields() {
       });
   scale.above_zero = true;
   fields.push_back(scale);
-  Field<P> head_dim_v = field("head_dim_v", &P::head_dim_v, "count",
-                              "features of v and of the output per head (attention: head_dim)");
+  Field<P> head_dim_v = bounded(field("head_dim_v", &P::head_dim_v, "count",
+                                      "features of v and of the output per head (attention: "
+                                      "head_dim)"),
+                                1, 1 << 16, "features of a head");
   head_dim_v.derived = true;
+  head_dim_v.get = [](const P& p) -> FieldValue { return p.v_dim(); };  // 0 in a Problem: head_dim
   fields.push_back(head_dim_v);
   Field<P> v_in_k = field("v_in_k", &P::v_in_k, "",
                           "v is k's first head_dim_v columns, a view of one cache (a latent cache)");

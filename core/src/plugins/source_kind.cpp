@@ -103,10 +103,16 @@ struct Output {
 
 // Seconds a compile may take ($ATTNBENCH_COMPILE_TIMEOUT_S, default 1200): a compiler that never
 // ends (an endless template instantiation, an include that blocks) fails its backend, not the run.
+// A value that is no number of seconds from 1 to a day is refused, naming the variable.
 double compile_timeout_s() {
   const char* env = std::getenv("ATTNBENCH_COMPILE_TIMEOUT_S");
-  const double s = env ? std::atof(env) : 0;
-  return s > 0 ? s : 1200;
+  if (!env || !*env) return 1200;
+  char* end = nullptr;
+  const double s = std::strtod(env, &end);
+  if (end == env || *end != '\0' || !(s >= 1 && s <= 86400))
+    throw std::invalid_argument(std::string("$ATTNBENCH_COMPILE_TIMEOUT_S is '") + env +
+                                "'; give the seconds a compile may take, from 1 to 86400");
+  return s;
 }
 
 // `exe` under a deadline: coreutils' timeout runs it in a process group of its own and kills the
@@ -239,10 +245,15 @@ class SourceKind final : public BackendKind {
   }
 
   std::string unavailable() const override {
-    return recipe_path() ? ""
-                         : std::string("this attnbench has no compile recipe (") + kRecipeFile +
-                               " beside the binary or in ../lib/attnbench/; $ATTNBENCH_SOURCE_RECIPE "
-                               "names one)";
+    if (!recipe_path())
+      return std::string("this attnbench has no compile recipe (") + kRecipeFile +
+             " beside the binary or in ../lib/attnbench/; $ATTNBENCH_SOURCE_RECIPE names one)";
+    try {
+      compile_timeout_s();  // a deadline the environment sets wrong refuses the run, not a row
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
   }
 
   bool prepares() const override { return true; }  // it compiles

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <stdexcept>
@@ -179,6 +180,22 @@ PyObject* harness_module() {
              ")";
     throw std::runtime_error(failed);
   }
+  if (env && *env) {  // an executable, but a Python 3? (another program would start us astray)
+    const std::string ask =
+        "'" + std::string(env) + "' -c 'import sys; print(sys.version_info[0])' 2>/dev/null";
+    std::string answer;
+    if (FILE* pipe = popen(ask.c_str(), "r")) {
+      char buf[64];
+      while (std::fgets(buf, sizeof buf, pipe)) answer += buf;
+      pclose(pipe);
+    }
+    if (answer != "3\n") {
+      failed = std::string("$ATTNBENCH_PYTHON names ") + env +
+               ", which is no Python 3 interpreter (unset it to use " +
+               ATTNBENCH_PYTHON_EXECUTABLE + ")";
+      throw std::runtime_error(failed);
+    }
+  }
   PyConfig config;
   PyConfig_InitPythonConfig(&config);
   config.install_signal_handlers = 0;  // the worker's signals stay the worker's
@@ -295,7 +312,12 @@ class PythonBackend final : public Backend {
     }
     // True or None: yes. False: no. A string: no, and that is the reason. (False, "why") too.
     if (answer.p == Py_None || answer.p == Py_True) return Support::yes();
-    if (PyUnicode_Check(answer.p)) return Support::no(utf8(answer.p));
+    if (PyUnicode_Check(answer.p)) {
+      const std::string why = utf8(answer.p);
+      return Support::no(why.empty() ? "supports() said no with an empty reason (return a "
+                                       "reason a user can act on)"
+                                     : why);
+    }
     if (PyTuple_Check(answer.p) && PyTuple_Size(answer.p) == 2 &&
         !PyObject_IsTrue(PyTuple_GetItem(answer.p, 0))) {
       Ref why(PyObject_Str(PyTuple_GetItem(answer.p, 1)));

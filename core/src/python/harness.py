@@ -62,10 +62,18 @@ def load(path, function):
         supports = None
     doc = (inspect.getdoc(fn) or "").strip().splitlines()
     description = doc[0] if doc else f"python {os.path.relpath(path)}:{function}"
+    where = "kinds" if getattr(fn, "kinds", None) is not None else "KINDS"
     kinds = getattr(fn, "kinds", None) or getattr(module, "KINDS", None) or DEFAULT_KINDS
     if isinstance(kinds, str):
         kinds = (kinds,)
-    return fn, supports, description, _keywords(fn), [str(k) for k in kinds]
+    try:
+        kinds = list(kinds)
+    except TypeError:
+        kinds = None
+    if kinds is None or not kinds or not all(isinstance(k, str) for k in kinds):
+        return (f"{os.path.relpath(path)}: {where} is a problem kind's name or a list of them "
+                f"(docs/kinds.md), not {getattr(fn, 'kinds', None) or getattr(module, 'KINDS', None)!r}")
+    return fn, supports, description, _keywords(fn), kinds
 
 
 def _keywords(fn):

@@ -98,12 +98,14 @@ void apply_correctness(Row& row, const CorrectnessResult& c) {
                         ignored_clause(row, c));
   } else if (const VariantCheck* v = ignored_variant(row, c)) {
     mark_wrong(row, ignored_words(*v));
-  } else if (row.tolerance && c.scattered_rel_err && !(*c.scattered_rel_err <= *row.tolerance)) {
+  } else if (row.tolerance && c.scattered_rel_err &&
+             !(*c.scattered_rel_err <= kFollowsSlack * *row.tolerance)) {
     mark_wrong(row, "the output does not follow the page table: with the table's pages scattered "
                     "(drawn in order, each sequence's pages one after another) the output is off "
                     "its reference by " + three_digits(*c.scattered_rel_err) +
                         " (a kernel that reads the cache as if it were contiguous?)");
-  } else if (row.tolerance && c.fresh_rel_err && !(*c.fresh_rel_err <= *row.tolerance)) {
+  } else if (row.tolerance && c.fresh_rel_err &&
+             !(*c.fresh_rel_err <= kFollowsSlack * *row.tolerance)) {
     mark_wrong(row,
                "the output does not follow the inputs: after the timed calls q, k and v were "
                "changed in place and the next output is off their reference by " +
@@ -122,7 +124,7 @@ SampleSeries sample_series(TimingMode mode, const TimingResult& t) {
 // on its first call and then answered without reading its inputs is wrong in this mode.
 void apply_followed(Row& row, const TimingResult& t) {
   if (row.status != Status::ok || !row.tolerance || !t.followed_rel_err) return;
-  if (*t.followed_rel_err <= *row.tolerance) return;
+  if (*t.followed_rel_err <= kFollowsSlack * *row.tolerance) return;
   mark_wrong(row, "the timed calls did not follow their inputs: q, k and v moved (and a paged "
                   "cache's table rotated) before each sample and the last " + to_string(t.mode) +
                   " output is off their reference by " + three_digits(*t.followed_rel_err) +

@@ -57,12 +57,13 @@ class Parser {
     for (const auto& kv : node) {
       const std::string name = kv.first.as<std::string>();
       const std::string key = YamlReader::qualified(where, name);
+      const size_t before = e.predictions.size();
       if (name == "where") {
         e.where = filters(kv.second, key);
       } else if (name == "faster_than" || name == "slower_than") {
         Prediction p;
         p.column = "time_ms_median";
-        (name == "faster_than" ? p.less_than : p.more_than) = backend_list(kv.second, key);
+        (name == "faster_than" ? p.less_than : p.more_than) = backend_list(kv.second, key, backend);
         e.predictions.push_back(std::move(p));
       } else if (name == "aten_ops") {
         Prediction p;
@@ -72,14 +73,41 @@ class Parser {
           p.ops->push_back(op_name(r_.scalar(item, key)));  // as the CSV writes them
         e.predictions.push_back(std::move(p));
       } else {
-        e.predictions.push_back(numeric(name, kv.second, key));
+        e.predictions.push_back(numeric(name, kv.second, key, backend));
       }
+      if (e.predictions.size() > before) same_relation_once(e.predictions, kv.second, key);
     }
     if (e.predictions.empty()) r_.fail(node, where, "predicts nothing (only 'where')");
     return e;
   }
 
  private:
+  // One entry states each relation once: `faster_than: [math]` beside `time_ms_median: {less_than:
+  // math}` would count one comparison twice, and below-and-above the same backend can never hold.
+  void same_relation_once(const std::vector<Prediction>& predictions, const YAML::Node& node,
+                          const std::string& key) const {
+    const Prediction& last = predictions.back();
+    for (size_t i = 0; i + 1 < predictions.size(); ++i) {
+      const Prediction& p = predictions[i];
+      if (p.column != last.column) continue;
+      for (const auto* mine : {&last.less_than, &last.more_than})
+        for (const std::string& other : *mine) {
+          const bool below = mine == &last.less_than;
+          if (contains(below ? p.less_than : p.more_than, other))
+            r_.fail(node, key,
+                    "repeats a relation to '" + other + "' that this entry already states for " +
+                        p.column);
+          if (contains(below ? p.more_than : p.less_than, other))
+            r_.fail(node, key,
+                    "contradicts this entry: " + p.column + " cannot be both below and above '" +
+                        other + "'");
+        }
+    }
+    for (const std::string& other : last.less_than)
+      if (contains(last.more_than, other))
+        r_.fail(node, key, last.column + " cannot be both below and above '" + other + "'");
+  }
+
   std::vector<RowFilter> filters(const YAML::Node& node, const std::string& key) {
     const std::vector<std::string> fields = filter_fields();
     r_.check_keys(node, key, fields);
@@ -95,16 +123,25 @@ class Parser {
     return out;
   }
 
-  std::vector<std::string> backend_list(const YAML::Node& node, const std::string& key) {
+  // The backends a row is compared with. Itself is refused (the relation could never hold) and so
+  // is a name given twice (a copy-paste slip that would count one comparison twice).
+  std::vector<std::string> backend_list(const YAML::Node& node, const std::string& key,
+                                        const std::string& self) {
     std::vector<std::string> names;
     for (const auto& item : r_.list(node, key)) {
-      names.push_back(r_.scalar(item, key));
-      backend_reference(item, names.back(), key);
+      const std::string name = r_.scalar(item, key);
+      if (name == self)
+        r_.fail(item, key,
+                "compares '" + self + "' with itself: a row is never below or above its own value");
+      if (contains(names, name)) r_.fail(item, key, "names '" + name + "' twice");
+      names.push_back(name);
+      backend_reference(item, name, key);
     }
     return names;
   }
 
-  Prediction numeric(const std::string& column, const YAML::Node& node, const std::string& key) {
+  Prediction numeric(const std::string& column, const YAML::Node& node, const std::string& key,
+                     const std::string& self) {
     Prediction p;
     p.column = column;
     if (node.IsScalar()) {
@@ -118,8 +155,8 @@ class Parser {
     if (node["max"]) p.max = r_.number(node["max"], key + ".max", -1e300, false);
     if (p.min && p.max && *p.max < *p.min)
       r_.fail(node["max"], key + ".max", "max is below min: the range holds no value");
-    if (node["less_than"]) p.less_than = backend_list(node["less_than"], key + ".less_than");
-    if (node["more_than"]) p.more_than = backend_list(node["more_than"], key + ".more_than");
+    if (node["less_than"]) p.less_than = backend_list(node["less_than"], key + ".less_than", self);
+    if (node["more_than"]) p.more_than = backend_list(node["more_than"], key + ".more_than", self);
     return p;
   }
 

@@ -91,8 +91,12 @@ std::vector<std::string> device_list(const std::string& text, const HostInfo& ho
     if (std::find(out.begin(), out.end(), item) != out.end())
       throw InputError("--devices: GPU " + item + " is listed twice");
     // A worker given a GPU that is not there would see none and call every CUDA point
-    // unsupported. Without GPUs at all, the workers run CPU points.
-    if (host.cuda_device_count > 0 && std::stoi(item) >= host.cuda_device_count)
+    // unsupported, and its rows would name a GPU nobody has: refused, with or without GPUs.
+    if (host.cuda_device_count < 1)
+      throw InputError("--devices: GPU " + item +
+                       " does not exist (this machine has no GPU); without --devices a run "
+                       "measures its CPU points in one worker");
+    if (item.size() > 9 || std::stoi(item) >= host.cuda_device_count)
       throw InputError("--devices: GPU " + item + " does not exist (this machine has " +
                        std::to_string(host.cuda_device_count) + ")");
     out.push_back(item);
@@ -108,6 +112,9 @@ void check_output_path(const std::string& output) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::file_status status = fs::status(output, ec);
+  if (!output.empty() && output.back() == '/')  // a folder, whether it is there or not yet
+    throw InputError("-o " + output + ": names a folder; name the report's file (" +
+                     (fs::path(output) / "report.csv").string() + ")");
   if (fs::is_directory(status))
     throw InputError("-o " + output + ": is a folder; name the report's file (" +
                      (fs::path(output) / "report.csv").string() + ")");

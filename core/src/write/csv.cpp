@@ -124,7 +124,9 @@ CsvTable parse_csv(const std::string& text, const std::string& path) {
     record.clear();
     record_line = line;
   };
-  for (size_t i = 0; i < text.size(); ++i) {
+  // A UTF-8 byte-order mark (a spreadsheet's save) is no part of the first column's name.
+  const size_t start = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
+  for (size_t i = start; i < text.size(); ++i) {
     const char c = text[i];
     if (in_quotes) {
       if (c == '"') {
