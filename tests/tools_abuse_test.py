@@ -1,4 +1,5 @@
-"""What tools/model_table.py, tools/harness_profile.py and tools/triton_served_gpu_check.py do
+"""What tools/model_table.py, tools/who_wins.py, tools/harness_profile.py and
+tools/triton_served_gpu_check.py do
 with inputs they cannot use, and examples/python-backends/triton_served.py's gate under Triton's
 interpreter. Every input is made here, in a temporary folder:
 
@@ -11,6 +12,8 @@ interpreter. Every input is made here, in a temporary folder:
   ratio, cells and rates from the same medians; a repetition not ok leaves the pair unranked); a
   decode written as a mix labelled decode, a histogram named with '+' not mixed; a report with no
   rows, none in the mode (exit 2) or none ok (exit 1); NaN, negative or malformed cells located;
+- who_wins.py: read as model_table.py reads (repetitions as medians, phases from the lengths,
+  located cells, no rows exit 2, none ok exit 1);
 - harness_profile.py: NaN, infinite, negative or malformed seconds refused at their line (exit 2,
   nothing summed), a report of schema 18 (no pass_seconds) refused naming its schema, a header only
   exit 1, passes of 0 seconds summed without dividing by 0;
@@ -113,7 +116,8 @@ with tempfile.TemporaryDirectory() as d:
     write(at("twice.csv"), [row(), row(ms="2")])
     write(at("good.csv"), [row(), row(backend="b", ms="2")])
     write(at("bom.csv"), [row(), row(backend="b", ms="2")], bom=True)
-    for tool in ("model_table.py", "harness_profile.py"):
+    for tool, extra in (("model_table.py", ()), ("harness_profile.py", ()),
+                        ("who_wins.py", ("--mode", "graph"))):
         for name, code, words in [
                 ("folder.csv", 2, ["folder.csv: a folder, not a report"]),
                 ("binary.csv", 2, ["binary.csv: a binary file"]),
@@ -124,9 +128,9 @@ with tempfile.TemporaryDirectory() as d:
                 ("newer.csv", 2, ["newer.csv:3: schema version '22', this tool reads versions 1 to 21"]),
                 ("short.csv", 2, ["short.csv:3: row has 4 fields, the header has"]),
                 ("twice.csv", 2, ["twice.csv:3: the same point, backend, timing mode and repetition as line 2"])]:
-            expect(f"{tool} {name}", run(tool, at(name)), code, *words)
-        expect(f"{tool} a report with a BOM", run(tool, at("bom.csv")), 0)
-        good, bom = run(tool, at("good.csv")), run(tool, at("bom.csv"))
+            expect(f"{tool} {name}", run(tool, at(name), *extra), code, *words)
+        expect(f"{tool} a report with a BOM", run(tool, at("bom.csv"), *extra), 0)
+        good, bom = run(tool, at("good.csv"), *extra), run(tool, at("bom.csv"), *extra)
         if good[1].replace("good", "bom") != bom[1]:
             failures.append(f"{tool}: a BOM changes what it prints:\n{good[1]}\n{bom[1]}")
 
@@ -251,6 +255,28 @@ with tempfile.TemporaryDirectory() as d:
     write(at("k.kernels.csv"), [{"schema_version": "21", "point_id": "p", "backend": "a", "name": "k"}])
     expect("a kernels file", table(at("k.kernels.csv")), 2,
            "no column 'timing_mode': not a main attnbench report (a .kernels.csv")
+
+    # ---- 2b. who_wins.py reads as model_table.py does: repetitions as medians, phases from the
+    # lengths, cells that are no measurement located, nothing to show not exit 0.
+    def wins(*args):
+        return run("who_wins.py", "--mode", "graph", *args)
+
+    expect("who_wins: repetitions", wins(at("reps.csv")), 0,
+           stdout_has=["| decode | 1 | a 1 |", "| p | **a** | 2 | 50 | b |"])
+    expect("who_wins: phases", wins(at("phases.csv")), 0,
+           stdout_has=["| decode | 1 | a 1 |", "| prefill bf16 | 1 | a 1 |", "| mixed | 1 | a 1 |"])
+    expect("who_wins: a report with no rows", wins(at("header-only.csv")), 2,
+           f"{at('header-only.csv')}: no rows")
+    expect("who_wins: a report with no rows in the mode", wins(at("cold-only.csv")), 2,
+           "no rows in graph mode (its modes: cold")
+    expect("who_wins: a report with no ok row", wins(at("none-ok.csv")), 1,
+           f"{at('none-ok.csv')}: no ok row in graph mode: nothing ranked", stdout_has=["| none |"])
+    for name, words in [("nan", "column 'time_ms_median' holds 'nan'"),
+                        ("inf-rate", "column 'tflops' holds 'inf'"),
+                        ("repetition", "column 'repetition' holds 'x'")]:
+        expect(f"who_wins: a {name} cell", wins(at(f"{name}.csv")), 2, f"{at(name + '.csv')}:3: {words}")
+    expect("who_wins: an unknown --mode", run("who_wins.py", at("good.csv"), "--mode", "fast"), 2,
+           "invalid choice")
 
     # ---- 3. harness_profile.py
     def profile(*args):

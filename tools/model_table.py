@@ -48,7 +48,6 @@ import sys
 from collections import defaultdict
 
 from report_reader import ReportError, fail, integer, number, read_report  # tools/, beside this file
-from who_wins import cells, ranked
 
 TOOL = "model_table"
 MODES = ("cold", "batch", "graph", "wall")
@@ -343,6 +342,23 @@ def with_reruns(path, rows, reruns, across_sweeps=False):
 
 def _some(points, n=5):
     return ", ".join(points[:n]) + (f" and {len(points) - n} more" if len(points) > n else "")
+
+
+def ranked(point_rows):
+    """A point's measured rows, fastest first."""
+    return sorted((r for r in point_rows if r["status"] == "ok" and r["time_ms_median"]),
+                  key=lambda r: float(r["time_ms_median"]))
+
+
+def cells(point_rows, backends, value):
+    """One cell per backend: value(row) where the row is ok and has it (not None), else the row's
+    status; empty for a backend without a row."""
+    out = []
+    for b in backends:
+        r = next((x for x in point_rows if x["backend"] == b), None)
+        shown = value(r) if r is not None and r["status"] == "ok" else None
+        out.append("" if r is None else shown if shown is not None else r["status"])
+    return out
 
 
 def over_repetitions(rows):

@@ -1,71 +1,37 @@
 #!/usr/bin/env python3
-"""Who wins where: per shape family (prefill per dtype, decode) how many points each backend wins;
-for each point of a report the fastest `ok` backend in one timing mode, its TFLOP/s and the
+"""Who wins where: per shape family (prefill per dtype, decode, mixed) how many points each backend
+wins; for each point of a report the fastest `ok` backend in one timing mode, its TFLOP/s and the
 runner-up's, as a markdown table; and per backend and family the host time per call.
 
     tools/who_wins.py results/h200/hopper/hopper.csv [--mode cold]
+
+It reads a report as model_table.py does (report_reader.py: the schema, located errors, exit 2 on
+what it cannot read; each point's phase from its sequences' lengths; a (point, backend) run with
+--repetitions is the median over them). A report with no `ok` row in the mode exits 1.
 """
 import argparse
-import csv
 import statistics
+import sys
 from collections import defaultdict
 
+from model_table import MODES, Merged, phase, ranked, cells  # tools/, beside this file
+from report_reader import ReportError, fail, number
 
-def read_report(path, mode):
-    """The rows of one timing mode (and CPU rows), their points in report order, the rows of each
-    point, and the backends in report order."""
-    rows = [r for r in csv.DictReader(open(path)) if r["timing_mode"] in (mode, "wall")]
-    points, by_point = [], defaultdict(list)
-    for r in rows:
-        if r["point_id"] not in by_point:
-            points.append(r["point_id"])
-        by_point[r["point_id"]].append(r)
-    return rows, points, by_point, list(dict.fromkeys(r["backend"] for r in rows))
+TOOL = "who_wins"
 
 
-# A point is a decode when each sequence brings a few queries (speculative or multi-token decode
-# brings 2-8) against a longer cache; a ragged query batch is a prefill.
-DECODE_MAX_QUERIES = 16
-
-
-def phase(r):
-    """'decode', 'prefill' or 'mixed' (prefills and decodes in one call), as a serving engine
-    would call the point."""
-    if "+" in r.get("seq_lens", ""):
-        return "mixed"
-    s = int(r["seq_len"])
-    if not r.get("seq_lens") and s <= DECODE_MAX_QUERIES and s < int(r["seq_len_kv"]):
-        return "decode"
-    return "prefill"
-
-
-def ranked(point_rows):
-    """A point's measured rows, fastest first."""
-    return sorted((r for r in point_rows if r["status"] == "ok" and r["time_ms_median"]),
-                  key=lambda r: float(r["time_ms_median"]))
-
-
-def cells(point_rows, backends, value):
-    """One cell per backend: value(row) where the row is ok and has it (not None), else the row's
-    status; empty for a backend without a row."""
-    out = []
-    for b in backends:
-        r = next((x for x in point_rows if x["backend"] == b), None)
-        shown = value(r) if r is not None and r["status"] == "ok" else None
-        out.append("" if r is None else shown if shown is not None else r["status"])
-    return out
-
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("report")
-    ap.add_argument("--mode", default="cold")
-    args = ap.parse_args()
-    rows, points, by_point, backends = read_report(args.report, args.mode)
+def tables(merged):
+    """The three tables, as markdown lines."""
+    rows, points, by_point, backends = merged.rows, merged.points, merged.by_point, merged.backends
 
     def family(point):
         r = by_point[point][0]
-        return "decode" if phase(r) == "decode" else f"prefill {r['dtype']}"
+        kind = phase(r)
+        return f"prefill {r['dtype']}" if kind == "prefill" else kind
+
+    def tflops(r):
+        v = number(r, "tflops")
+        return None if v is None else f"{v:.0f}"
 
     family_wins = defaultdict(lambda: defaultdict(int))
     family_points = defaultdict(int)
@@ -74,41 +40,50 @@ def main():
         ok = ranked(by_point[p])
         if ok:
             family_wins[family(p)][ok[0]["backend"]] += 1
-    print("| shape family | points | winners (points won) |")
-    print("| --- | --- | --- |")
+    out = ["| shape family | points | winners (points won) |", "| --- | --- | --- |"]
     for f in family_points:
         won = sorted(family_wins[f].items(), key=lambda kv: -kv[1])
-        print(f"| {f} | {family_points[f]} | " + ", ".join(f"{b} {n}" for b, n in won) + " |")
-    print()
-    print(f"| point | winner | time (ms) | TFLOP/s | runner-up | its TFLOP/s | " +
-          " | ".join(backends) + " |")
-    print("| --- " * (6 + len(backends)) + "|")
+        out.append(f"| {f} | {family_points[f]} | " + ", ".join(f"{b} {n}" for b, n in won) + " |")
+    out += ["", "| point | winner | time (ms) | TFLOP/s | runner-up | its TFLOP/s | " +
+            " | ".join(backends) + " |", "| --- " * (6 + len(backends)) + "|"]
     for p in points:
         ok = ranked(by_point[p])
-        row_cells = cells(by_point[p], backends,
-                          lambda r: f"{float(r['tflops']):.0f}" if r["tflops"] else None)
+        row_cells = " | ".join(cells(by_point[p], backends, tflops))
         if not ok:
-            print(f"| {p} | none | | | | | " + " | ".join(row_cells) + " |")
+            out.append(f"| {p} | none | | | | | {row_cells} |")
             continue
-        w = ok[0]
-        second = ok[1] if len(ok) > 1 else None
-        print(f"| {p} | **{w['backend']}** | {float(w['time_ms_median']):.4g} | "
-              f"{float(w['tflops']):.0f} | {second['backend'] if second else ''} | "
-              f"{float(second['tflops']):.0f} | " if second else
-              f"| {p} | **{w['backend']}** | {float(w['time_ms_median']):.4g} | "
-              f"{float(w['tflops']):.0f} | | | ", end="")
-        print(" | ".join(row_cells) + " |")
-    print()
-    print("| backend | family | host us per call, median over points | range |")
-    print("| --- | --- | --- | --- |")
+        w, second = ok[0], ok[1] if len(ok) > 1 else None
+        out.append(f"| {p} | **{w['backend']}** | {number(w, 'time_ms_median'):.4g} | "
+                   f"{tflops(w) or ''} | {second['backend'] if second else ''} | "
+                   f"{(tflops(second) or '') if second else ''} | {row_cells} |")
+    out += ["", "| backend | family | host us per call, median over points | range |",
+            "| --- | --- | --- | --- |"]
     for b in backends:
         for f in family_points:
-            host = [float(r["cpu_us_median"]) for r in rows
-                    if r["backend"] == b and r["status"] == "ok" and r["cpu_us_median"]
+            host = [number(r, "cpu_us_median") for r in rows
+                    if r["backend"] == b and r["status"] == "ok" and r.get("cpu_us_median")
                     and family(r["point_id"]) == f]
             if host:
-                print(f"| {b} | {f} | {statistics.median(host):.1f} | "
-                      f"{min(host):.1f}-{max(host):.1f} |")
+                out.append(f"| {b} | {f} | {statistics.median(host):.1f} | "
+                           f"{min(host):.1f}-{max(host):.1f} |")
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("report")
+    ap.add_argument("--mode", default="cold", choices=MODES)
+    args = ap.parse_args(argv)
+    try:
+        merged = Merged(args.report, args.mode)
+        lines = tables(merged)  # every cell read before a line is printed
+    except ReportError as e:
+        fail(TOOL, str(e))
+    print("\n".join(lines))
+    if not merged.ranked:
+        print(f"{TOOL}: {args.report}: no ok row in {args.mode} mode: nothing ranked",
+              file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":
