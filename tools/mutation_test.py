@@ -35,6 +35,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -195,6 +196,8 @@ def main():
         return
 
     mutate = find_mutate(args.mutate)
+    # Stopped (kill, a CI timeout): `finally` below still puts every source back.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     build_cmd = ["ninja", "-C", str(build), *args.target]
     cpp = any(rel.endswith(".cpp") for rel in args.sources)
     code, log = run(build_cmd, 1800) if cpp else (0, "")
