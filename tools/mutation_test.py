@@ -28,6 +28,7 @@ Needs `mutate` from universalmutator: --mutate PATH, or it is installed into a v
 ~/.cache/attnbench-mutation (pip with --target breaks it: its `typing` backport shadows Python's).
 """
 import argparse
+import ast
 import collections
 import difflib
 import hashlib
@@ -61,14 +62,30 @@ def find_mutate(explicit):
     return str(exe)
 
 
+def prose_lines(source, text):
+    """Line numbers holding only prose: comments, and in Python docstrings. A mutant there changes
+    no program, so none is drawn (universalmutator edits words inside them as if they were code)."""
+    lines = text.splitlines()
+    comment = "#" if source.suffix == ".py" else "//"
+    out = {i + 1 for i, line in enumerate(lines) if line.strip().startswith(comment)}
+    if source.suffix == ".py":
+        for node in ast.walk(ast.parse(text)):
+            if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+                    and isinstance(node.value.value, str)):
+                out.update(range(node.lineno, node.end_lineno + 1))
+    return out
+
+
 def generate(mutate, source, workdir):
-    """All mutants of one source, as (mutant text, line number, original line, mutated line)."""
+    """All mutants of one source, as (mutant text, line number, original line, mutated line);
+    none of a line that is only prose (prose_lines())."""
     out = Path(workdir) / hashlib.sha1(str(source).encode()).hexdigest()[:8]
     out.mkdir(parents=True, exist_ok=True)
     language = "python" if source.suffix == ".py" else "cpp"
     subprocess.run([mutate, str(source), language, "--noCheck", "--mutantDir", str(out)], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     original = source.read_text().splitlines(keepends=True)
+    prose = prose_lines(source, "".join(original))
     mutants = []
     for path in sorted(out.iterdir(), key=lambda p: int(p.name.split(".mutant.")[1].split(".")[0])):
         text = path.read_text()
@@ -79,7 +96,8 @@ def generate(mutate, source, workdir):
         before = original[i1].strip() if i1 < len(original) and tag != "insert" else ""
         after = {"replace": lambda: lines[j1].strip(), "delete": lambda: "(line deleted)",
                  "insert": lambda: "(line inserted) " + lines[j1].strip()}[tag]()
-        mutants.append({"text": text, "line": i1 + 1, "before": before, "after": after})
+        if i1 + 1 not in prose:
+            mutants.append({"text": text, "line": i1 + 1, "before": before, "after": after})
     return mutants
 
 
