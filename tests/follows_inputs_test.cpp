@@ -12,6 +12,8 @@
 
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
+
 #include <cstdlib>
 
 namespace attnbench {
@@ -112,6 +114,52 @@ TEST(ScatterPages, PermutesTheUsedEntriesAndHandsBackTheDrawnTable) {
   EXPECT_TRUE(at::equal(std::get<0>(used.sort()), at::arange(16, at::kInt)));  // the same pages
   EXPECT_FALSE(at::equal(in.page_table, drawn));                                 // elsewhere
   EXPECT_TRUE(at::equal(in.page_table[1].narrow(0, 6, 4), drawn[1].narrow(0, 6, 4)));  // unused
+}
+
+// Every used entry moves, for every seed and however few pages are in use: a table left as drawn
+// would pass a backend that ignores it (a plain permutation did so for half the seeds at 2 pages).
+TEST(ScatterPages, EveryUsedEntryTakesAnotherPageForEverySeed) {
+  c10::InferenceMode guard;
+  for (const std::vector<int64_t>& kv_lens :
+       std::vector<std::vector<int64_t>>{{5}, {12}, {4, 1}, {3, 9, 2}, {8, 8}}) {
+    Problem p = paged(PageOrder::in_order);
+    p.batch = static_cast<int64_t>(kv_lens.size());
+    p.q_lens.assign(kv_lens.size(), 1);
+    p.kv_lens = kv_lens;  // pages of 4: 2, 3, 2, 1+3+1 and 2+2 in use
+    InputTensors in = make_inputs(p, 1);
+    const at::Tensor drawn = in.page_table.clone();
+    for (uint64_t seed = 0; seed < 200; ++seed) {
+      scatter_pages(in, seed);
+      std::vector<int> before, after;
+      for (int64_t b = 0; b < p.batch; ++b) {
+        const int64_t pages = (kv_lens[b] + 3) / 4;
+        for (int64_t i = 0; i < in.page_table.size(1); ++i) {
+          const int was = drawn[b][i].item<int>(), now = in.page_table[b][i].item<int>();
+          if (i < pages) {
+            EXPECT_NE(now, was) << "seed " << seed << ", sequence " << b << ", page " << i;
+            before.push_back(was), after.push_back(now);
+          } else {
+            EXPECT_EQ(now, was) << "an unused entry changed: seed " << seed;
+          }
+        }
+      }
+      std::sort(before.begin(), before.end());
+      std::sort(after.begin(), after.end());
+      EXPECT_EQ(after, before) << "the same pages, elsewhere: seed " << seed;
+      in.page_table.copy_(drawn);
+    }
+  }
+}
+
+// One page in use is read in order whatever the backend: nothing to scatter, the table stays.
+TEST(ScatterPages, OnePageInUseStaysAsDrawn) {
+  c10::InferenceMode guard;
+  Problem p = paged(PageOrder::in_order);
+  p.batch = 1, p.q_lens = {1}, p.kv_lens = {4};
+  InputTensors in = make_inputs(p, 1);
+  const at::Tensor drawn = in.page_table.clone();
+  EXPECT_TRUE(at::equal(scatter_pages(in, 3), drawn));
+  EXPECT_TRUE(at::equal(in.page_table, drawn));
 }
 
 // How much wider the softcap's own checked call draws q (own_call_spreads()); 1: no call.

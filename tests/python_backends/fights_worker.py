@@ -2,7 +2,7 @@
 
 Importing this module changes torch's settings for the whole process; leaves_thread's first call
 leaves a thread that ends the process as soon as another backend of the same worker is called;
-detaches' first call starts a process of its own session.
+detaches' first call starts a process of its own session and one it leaves (a double fork).
 """
 import os
 import subprocess
@@ -36,15 +36,19 @@ def threads_seen(q, k, v):
 
 
 def detaches(q, k, v, causal):
-    """Starts, at its first call, a process of its own session (setsid) that holds the worker's
-    stdout and stderr open for ten minutes, and writes its pid where $ATTNBENCH_TEST_PIDFILE says:
-    the run must end it with its worker, not leave it holding the run's output."""
+    """Starts, at its first call, two processes that hold the worker's stdout and stderr open for
+    ten minutes: one of its own session (setsid), and one that a shell of its own session started
+    in the background and left (a double fork: its parent is gone while the worker still runs). Writes their pids, one a
+    line, where $ATTNBENCH_TEST_PIDFILE says: the run must end both, not leave them holding its
+    output."""
     global _detached
     if not _detached:
         _detached = True
-        child = subprocess.Popen(["sleep", "600"], start_new_session=True)
+        own_session = subprocess.Popen(["sleep", "600"], start_new_session=True)
+        left = subprocess.run(["sh", "-c", "sleep 600 >&2 & echo $!"], stdout=subprocess.PIPE, text=True,
+                              check=True, start_new_session=True).stdout.strip()
         with open(os.environ["ATTNBENCH_TEST_PIDFILE"], "w") as f:
-            f.write(str(child.pid))
+            f.write(f"{own_session.pid}\n{left}\n")
     return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
 

@@ -43,11 +43,14 @@ std::set<pid_t>& live_workers() {
   return pids;
 }
 
-// This process's children by their /proc entries (pid, state): those a worker left behind come
-// here once their parent is gone (the parent is their subreaper: adopt_orphans()).
-std::vector<std::pair<pid_t, char>> children() {
-  std::vector<std::pair<pid_t, char>> out;
-  const pid_t self = ::getpid();
+// Every process by its /proc entry: pid, state and parent's pid.
+struct ProcEntry {
+  pid_t pid;
+  char state;
+  pid_t ppid;
+};
+std::vector<ProcEntry> processes() {
+  std::vector<ProcEntry> out;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
@@ -61,21 +64,48 @@ std::vector<std::pair<pid_t, char>> children() {
     std::istringstream rest(line.substr(close + 1));
     char state = 0;
     long ppid = 0;
-    if (rest >> state >> ppid && ppid == self) out.emplace_back(std::stoi(name), state);
+    if (rest >> state >> ppid) out.push_back({std::stoi(name), state, static_cast<pid_t>(ppid)});
   }
   return out;
+}
+
+// The processes below `root` (its children, theirs, ...), whatever group or session they are in.
+std::vector<pid_t> descendants(pid_t root) {
+  const std::vector<ProcEntry> all = processes();
+  std::vector<pid_t> out = {root};
+  for (size_t i = 0; i < out.size(); ++i)
+    for (const ProcEntry& e : all)
+      if (e.ppid == out[i]) out.push_back(e.pid);
+  out.erase(out.begin());
+  return out;
+}
+
+// Waits for `pid` whoever asked before: Boost.Process's terminate() polls it once and may call it
+// gone while it is still dying, its children not yet handed on (then a scan for strays missed
+// them).
+void wait_for(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
 }
 
 }  // namespace
 
 void adopt_orphans() {
-  // What a backend's code starts and detaches (setsid, a double fork) is re-parented to this
-  // process when its worker ends, not to init: reap_strays() ends and reaps it.
+  // What a backend's code starts and detaches whose parent ends before its worker does (a
+  // double fork) is re-parented to this process, not to init: reap_strays() ends and reaps it.
   static const bool once = [] {
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
     return true;
   }();
   (void)once;
+}
+
+void end_descendants(pid_t worker) {
+  // Ended before their worker, while they are still below it: a process of its own session
+  // (setsid) is outside the worker's group, and once the worker is gone only its parent's pid
+  // would have said where it came from.
+  for (const pid_t pid : descendants(worker)) ::kill(pid, SIGKILL);
 }
 
 void reap_strays() {
@@ -84,11 +114,16 @@ void reap_strays() {
     std::lock_guard<std::mutex> lock(live_mutex);
     live = live_workers();
   }
-  for (const auto& [pid, state] : children()) {
-    if (live.count(pid)) continue;
-    if (state != 'Z') ::kill(pid, SIGKILL);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
+  const pid_t self = ::getpid();
+  // Until none is left: each one ended may have handed its own children on to this process.
+  for (bool found = true; found;) {
+    found = false;
+    for (const ProcEntry& e : processes()) {
+      if (e.ppid != self || live.count(e.pid)) continue;
+      found = true;
+      if (e.state != 'Z') ::kill(e.pid, SIGKILL);
+      wait_for(e.pid);
+    }
   }
 }
 
@@ -101,17 +136,17 @@ struct WorkerClient::Process {
   ~Process() {
     if (to_worker >= 0) ::close(to_worker);
     if (from_worker >= 0) ::close(from_worker);
-    if (child.valid() && child.running()) {
-      std::error_code ec;
-      child.terminate(ec);
-    }
     if (child.valid()) {
-      // What backend code started (a Python backend's fork, say) is in the worker's process
-      // group (worker_server.cpp): it ends with the worker. The group's id is not reused while
-      // a member lives.
+      // What backend code started ends first, while it is still below the worker: its forks
+      // (in the worker's process group, worker_server.cpp) and what left that group (setsid).
+      end_descendants(child.id());
+      if (child.running()) {
+        std::error_code ec;
+        child.terminate(ec);
+      }
+      // The group's id is not reused while a member lives.
       ::killpg(child.id(), SIGKILL);
-      std::error_code ec;
-      child.wait(ec);
+      wait_for(child.id());
       {
         std::lock_guard<std::mutex> lock(live_mutex);
         live_workers().erase(child.id());

@@ -27,13 +27,13 @@ struct WorkerAnswer {
   std::string reason;
 };
 
-// This process becomes the subreaper of what its workers start (prctl PR_SET_CHILD_SUBREAPER): a
-// process a backend detaches from its worker's group (setsid, a double fork) comes back to it
-// when the worker ends, instead of outliving the run holding its output open.
+// Every child a worker's backends start ends with the worker, whatever it did to leave: before
+// the worker is killed, end_descendants() kills what is below it by parent pid (its forks, and a
+// process of its own session: setsid); what a double fork handed on while the worker lived comes
+// to this process (adopt_orphans(): prctl PR_SET_CHILD_SUBREAPER), not init, and reap_strays()
+// ends and reaps it and every zombie, leaving running workers alone. Called each time a worker ends.
 void adopt_orphans();
-// Ends and reaps every child of this process that is not a running worker: what a worker left
-// behind (zombies of the processes its group's kill ended, detached ones). Called each time a
-// worker ends.
+void end_descendants(pid_t worker);
 void reap_strays();
 
 class WorkerClient {

@@ -168,9 +168,10 @@ void move_values(const at::Tensor& t, int64_t slice = int64_t{1} << 26);
 // call's.
 void move_inputs(InputTensors& in, int64_t shift);
 
-// The used entries of a paged cache's table replaced by a permutation of the pages drawn from
-// `seed` (page_order: shuffled's): what the correctness pass checks an in-order point with, so that
-// a backend reading the cache as if it were contiguous is caught. Returns the table it replaced.
+// The used entries of a paged cache's table moved to other pages drawn from `seed`: every used
+// entry changes (a random cycle through them; one page in use stays, being read in order anyway).
+// What the correctness pass checks an in-order point with, so that a backend reading the cache as
+// if it were contiguous is caught. Returns the table it replaced.
 at::Tensor scatter_pages(InputTensors& in, uint64_t seed);
 
 // Each input as a call found it: its shape and three sums over its bits (int64, wrapping), so that
