@@ -4,29 +4,31 @@ with inputs they cannot use, and examples/python-backends/triton_served.py's gat
 interpreter. Every input is made here, in a temporary folder:
 
 - a report that is a folder, a binary, not UTF-8, missing, empty, without schema_version (an older
-  or another tool's), of a newer schema, with a short row or a repeated key: exit 2, one line naming
-  the file (and line), no traceback; a report with a UTF-8 BOM reads as without;
+  or another tool's), of a newer schema (said) or of schema 0, with a short row or a repeated key:
+  exit 2, one line naming the file (and line), no traceback; a report with a UTF-8 BOM or blank
+  lines reads as without, one point in two timing modes as two rows;
 - model_table.py: a --reruns folder that is missing, a file, or holds no rerun; a rerun of another
-  sweep (config_fingerprint), config or card refused, --across-sweeps letting only the first in
+  sweep (config_fingerprint), config (also one the report holds at another point) or card refused, --across-sweeps letting only the first in
   and saying so, a rerun adding points said on stderr; repetitions taken as medians (winner,
   ratio, cells and rates from the same medians; a repetition not ok leaves the pair unranked); a
   decode written as a mix labelled decode, a histogram named with '+' not mixed; a report with no
   rows, none in the mode (exit 2) or none ok (exit 1); NaN, negative or malformed cells located;
 - who_wins.py: read as model_table.py reads (repetitions as medians, phases from the lengths,
-  located cells, no rows exit 2, none ok exit 1);
+  located cells, no rows exit 2, none ok exit 1), host time a median over ok rows only;
 - harness_profile.py: NaN, infinite, negative or malformed seconds refused at their line (exit 2,
   nothing summed), a report of schema 18 (no pass_seconds) refused naming its schema, a header only
   exit 1, passes of 0 seconds summed without dividing by 0;
 - triton_served_gpu_check.py: OUT.csv a folder, in a missing folder, an attnbench report or a
-  binary refused before anything runs (and not overwritten);
+  binary refused before anything runs (and not overwritten); its CPU smoke run writes OUT.csv and
+  overwrites its own; without CUDA or the interpreter it says so (exit 2);
 - tools/report_reader.py's newest schema is core/src/write/schema.hpp's kCsvSchemaVersion;
 - triton_served.supports: bf16 refused under TRITON_INTERPRET=1 (the interpreter computes it with
   a relative error ~1e9), fp16 taken there, bf16 taken on CUDA without the interpreter.
 
     python3 tests/tools_abuse_test.py [TOOLS_DIR [EXAMPLES_DIR]]
 
-Exits 1 naming each failure, 0 when all hold; a second or two (the supports part is skipped
-without Triton).
+Exits 1 naming each failure, 0 when all hold; about 25 seconds (the smoke runs and the supports
+part are skipped without Triton).
 """
 import csv
 import os
@@ -116,6 +118,14 @@ with tempfile.TemporaryDirectory() as d:
     write(at("twice.csv"), [row(), row(ms="2")])
     write(at("good.csv"), [row(), row(backend="b", ms="2")])
     write(at("bom.csv"), [row(), row(backend="b", ms="2")], bom=True)
+    write(at("zero.csv"), [row(), row(backend="b", schema_version="0")])
+    # blank lines between and after the rows, as csv.cpp skips them
+    with open(at("good.csv")) as f:
+        lines = f.read().splitlines()
+    with open(at("blank.csv"), "w") as f:
+        f.write("\n".join([lines[0], lines[1], "", lines[2], "", ""]) + "\n")
+    # the same point, backend and repetition in two timing modes: two rows, not one twice
+    write(at("modes.csv"), [row(), row(backend="b", ms="2"), row(timing_mode="cold", ms="3")])
     for tool, extra in (("model_table.py", ()), ("harness_profile.py", ()),
                         ("who_wins.py", ("--mode", "graph"))):
         for name, code, words in [
@@ -125,7 +135,9 @@ with tempfile.TemporaryDirectory() as d:
                 ("missing.csv", 2, ["missing.csv: no such file"]),
                 ("empty.csv", 2, ["empty.csv: empty, expected a header line"]),
                 ("old-tool.csv", 2, ["old-tool.csv: no schema_version column", "another tool"]),
-                ("newer.csv", 2, ["newer.csv:3: schema version '22', this tool reads versions 1 to 21"]),
+                ("newer.csv", 2, ["newer.csv:3: schema version '22', this tool reads versions 1 to 21",
+                                  "(written by a newer attnbench)"]),
+                ("zero.csv", 2, ["zero.csv:3: schema version '0', this tool reads versions 1 to 21"]),
                 ("short.csv", 2, ["short.csv:3: row has 4 fields, the header has"]),
                 ("twice.csv", 2, ["twice.csv:3: the same point, backend, timing mode and repetition as line 2"])]:
             expect(f"{tool} {name}", run(tool, at(name), *extra), code, *words)
@@ -133,6 +145,13 @@ with tempfile.TemporaryDirectory() as d:
         good, bom = run(tool, at("good.csv"), *extra), run(tool, at("bom.csv"), *extra)
         if good[1].replace("good", "bom") != bom[1]:
             failures.append(f"{tool}: a BOM changes what it prints:\n{good[1]}\n{bom[1]}")
+        blank = run(tool, at("blank.csv"), *extra)
+        expect(f"{tool} blank lines", blank, 0)
+        if good[1].replace("good", "blank") != blank[1]:
+            failures.append(f"{tool}: blank lines change what it prints:\n{good[1]}\n{blank[1]}")
+        expect(f"{tool} one point in two timing modes", run(tool, at("modes.csv"), *extra), 0)
+        if "newer" in run(tool, at("zero.csv"), *extra)[2]:
+            failures.append(f"{tool}: schema version 0 called newer")
 
     # ---- 2. model_table.py
     def table(*args):
@@ -167,6 +186,19 @@ with tempfile.TemporaryDirectory() as d:
     write(at("card", "m.b.csv"), [row("p", "b", "1", device_name="GPU Y")])
     expect("a rerun on another card", table(at("m.csv"), "--reruns", at("card"), "--across-sweeps"),
            2, f"{at('card', 'm.b.csv')}:2: a rerun of another card")
+    # the rerun's config is one the report holds, but at another point: refused at this one
+    write(at("two-configs.csv"), [row("p", "a", "2"), row("p", "b", "3"),
+                                  row("q", "a", "4", config="configs/models/other.yaml")])
+    os.mkdir(at("swap"))
+    write(at("swap", "two-configs.b.csv"), [row("p", "b", "1", config="configs/models/other.yaml")])
+    expect("a rerun of the config of another point", table(at("two-configs.csv"), "--reruns", at("swap")),
+           2, f"{at('swap', 'two-configs.b.csv')}:2: a rerun of another config", "at p")
+    # one repetition each: nothing said of medians; every table line as many cells as the header
+    out, _ = expect("one repetition", table(at("m.csv")), 0,
+                    stdout_lacks=["median over the (point, backend)'s repetitions"])
+    widths = {line.count("|") for line in out.splitlines() if line.startswith("|")}
+    if len(widths) != 1:
+        failures.append(f"model_table: table lines of {sorted(widths)} '|'s, not one width:\n{out}")
     # the same config run from elsewhere (an absolute path) is the same config
     os.mkdir(at("abs"))
     write(at("abs", "m.b.csv"), [row("p", "b", "1", config="/home/x/attnbench/configs/models/m.yaml")])
@@ -177,6 +209,12 @@ with tempfile.TemporaryDirectory() as d:
     expect("a rerun of another sweep adding a point", table(at("m.csv"), "--reruns", at("adds")), 0,
            "adds 1 point(s) the report lacks (another sweep: config_fingerprint beef): r",
            stdout_has=["| decode b4, 4096 | **b** | 7 |"])
+    # adding two points, one of the report's sweep and one of another: the other sweep said
+    os.mkdir(at("adds2"))
+    write(at("adds2", "m.b.csv"), [row("r", "b", "7", seq_len_kv="4096"),
+                                   row("s", "b", "8", config_fingerprint="beef", seq_len_kv="2048")])
+    expect("a rerun adding a point of the sweep and one of another", table(at("m.csv"), "--reruns", at("adds2")),
+           0, "adds 2 point(s) the report lacks (another sweep: config_fingerprint beef, f00d)")
     # ... and one that both replaces and adds: refused, saying what it would add
     os.mkdir(at("both"))
     write(at("both", "m.b.csv"), [row("p", "b", "1", config_fingerprint="beef"),
@@ -204,6 +242,13 @@ with tempfile.TemporaryDirectory() as d:
                                 "- c (crashed): repetition 1 of 2 (ok in 1): signal 11"])
     expect("repetitions in the summary", table(at("reps.csv"), "--summary"), 0,
            stdout_has=["| reps: decode, 1 query | 1 | a 1/1, b 0/1 |"])
+
+    # A crashed or error row that carries a time (a hand-edited report) is never ranked.
+    write(at("crashed-timed.csv"), [row("p", "a", "0.5", status="crashed", reason="signal 11"),
+                                    row("p", "b", "0.7", status="error", reason="raised"),
+                                    row("p", "c", "3")])
+    expect("a crashed row with a time", table(at("crashed-timed.csv")), 0,
+           stdout_has=["| **c** | 3 |"])
 
     # Phases from the lengths as the queries are.
     write(at("phases.csv"), [
@@ -275,6 +320,12 @@ with tempfile.TemporaryDirectory() as d:
                         ("inf-rate", "column 'tflops' holds 'inf'"),
                         ("repetition", "column 'repetition' holds 'x'")]:
         expect(f"who_wins: a {name} cell", wins(at(f"{name}.csv")), 2, f"{at(name + '.csv')}:3: {words}")
+    # Host time per call: the median over the ok rows of each backend's points, a crashed row's
+    # number left out.
+    write(at("host.csv"), [row("p", "a", "1", cpu_us_median="10"), row("q", "a", "1", cpu_us_median="30"),
+                           row("r", "a", "1", cpu_us_median="20"),
+                           row("s", "a", "1", cpu_us_median="900", status="crashed", reason="signal 11")])
+    expect("who_wins: host time", wins(at("host.csv")), 0, stdout_has=["| a | decode | 20.0 | 10.0-30.0 |"])
     expect("who_wins: an unknown --mode", run("who_wins.py", at("good.csv"), "--mode", "fast"), 2,
            "invalid choice")
 
@@ -319,6 +370,28 @@ with tempfile.TemporaryDirectory() as d:
             failures.append(f"triton_served_gpu_check overwrote {p}")
     expect("triton_served_gpu_check: two arguments", run("triton_served_gpu_check.py", "a", "b"), 2,
            "usage")
+    # Its CPU smoke run (TRITON_INTERPRET=1) writes OUT.csv, and a second run overwrites its own
+    # output; without it, and without CUDA, it says so.
+    import importlib.util  # noqa: E402
+
+    def gpu_check(out_path, **env):
+        p = subprocess.run([sys.executable, os.path.join(TOOLS, "triton_served_gpu_check.py"), out_path],
+                           capture_output=True, text=True, timeout=600, env={**os.environ, **env})
+        return p.returncode, p.stdout, p.stderr
+    if importlib.util.find_spec("triton") and importlib.util.find_spec("torch"):
+        smoke = at("smoke.csv")
+        for attempt in ("writes", "overwrites its own output"):
+            expect(f"triton_served_gpu_check: the smoke run {attempt}", gpu_check(smoke, TRITON_INTERPRET="1"), 0)
+            lines = open(smoke).read().splitlines() if os.path.exists(smoke) else []
+            if lines[:2] != ["# cpu smoke", "case,max_row_rel_err,ms,GB_per_s"] or len(lines) < 3:
+                failures.append(f"triton_served_gpu_check: the smoke run {attempt}: {lines[:3]}")
+        import torch  # noqa: E402
+        if not torch.cuda.is_available():
+            env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+            p = subprocess.run([sys.executable, os.path.join(TOOLS, "triton_served_gpu_check.py")],
+                               capture_output=True, text=True, timeout=600, env=env)
+            expect("triton_served_gpu_check: no CUDA", (p.returncode, p.stdout, p.stderr), 2,
+                   "no CUDA device")
 
 # ---- 5. The schema the readers take is the binary's (core/src/write/schema.hpp), bumped with it.
 schema_hpp = os.path.join(HERE, "..", "core", "src", "write", "schema.hpp")

@@ -166,7 +166,7 @@ def main():
                     help="with --since: mutate only the changed C++, only the Python, or both")
     ap.add_argument("--py-test", nargs="+",
                     default=["python3 tests/tools_abuse_test.py tools examples/python-backends",
-                             "python3 tests/model_table_test.py tools"],
+                             "python3 tests/model_table_test.py tools", "python3 tests/harness_kinds_test.py"],
                     help="commands run from the tree's root for a Python mutant, quoted as one each")
     ap.add_argument("--timeout", type=int, default=180, help="seconds a test run may take before it counts as a kill")
     ap.add_argument("--equivalent", default=None, help="file of 'mutant-id  reason' lines judged equivalent")
