@@ -119,11 +119,11 @@ with tempfile.TemporaryDirectory() as d:
     write(at("good.csv"), [row(), row(backend="b", ms="2")])
     write(at("bom.csv"), [row(), row(backend="b", ms="2")], bom=True)
     write(at("zero.csv"), [row(), row(backend="b", schema_version="0")])
-    # blank lines between and after the rows, as csv.cpp skips them
+    # blank lines between and after the rows, as csv.cpp skips them (a lone "" is one)
     with open(at("good.csv")) as f:
         lines = f.read().splitlines()
     with open(at("blank.csv"), "w") as f:
-        f.write("\n".join([lines[0], lines[1], "", lines[2], "", ""]) + "\n")
+        f.write("\n".join([lines[0], lines[1], "", '""', lines[2], "", ""]) + "\n")
     # the same point, backend and repetition in two timing modes: two rows, not one twice
     write(at("modes.csv"), [row(), row(backend="b", ms="2"), row(timing_mode="cold", ms="3")])
     for tool, extra in (("model_table.py", ()), ("harness_profile.py", ()),
