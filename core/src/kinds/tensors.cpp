@@ -282,7 +282,8 @@ at::Tensor scatter_pages(InputTensors& in, uint64_t seed) {
   const at::Tensor flat = in.page_table.view({-1});
   const at::Tensor where = used.view({-1}).nonzero().view({-1});
   const at::Tensor old_ids = flat.index_select(0, where).to(at::kLong).cpu();
-  const at::Tensor new_ids = at::empty_like(old_ids).index_copy_(0, order, old_ids.index_select(0, order.roll(-1)));
+  const at::Tensor new_ids =
+      at::empty_like(old_ids).index_copy_(0, order, old_ids.index_select(0, order.roll(-1)));
   flat.index_copy_(0, where, new_ids.to(at::kInt).to(flat.device()));
   return before;
 }
