@@ -176,6 +176,11 @@ TEST_F(Cli, CompareRefusesNothingJoinedAndTimesThatAreNotTimes) {
   EXPECT_EQ(self.code, 2) << self.output;
   EXPECT_NE(self.output.find("of the baseline 'naive': nothing to compare"), std::string::npos)
       << self.output;
+  const Result self_plot = run("plot " + path("a.csv") + " --baseline naive -o " + path("pl1"));
+  EXPECT_EQ(self_plot.code, 2) << self_plot.output;
+  EXPECT_NE(self_plot.output.find("of the baseline 'naive': nothing to compare"), std::string::npos)
+      << self_plot.output;
+  EXPECT_FALSE(fs::exists(path("pl1")));
 
   CsvTable t = read_csv(path("a.csv"));
   const size_t c = static_cast<size_t>(t.column("time_ms_median"));

@@ -132,6 +132,24 @@ TEST(Compare, WithoutSamplesTheIntervalComesFromBothNoises) {
   EXPECT_EQ(find(c.metrics[0], "flash", "s2048").verdict, Verdict::same);  // [1.000, 1.040]
 }
 
+// The widening takes each side's own noise: 1.05 x (1 + max(0.5, 2 x 1%)) x (1 + max(0.5, 2 x 40%))
+// = 2.835 (printed 2.84), whichever side is the noisy one.
+TEST(Compare, AMissedNoiseTargetWidensByEachSidesOwnNoise) {
+  for (const bool noisy_new : {true, false}) {
+    Row base = timed("flash", 512, 1.0, noisy_new ? 0.01 : 0.4);
+    Row next = timed("flash", 512, 2.6, noisy_new ? 0.4 : 0.01);
+    (noisy_new ? next : base).flags = "noise_target_missed";
+    const Comparison c = compare_reports(table({base}, "a.csv"), table({next}, "b.csv"),
+                                         with({"time_ms_median"}));
+    const ComparedRow& row = c.metrics[0].rows[0];
+    EXPECT_EQ(row.verdict, Verdict::unsure) << noisy_new;
+    EXPECT_EQ(row.why_unsure,
+              "a measurement missed its noise target: the change, x2.6, is not past what that "
+              "allows (an interval widened x2.84)")
+        << noisy_new;
+  }
+}
+
 // A measurement that missed its noise target cannot be called better or worse from one run (its
 // own interval is not to be trusted); with repetitions the spread between them decides.
 TEST(Compare, AMissedNoiseTargetIsUnsureWithoutRepetitions) {

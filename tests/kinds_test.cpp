@@ -420,8 +420,14 @@ TEST(Kinds, DifferentLengthSpecsGiveDifferentIds) {
       }
     }
   for (const char* file : {"histogram(a.csv)", "histogram(a+b.csv)", "histogram(2*3.csv)",
-                           "histogram(a-b.csv)", "histogram(a_b.csv)"})
+                           "histogram(a-b.csv)", "histogram(a_b.csv)"}) {
     specs.push_back(file);
+    specs.push_back(std::string("4*") + file + " + 4*16");  // a file inside a mix
+  }
+  // A number's exponent inside a distribution: its sign is the number's.
+  for (const char* spec : {"normal(1000,2e+1,1000)", "normal(1000,2e-1,1000)", "normal(1e+3,100)",
+                           "normal(1e-3,100)", "2*normal(1e+2,10) + 2*1", "2*normal(1e-2,10) + 2*1"})
+    specs.push_back(spec);
   std::sort(specs.begin(), specs.end());
   specs.erase(std::unique(specs.begin(), specs.end()), specs.end());
   std::map<std::string, std::string> seen;  // id -> the spec that gave it

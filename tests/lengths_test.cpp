@@ -80,6 +80,15 @@ TEST(Lengths, AMixedBatchIsItsPartsInOrder) {
   }
   for (const char* bad : {"2*", "*5", "0*5", "x*5", "2*3*4", "2*5 + 7", "2*5 +", "1.5*4"})
     EXPECT_THROW(parse_length_spec(bad), std::invalid_argument) << bad;
+  // A '+' inside parentheses (a number's exponent) joins no parts: alone and inside a mix.
+  const LengthSpec exponent = parse_length_spec("normal(1e+3,100)");
+  EXPECT_EQ(exponent.form, LengthForm::normal);
+  EXPECT_EQ(exponent.args, (std::vector<double>{1000, 100}));
+  const LengthSpec mixed = parse_length_spec("2*normal(1e+2,10) + 2*1");
+  EXPECT_EQ(mixed.form, LengthForm::mix);
+  EXPECT_EQ(mixed.counts, (std::vector<int64_t>{2, 2}));
+  ASSERT_EQ(mixed.parts.size(), 2u);
+  EXPECT_EQ(mixed.parts[0].args, (std::vector<double>{100, 10}));
 }
 
 TEST(Lengths, DrawsAreDeterministicPerSeedAndStayInTheirBounds) {

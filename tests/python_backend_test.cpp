@@ -120,7 +120,7 @@ TEST_F(PythonBackends, AProcessABackendDetachesEndsWithTheRun) {
   std::ifstream in(pidfile);
   std::vector<pid_t> pids;
   for (pid_t pid = 0; in >> pid;) pids.push_back(pid);
-  ASSERT_EQ(pids.size(), 2u) << "the backend did not start its two processes: " << r.output;
+  ASSERT_EQ(pids.size(), 3u) << "the backend did not start its three processes: " << r.output;
   for (const pid_t pid : pids) {  // gone, or at most a zombie of init's: not running
     std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
     std::string line;

@@ -1,5 +1,7 @@
 // The run --devices queue (run/scheduler.hpp) with measurers that stand for one GPU each: no GPU
 // is needed to check that every job is measured once, by one of them, and that its rows say which.
+#include "base/errors.hpp"
+#include "run/run_sweep.hpp"
 #include "run/scheduler.hpp"
 #include "write/csv.hpp"
 
@@ -24,18 +26,27 @@ namespace fs = std::filesystem;
 // call first waits (up to 10 s) for that flag, so that another measurer surely takes a job.
 class CountingMeasurer : public Measurer {
  public:
+  // fail_at: the call that throws (0: none), setting *failed; wait_for: each call waits until it
+  // is set; entered: set when a call begins; fail_after: the throwing call waits until it is set.
   explicit CountingMeasurer(int fail_at = 0, std::atomic<bool>* failed = nullptr,
-                            const std::atomic<bool>* wait_for = nullptr)
-      : fail_at_(fail_at), failed_(failed), wait_for_(wait_for) {}
+                            const std::atomic<bool>* wait_for = nullptr,
+                            std::atomic<bool>* entered = nullptr,
+                            const std::atomic<bool>* fail_after = nullptr)
+      : fail_at_(fail_at),
+        failed_(failed),
+        wait_for_(wait_for),
+        entered_(entered),
+        fail_after_(fail_after) {}
   const HostInfo& host() const override { return host_; }
   std::vector<std::string> backend_names() const override { return {"a", "b"}; }
   const std::vector<LoadFailure>& failures() const override { return failures_; }
   std::string backend_build(const std::string&) const override { return ""; }
   void setup(const RunOptions&) override {}
   BackendRecords measure(const Point& point, const std::string& backend) override {
-    for (int i = 0; wait_for_ && !*wait_for_ && i < 1000; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (entered_) *entered_ = true;
+    wait(wait_for_);
     if (++calls == fail_at_) {
+      wait(fail_after_);
       if (failed_) *failed_ = true;
       throw std::runtime_error("worker lost");
     }
@@ -49,9 +60,16 @@ class CountingMeasurer : public Measurer {
   std::atomic<int> calls{0};
 
  private:
+  // Until `flag` is set, or 30 s (a test that hangs is no better than one that fails).
+  static void wait(const std::atomic<bool>* flag) {
+    for (int i = 0; flag && !*flag && i < 3000; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   int fail_at_;
   std::atomic<bool>* failed_;
   const std::atomic<bool>* wait_for_;
+  std::atomic<bool>* entered_;
+  const std::atomic<bool>* fail_after_;
   HostInfo host_;
   std::vector<LoadFailure> failures_;
 };
@@ -142,14 +160,17 @@ TEST_F(Scheduler, OneMeasurerRunsTheQueueInOrderWithoutADevice) {
   }
 }
 
-// The healthy measurer holds its first job until the other has thrown on its own first: then it
-// finishes that job and takes no other.
+// The healthy measurer holds its first job until the other has thrown on its own first (which
+// waits until the healthy one has taken its job: else the queue could stop before it took any):
+// then it finishes that job and takes no other.
 TEST_F(Scheduler, AMeasurerThatThrowsStopsTheQueueAndTheErrorReachesTheRun) {
   Queue q(50, 1);
-  std::atomic<bool> failed{false};
+  std::atomic<bool> failed{false}, healthy_took_one{false};
   std::vector<std::unique_ptr<Measurer>> measurers;
-  measurers.push_back(std::make_unique<CountingMeasurer>(0, nullptr, &failed));
-  measurers.push_back(std::make_unique<CountingMeasurer>(1, &failed));
+  measurers.push_back(
+      std::make_unique<CountingMeasurer>(0, nullptr, &failed, &healthy_took_one));
+  measurers.push_back(
+      std::make_unique<CountingMeasurer>(1, &failed, nullptr, nullptr, &healthy_took_one));
   try {
     run_queue(q, measurers, {"0", "1"});
     FAIL() << "the error was swallowed";
@@ -161,6 +182,33 @@ TEST_F(Scheduler, AMeasurerThatThrowsStopsTheQueueAndTheErrorReachesTheRun) {
   EXPECT_EQ(static_cast<CountingMeasurer&>(*measurers[1]).calls, 1);
   const CsvTable t = read_csv(report());
   EXPECT_EQ(t.rows.size(), 1u) << "the job measured before the error is written";
+}
+
+// --devices against a machine of two GPUs (no GPU needed: the host is made here): each GPU by its
+// number, once; one it lacks, a number past int, or a machine with none refused, saying which.
+TEST(DeviceList, EachGpuOnceByItsNumberAndOnlyThoseTheMachineHas) {
+  HostInfo two;
+  two.cuda_device_count = 2;
+  EXPECT_EQ(device_list("1,0", two), (std::vector<std::string>{"1", "0"}));
+  EXPECT_EQ(device_list("01", two), (std::vector<std::string>{"1"}));
+  EXPECT_EQ(device_list("all", two), (std::vector<std::string>{"0", "1"}));
+  const auto refused = [&](const std::string& text, const HostInfo& host, const std::string& words) {
+    try {
+      device_list(text, host);
+      ADD_FAILURE() << text << " was taken";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << text << ": " << e.what();
+    }
+  };
+  refused("0,0", two, "--devices: GPU 0 is listed twice");
+  refused("0,00", two, "--devices: GPU 0 is listed twice");
+  refused("1,0,1", two, "--devices: GPU 1 is listed twice");
+  refused("2", two, "--devices: GPU 2 does not exist (this machine has 2)");
+  refused("1", HostInfo{}, "--devices: GPU 1 does not exist (this machine has no GPU)");
+  refused("99999999999", two, "--devices: GPU 99999999999 does not exist (this machine has 2)");
+  refused("0,,1", two, "expected GPU numbers like 0,1 or 'all', got '0,,1'");
+  refused("-1", two, "expected GPU numbers");
+  refused("all", HostInfo{}, "--devices all: this machine has no GPU");
 }
 
 }  // namespace

@@ -355,6 +355,10 @@ with tempfile.TemporaryDirectory() as d:
     expect("harness_profile: passes of 0 seconds", profile(at("hp-zero.csv")), 0,
            stdout_has=["0.00 s in passes"])
     expect("harness_profile: --wall nan", profile(at("good.csv"), "--wall", "nan"), 2, "--wall")
+    out, _ = expect("harness_profile: --wall -5", profile(at("good.csv"), "--wall", "-5"), 2, "--wall")
+    if out:
+        failures.append(f"harness_profile: --wall -5 printed a profile:\n{out}")
+    expect("harness_profile: --wall 0", profile(at("good.csv"), "--wall", "0"), 0)
 
     # ---- 4. triton_served_gpu_check.py: OUT.csv checked before anything runs.
     report = write(at("a-report.csv"), [row()])

@@ -36,19 +36,24 @@ def threads_seen(q, k, v):
 
 
 def detaches(q, k, v, causal):
-    """Starts, at its first call, two processes that hold the worker's stdout and stderr open for
-    ten minutes: one of its own session (setsid), and one that a shell of its own session started
-    in the background and left (a double fork: its parent is gone while the worker still runs). Writes their pids, one a
-    line, where $ATTNBENCH_TEST_PIDFILE says: the run must end both, not leave them holding its
-    output."""
+    """Starts, at its first call, three processes that hold the worker's stdout and stderr open for
+    ten minutes: one of its own session (setsid), one that a shell of its own session started in
+    the background and left (a double fork: its parent is gone while the worker still runs), and
+    one whose parent is such a left subshell (ending the subshell hands it on). Writes their pids,
+    one a line, where $ATTNBENCH_TEST_PIDFILE says: the run must end all three, not leave them
+    holding its output."""
     global _detached
     if not _detached:
         _detached = True
         own_session = subprocess.Popen(["sleep", "600"], start_new_session=True)
         left = subprocess.run(["sh", "-c", "sleep 600 >&2 & echo $!"], stdout=subprocess.PIPE, text=True,
                               check=True, start_new_session=True).stdout.strip()
+        # a left subshell that waits on a sleep of its own: ending the subshell hands the sleep on
+        nested = subprocess.run(["sh", "-c", "( sleep 600 >&2 & echo $!; exec >&2; wait ) &"],
+                                stdout=subprocess.PIPE, text=True, check=True,
+                                start_new_session=True).stdout.strip()
         with open(os.environ["ATTNBENCH_TEST_PIDFILE"], "w") as f:
-            f.write(f"{own_session.pid}\n{left}\n")
+            f.write(f"{own_session.pid}\n{left}\n{nested}\n")
     return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
 

@@ -44,6 +44,7 @@ std::string id_word(const std::string& spec) {
     depth += c == '(' ? 1 : c == ')' ? -1 : 0;
     if (!plain && std::string("(),*+ ").find(c) == std::string::npos) lossy = true;
     if (depth > 0 && file && !plain && c != '(') lossy = true;
+    if (depth > 0 && c == '+') lossy = true;  // a number's exponent: 2e+1 and 2e-1 both read 2e-1
     if (plain) {
       word += c;
       counted = false;

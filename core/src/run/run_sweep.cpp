@@ -88,8 +88,6 @@ std::vector<std::string> device_list(const std::string& text, const HostInfo& ho
   for (const std::string& item : split(text, ',')) {
     if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos)
       throw InputError("--devices: expected GPU numbers like 0,1 or 'all', got '" + text + "'");
-    if (std::find(out.begin(), out.end(), item) != out.end())
-      throw InputError("--devices: GPU " + item + " is listed twice");
     // A worker given a GPU that is not there would see none and call every CUDA point
     // unsupported, and its rows would name a GPU nobody has: refused, with or without GPUs.
     if (host.cuda_device_count < 1)
@@ -99,7 +97,11 @@ std::vector<std::string> device_list(const std::string& text, const HostInfo& ho
     if (item.size() > 9 || std::stoi(item) >= host.cuda_device_count)
       throw InputError("--devices: GPU " + item + " does not exist (this machine has " +
                        std::to_string(host.cuda_device_count) + ")");
-    out.push_back(item);
+    // By its number, not its text: 0 and 00 are one GPU, which two workers would share.
+    const std::string gpu = std::to_string(std::stoi(item));
+    if (std::find(out.begin(), out.end(), gpu) != out.end())
+      throw InputError("--devices: GPU " + gpu + " is listed twice");
+    out.push_back(gpu);
   }
   return out;
 }
