@@ -420,7 +420,7 @@ TEST(Kinds, DifferentLengthSpecsGiveDifferentIds) {
       }
     }
   for (const char* file : {"histogram(a.csv)", "histogram(a+b.csv)", "histogram(2*3.csv)",
-                           "histogram(a-b.csv)", "histogram(a_b.csv)"}) {
+                           "histogram(a-b.csv)", "histogram(a_b.csv)", "histogram(a,b.csv)"}) {
     specs.push_back(file);
     specs.push_back(std::string("4*") + file + " + 4*16");  // a file inside a mix
   }
