@@ -53,6 +53,22 @@ TEST_F(Worker, ALeakRetiresTheWorkerAndTheNextRowGetsAFreshOne) {
   EXPECT_EQ(client.starts(), 2);
 }
 
+// Two workers at once (--devices: one a GPU): one that retires ends and reaps what it left,
+// never the other's worker, which goes on answering as the same process.
+TEST_F(Worker, AWorkerThatRetiresLeavesAnotherRunsWorkerAlone) {
+  WorkerClient other{ATTNBENCH_STUB_WORKER, BackendSources{}, 60};
+  other.setup(RunOptions{});
+  const WorkerAnswer before = other.measure(cpu_point(), "plain", 30);
+  ASSERT_TRUE(before.records) << before.reason;
+  const std::string first = answered_by("plain");
+  EXPECT_EQ(answered_by("leaky"), first);  // it retires: its worker ends and strays are reaped
+  const WorkerAnswer after = other.measure(cpu_point(), "plain", 30);
+  ASSERT_TRUE(after.records) << after.reason;
+  EXPECT_EQ(after.records->rows.at(0).device_index, before.records->rows.at(0).device_index);
+  EXPECT_EQ(after.records->notes, "");
+  EXPECT_EQ(other.starts(), 1);
+}
+
 TEST_F(Worker, AStickyErrorOrAnExceptionIsACrashedRowNamingThePass) {
   const std::string first = answered_by("plain");
   EXPECT_EQ(answered_by("sticky"),
