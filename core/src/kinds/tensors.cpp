@@ -271,12 +271,12 @@ void move_inputs(InputTensors& in, int64_t shift) {
 at::Tensor scatter_pages(InputTensors& in, uint64_t seed) {
   const at::Tensor before = in.page_table.clone();
   const at::Tensor used = used_entries(in);
+  at::manual_seed(seed);  // on every path: what is drawn after it never depends on the table
   const int64_t count = used.sum().item<int64_t>();
   if (count < 2) return before;  // one page read in order is the only reading there is
   // One random cycle through the used entries: each takes the page of the entry after it, so
   // every entry changes (a plain permutation left the table as it was for about half the seeds
   // with two pages in use, and a backend blind to the table passed).
-  at::manual_seed(seed);
   const at::Tensor order = at::randperm(count, at::TensorOptions().dtype(at::kLong));
   // Row-major order of the used entries is the order make_inputs filled them in.
   const at::Tensor flat = in.page_table.view({-1});
