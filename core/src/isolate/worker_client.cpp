@@ -109,11 +109,10 @@ void end_descendants(pid_t worker) {
 }
 
 void reap_strays() {
-  std::set<pid_t> live;
-  {
-    std::lock_guard<std::mutex> lock(live_mutex);
-    live = live_workers();
-  }
+  // Held throughout: a worker another thread is starting (forked, not yet in the set) waits for
+  // the scan instead of being taken for a stray.
+  std::lock_guard<std::mutex> lock(live_mutex);
+  const std::set<pid_t>& live = live_workers();
   const pid_t self = ::getpid();
   // Until none is left: each one ended may have handed its own children on to this process.
   for (bool found = true; found;) {
@@ -273,10 +272,10 @@ bool WorkerClient::try_start() {
   if (visible_device_) env["CUDA_VISIBLE_DEVICES"] = *visible_device_;
   env["ATTNBENCH_WORKER_PARENT"] = std::to_string(::getpid());  // it dies with this process
   adopt_orphans();
-  p->child = bp::child(bp::exe = exe_, bp::args = args, env, bp::posix::fd.bind(0, in[0]),
-                       bp::posix::fd.bind(3, out[1]));
   {
-    std::lock_guard<std::mutex> lock(live_mutex);
+    std::lock_guard<std::mutex> lock(live_mutex);  // started and listed before any stray scan
+    p->child = bp::child(bp::exe = exe_, bp::args = args, env, bp::posix::fd.bind(0, in[0]),
+                         bp::posix::fd.bind(3, out[1]));
     live_workers().insert(p->child.id());
   }
   ::close(in[0]);
