@@ -1,5 +1,7 @@
 #include "isolate/worker_client.hpp"
 
+#include "isolate/strays.hpp"
+
 #define BOOST_PROCESS_USE_STD_FS  // Boost 1.83; 1.74 ignores it and stays header-only for what is
                                   // used here
 #include <boost/process/args.hpp>
@@ -11,7 +13,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,109 +23,12 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <mutex>
-#include <set>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 
 namespace attnbench {
 
 namespace bp = boost::process;
-
-namespace {
-
-// The workers this process runs now (several with --devices), which stray reaping leaves alone.
-std::mutex live_mutex;
-std::set<pid_t>& live_workers() {
-  static std::set<pid_t> pids;
-  return pids;
-}
-
-// Every process by its /proc entry: pid, state and parent's pid.
-struct ProcEntry {
-  pid_t pid;
-  char state;
-  pid_t ppid;
-};
-std::vector<ProcEntry> processes() {
-  std::vector<ProcEntry> out;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    // pid (comm) state ppid ...: comm may hold spaces and parentheses; read after the last ')'.
-    const size_t close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 1));
-    char state = 0;
-    long ppid = 0;
-    if (rest >> state >> ppid) out.push_back({std::stoi(name), state, static_cast<pid_t>(ppid)});
-  }
-  return out;
-}
-
-// The processes below `root` (its children, theirs, ...), whatever group or session they are in.
-std::vector<pid_t> descendants(pid_t root) {
-  const std::vector<ProcEntry> all = processes();
-  std::vector<pid_t> out = {root};
-  for (size_t i = 0; i < out.size(); ++i)
-    for (const ProcEntry& e : all)
-      if (e.ppid == out[i]) out.push_back(e.pid);
-  out.erase(out.begin());
-  return out;
-}
-
-// Waits for `pid` whoever asked before: Boost.Process's terminate() polls it once and may call it
-// gone while it is still dying, its children not yet handed on (then a scan for strays missed
-// them).
-void wait_for(pid_t pid) {
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-}
-
-}  // namespace
-
-void adopt_orphans() {
-  // What a backend's code starts and detaches whose parent ends before its worker does (a
-  // double fork) is re-parented to this process, not to init: reap_strays() ends and reaps it.
-  static const bool once = [] {
-    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
-    return true;
-  }();
-  (void)once;
-}
-
-void end_descendants(pid_t worker) {
-  // Ended before their worker, while they are still below it: a process of its own session
-  // (setsid) is outside the worker's group, and once the worker is gone only its parent's pid
-  // would have said where it came from.
-  for (const pid_t pid : descendants(worker)) ::kill(pid, SIGKILL);
-}
-
-void reap_strays() {
-  // Held throughout: a worker another thread is starting (forked, not yet in the set) waits for
-  // the scan instead of being taken for a stray.
-  std::lock_guard<std::mutex> lock(live_mutex);
-  const std::set<pid_t>& live = live_workers();
-  const pid_t self = ::getpid();
-  // Until none is left: each one ended may have handed its own children on to this process.
-  for (bool found = true; found;) {
-    found = false;
-    for (const ProcEntry& e : processes()) {
-      if (e.ppid != self || live.count(e.pid)) continue;
-      found = true;
-      if (e.state != 'Z') ::kill(e.pid, SIGKILL);
-      wait_for(e.pid);
-    }
-  }
-}
 
 struct WorkerClient::Process {
   bp::child child;
@@ -146,10 +50,7 @@ struct WorkerClient::Process {
       // The group's id is not reused while a member lives.
       ::killpg(child.id(), SIGKILL);
       wait_for(child.id());
-      {
-        std::lock_guard<std::mutex> lock(live_mutex);
-        live_workers().erase(child.id());
-      }
+      unlist_worker(child.id());
       // What left the group (setsid) or lost its parent with the worker is this process's now.
       reap_strays();
     }
@@ -272,12 +173,11 @@ bool WorkerClient::try_start() {
   if (visible_device_) env["CUDA_VISIBLE_DEVICES"] = *visible_device_;
   env["ATTNBENCH_WORKER_PARENT"] = std::to_string(::getpid());  // it dies with this process
   adopt_orphans();
-  {
-    std::lock_guard<std::mutex> lock(live_mutex);  // started and listed before any stray scan
+  start_listed([&] {
     p->child = bp::child(bp::exe = exe_, bp::args = args, env, bp::posix::fd.bind(0, in[0]),
                          bp::posix::fd.bind(3, out[1]));
-    live_workers().insert(p->child.id());
-  }
+    return p->child.id();
+  });
   ::close(in[0]);
   ::close(out[1]);
   p->to_worker = in[1];

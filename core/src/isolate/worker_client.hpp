@@ -27,16 +27,6 @@ struct WorkerAnswer {
   std::string reason;
 };
 
-// Every child a worker's backends start ends with the worker, whatever it did to leave: before
-// the worker is killed, end_descendants() kills what is below it by parent pid (its forks, and a
-// process of its own session: setsid); what a double fork handed on while the worker lived comes
-// to this process (adopt_orphans(): prctl PR_SET_CHILD_SUBREAPER), not init, and reap_strays()
-// ends and reaps it and every zombie, leaving running workers alone. Called each time a worker
-// ends.
-void adopt_orphans();
-void end_descendants(pid_t worker);
-void reap_strays();
-
 class WorkerClient {
  public:
   // Starts the first worker and waits for its hello (throws std::runtime_error if it never comes).
