@@ -10,7 +10,9 @@
   X(attention)                     \
   X(mla)                           \
   X(dsa)                           \
-  X(dsa_indexer)
+  X(dsa_indexer)                   \
+  X(gdn)                           \
+  X(kda)
 
 // In the order of their columns and id parts.
 #define ATTNBENCH_PROBLEM_VARIANTS(X) \

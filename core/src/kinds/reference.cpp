@@ -111,19 +111,18 @@ at::Tensor KindTensors::attend(const InputTensors& in, int64_t b, const at::Tens
 
 namespace {
 
-// Per row (the last dimension), ||got - ref|| / ||ref||; 0 for a row whose reference is undefined
-// (a query that sees no key: causal with more queries than keys, a window past the cache), which
-// no backend can be held to. `got` is finite: the caller checked.
-at::Tensor row_errors(const at::Tensor& got, const at::Tensor& ref) {
-  const at::Tensor err = (got - ref).norm(2, {-1}) / ref.norm(2, {-1});
-  return at::where(err.isnan(), at::zeros_like(err), err);
-}
-
 double normwise(const at::Tensor& got, const at::Tensor& ref) {
   return ((got - ref).norm() / ref.norm()).item<double>();
 }
 
 }  // namespace
+
+// A row whose reference is undefined (a query that sees no key: causal with more queries than
+// keys, a window past the cache) no backend can be held to. `got` is finite: the caller checked.
+at::Tensor row_errors(const at::Tensor& got, const at::Tensor& ref) {
+  const at::Tensor err = (got - ref).norm(2, {-1}) / ref.norm(2, {-1});
+  return at::where(err.isnan(), at::zeros_like(err), err);
+}
 
 namespace {
 
@@ -201,6 +200,15 @@ ReferenceError forward_error(const InputTensors& in, const at::Tensor& out_as_re
 }
 
 
+std::vector<at::Tensor> KindTensors::reference_rows(const InputTensors& in) const {
+  return checked_reference(in);
+}
+
+std::vector<at::Tensor> KindTensors::output_rows(const InputTensors& in,
+                                                 const at::Tensor& out) const {
+  return checked_output(in, out);
+}
+
 std::vector<at::Tensor> checked_reference(const InputTensors& in) {
   const Problem& p = in.problem;
   const KindTensors& kind = kind_tensors(p);
@@ -270,10 +278,11 @@ std::vector<VariantCheck> check_variants(const InputTensors& in, const at::Tenso
       if (v->name() == only) variants = variant_tensors(v->name()).without(in);
   }
   if (variants.empty()) return checks;
-  const std::vector<at::Tensor> ref = checked_reference(in), got = checked_output(in, out);
+  const KindTensors& kind = kind_tensors(in.problem);
+  const std::vector<at::Tensor> ref = kind.reference_rows(in), got = kind.output_rows(in, out);
   const double off = worst_row_error(got, ref);
   for (const PointVariant& v : variants) {
-    const std::vector<at::Tensor> ref_without = checked_reference(v.without);
+    const std::vector<at::Tensor> ref_without = kind.reference_rows(v.without);
     checks.push_back({v.name, worst_row_error(ref_without, ref), worst_row_error(got, ref_without),
                       off, false, v.what, v.verdict});
   }

@@ -132,6 +132,10 @@ void draw_layout(InputTensors& in) {
     }
   }
   if (p.direction == Direction::bwd) in.grad_out = at::randn(output_sizes(in), in.q.options());
+  // The uniform layout's mask: the causal mask and the variants' (their hooks read the problem).
+  if (!p.packed())
+    in.mask = hidden_keys(p, at::arange(p.seq_len, in.q.options().dtype(at::kLong)), p.seq_len_kv,
+                          p.seq_len_kv - p.seq_len);
 }
 
 void KindTensors::draw(InputTensors& in) const { draw_layout(in); }
@@ -151,9 +155,6 @@ InputTensors make_inputs(const Problem& p, uint64_t seed) {
     else
       in.v_scale = quantize_fp8(in.v);
   }
-  if (!p.packed())
-    in.mask = hidden_keys(p, at::arange(p.seq_len, in.q.options().dtype(at::kLong)), p.seq_len_kv,
-                          p.seq_len_kv - p.seq_len);
   in.scale = p.softmax_scale();
   return in;
 }
@@ -175,6 +176,22 @@ void InputTensors::set_input(const std::string& name, at::Tensor t) {
       return;
     }
   if (t.defined()) named.emplace_back(name, std::move(t));
+}
+
+const at::Tensor& InputTensors::held_copy(const std::string& name) const {
+  static const at::Tensor none;
+  for (const auto& [key, tensor] : held)
+    if (key == name) return tensor;
+  return none;
+}
+
+void InputTensors::hold(const std::string& name, at::Tensor t) {
+  for (auto& [key, tensor] : held)
+    if (key == name) {
+      tensor = std::move(t);
+      return;
+    }
+  held.emplace_back(name, std::move(t));
 }
 
 Inputs InputTensors::view() const {
@@ -300,7 +317,11 @@ std::vector<InputPrint> input_prints(const InputTensors& in) {
       {"cu_seqlens_kv", &in.cu_seqlens_kv},
       {"kv_lens", &in.kv_lens},
       {"page_table", &in.page_table}};
-  for (const auto& [name, tensor] : in.named) named.emplace_back(name, &tensor);
+  // What a call updates in place the kind judges itself (KindTensors::written_inputs()).
+  const std::vector<std::string> written = kind_tensors(in.problem).written_inputs();
+  for (const auto& [name, tensor] : in.named)
+    if (std::find(written.begin(), written.end(), name) == written.end())
+      named.emplace_back(name, &tensor);
   constexpr int64_t kChunk = int64_t{1} << 24;  // int64 copies of 128 MiB at most
   for (const auto& [name, tensor] : named) {
     if (!tensor->defined()) continue;

@@ -32,6 +32,9 @@ struct InputTensors {
   at::Tensor cu_seqlens_q, cu_seqlens_kv, kv_lens, page_table;
   // The kind's and the variants' own inputs by name (Inputs::input()): "sinks", "indices".
   std::vector<std::pair<std::string, at::Tensor>> named;
+  // A kind's own copies, never handed to a backend: what a call updates in place as it was drawn
+  // (a linear-attention kind's state pool), which its reference starts from.
+  std::vector<std::pair<std::string, at::Tensor>> held;
   double scale = 1;
   double q_scale = 1, k_scale = 1, v_scale = 1;  // fp8: value = fp8 number * scale
   uint64_t seed = 0;  // what the values were drawn from; the float64 check draws its positions too
@@ -40,6 +43,9 @@ struct InputTensors {
   const at::Tensor& input(const std::string& name) const;
   // Sets (or replaces) the named input `name`; removes it when `t` is undefined.
   void set_input(const std::string& name, at::Tensor t);
+  // The held copy `name` (undefined when there is none), and setting it.
+  const at::Tensor& held_copy(const std::string& name) const;
+  void hold(const std::string& name, at::Tensor t);
   // What a backend is handed. Its named inputs point into this object: valid while it lives, and
   // until view() is called again.
   Inputs view() const;
@@ -88,6 +94,17 @@ class KindTensors {
   }
   // Whether its backward pass is checked here (kinds/reference.cpp: autograd of attend()).
   virtual bool checks_backward() const { return true; }
+  // The named inputs a call updates in place, as an engine's step updates a recurrent state pool.
+  // They are left out of the check that a backend wrote into no input; the kind judges them in
+  // error(), and puts them back as drawn (restore()) before each checked call and, through
+  // move(), before each timed sample (so that a kind with any is timed one call a sample).
+  virtual std::vector<std::string> written_inputs() const { return {}; }
+  virtual void restore(InputTensors& /*in*/) const {}
+  // The float64 check's rows, reference and output, one tensor each (what the checks of kinds
+  // and variants compare, check_variants()); by default attention's: checked_reference() and
+  // checked_output() below.
+  virtual std::vector<at::Tensor> reference_rows(const InputTensors& in) const;
+  virtual std::vector<at::Tensor> output_rows(const InputTensors& in, const at::Tensor& out) const;
 };
 
 // The LibTorch half of a variant (kinds/variant.hpp), in its file under ATTNBENCH_TENSORS: its
@@ -230,6 +247,9 @@ ReferenceError forward_error(const InputTensors& inputs, const at::Tensor& out,
 std::vector<at::Tensor> checked_reference(const InputTensors& inputs);
 std::vector<at::Tensor> checked_output(const InputTensors& inputs, const at::Tensor& out);
 double worst_row_error(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& ref);
+// Per row (the last dimension), ||got - ref|| / ||ref||; 0 for a row whose reference is
+// undefined (a query that sees no key).
+at::Tensor row_errors(const at::Tensor& got, const at::Tensor& ref);
 
 // The point's checks: its kind's (KindTensors::checks()) and each of its variants' (their
 // without()), each the inputs of the same point without it: what a kernel that takes it and

@@ -47,13 +47,16 @@ void mark_wrong(Row& row, std::string why) {
 
 // The variant the output is attention without: one that moves the reference past
 // kVariantMovesTolerances tolerances, with the output nearer the reference without it than the
-// reference itself. Null when none.
+// reference itself; of several such, the one the output is nearest (a recurrence from zero
+// states is also nearer the one without its gate than the reference). Null when none.
 const VariantCheck* ignored_variant(const Row& row, const CorrectnessResult& c) {
   if (!row.tolerance) return nullptr;
+  const VariantCheck* best = nullptr;
   for (const VariantCheck& v : c.variants)
-    if (v.moved >= kVariantMovesTolerances * *row.tolerance && v.off_without < v.off_with)
-      return &v;
-  return nullptr;
+    if (v.moved >= kVariantMovesTolerances * *row.tolerance && v.off_without < v.off_with &&
+        (!best || v.off_without < best->off_without))
+      best = &v;
+  return best;
 }
 
 std::string ignored_words(const VariantCheck& v) {

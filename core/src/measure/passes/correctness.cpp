@@ -7,7 +7,9 @@ namespace {
 // Before a checked call: the last result's memory poisoned (forward: then let go, so that the
 // allocator's next block of its size, the one the call most likely gets, holds NaN; backward: the
 // gradients the backend is handed to fill). Whatever the call does not write fails the check.
+// What calls update in place (a recurrent state) is put back as drawn, which the check starts from.
 void poison_result(PassContext& ctx) {
+  kind_tensors(ctx.problem).restore(ctx.inputs);
   if (ctx.backward) {
     for (const at::Tensor* t : {&ctx.dq, &ctx.dk, &ctx.dv}) poison(*t);
   } else {
