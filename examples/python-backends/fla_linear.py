@@ -366,5 +366,27 @@ def kda(q, k, v, g, beta, state, state_indices, cu_seqlens_q, scale, problem=Non
     return o[0].to(q.dtype)
 
 
+def gdn_inplace(q, k, v, g, beta, state, state_indices, cu_seqlens_q, scale, problem=None):
+    """gated delta-net's decode in place, through FLA 0.6.0's KDA recurrent kernel (prefill: gdn)
+
+    GDN is KDA with one decay for every key channel: a decode (<= DECODE_MAX tokens a sequence)
+    runs fused_recurrent_kda_fwd(inplace_final_state=True, ssm_state_indices=...) with g widened
+    to [T, Hv, dk] (each head's decay repeated over its key channels, a copy of T x Hv x dk
+    floats) and q, k repeated to the value heads where Hv > Hk (the KDA kernel has one key head a
+    value head): the pool is read and written once, in place, as an engine's own GDN decode
+    kernel does (vLLM's), not gathered and scattered. Anything longer runs gdn() above."""
+    tokens, batch = q.size(0), state_indices.size(0)
+    lens = _lengths(problem, tokens, batch)
+    if _max_tokens(lens, cu_seqlens_q) > DECODE_MAX:
+        return gdn(q, k, v, g, beta, state, state_indices, cu_seqlens_q, scale, problem)
+    _check(q, k, v, g, state, "gdn")
+    group = v.size(1) // q.size(1)
+    if group > 1:
+        q, k = q.repeat_interleave(group, 1), k.repeat_interleave(group, 1)
+    wide = g.unsqueeze(-1).expand(*g.shape, q.size(-1))
+    return kda(q, k, v, wide, beta, state, state_indices, cu_seqlens_q, scale, problem)
+
+
 gdn.kinds = ("gdn",)
+gdn_inplace.kinds = ("gdn",)
 kda.kinds = ("kda",)

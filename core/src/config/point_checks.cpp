@@ -51,11 +51,6 @@ void check_point(const SweepConfig& config, const SweepBlock& block, const Point
                         axis ? axis->key : "sweep." + at,
                         msg + " (point " + point.id + ")");
     };
-    if (p.heads % p.kv_heads != 0)
-      fail("kv_heads", "kv_heads " + std::to_string(p.kv_heads) +
-                                   " does not divide heads " + std::to_string(p.heads) +
-                                   "; grouped-query attention shares each kv head among an equal "
-                                   "number of query heads");
     // Every token of a point is an input row on one device: past int32's count of them no device
     // holds a uniform batch's inputs (a ragged one's lengths are bounded where they are drawn),
     // and the loops over its sequences would run for hours.
@@ -96,7 +91,13 @@ void check_point(const SweepConfig& config, const SweepBlock& block, const Point
       fail(f.name, f.name + " is a field of kind " + owners + ", not of " + kind.name() +
                        " (its fields: " + own_field_names(kind) + "); write one block per kind");
     }
+    // The kind first: one that derives the heads says so in its own fields' words.
     if (const std::optional<FieldRefusal> no = kind.refuse(p)) fail(no->field, no->why);
+    if (p.heads % p.kv_heads != 0)
+      fail("kv_heads", "kv_heads " + std::to_string(p.kv_heads) +
+                                   " does not divide heads " + std::to_string(p.heads) +
+                                   "; grouped-query attention shares each kv head among an equal "
+                                   "number of query heads");
     for (const ProblemVariant* variant : problem_variants())
       if (applies_to(*variant, p.kind))
         if (const std::optional<FieldRefusal> no = variant->refuse(p)) fail(no->field, no->why);

@@ -11,6 +11,10 @@ namespace {
 
 constexpr int64_t kChunk = 64;  // FLA's and FlashInfer's chunk of the chunked prefill
 
+int64_t count(const Problem& p, const std::string& name) {
+  return static_cast<int64_t>(extra_value(p, name));
+}
+
 // A count of heads or features, 1 to `most`, its id part `word` and the count.
 Field<Problem> count_field(std::string name, std::string word, int64_t fallback, int64_t most,
                            std::string doc) {
@@ -22,14 +26,8 @@ Field<Problem> count_field(std::string name, std::string word, int64_t fallback,
                                   ", not " + std::to_string(*n));
     set(p, v);
   };
-  f.id_part = [name, word](const Problem& p) {
-    return "-" + word + std::to_string(static_cast<int64_t>(extra_value(p, name)));
-  };
+  f.id_part = [name, word](const Problem& p) { return "-" + word + std::to_string(count(p, name)); };
   return f;
-}
-
-int64_t count(const Problem& p, const char* name) {
-  return static_cast<int64_t>(extra_value(p, name));
 }
 
 bool bf16_state(const Problem& p) {
@@ -62,12 +60,20 @@ std::vector<Field<Problem>> DeltaRuleKind::own_fields() const {
     const int64_t c = count(p, "chunk_size");
     return c == kChunk ? std::string() : "-c" + std::to_string(c);
   };
-  std::vector<Field<Problem>> fields = {
+  // The model's heads; a GPU's (`tp:` divides them into heads and kv_heads) name the point.
+  Field<Problem> key_heads =
       count_field("linear_num_key_heads", "hk", 16, 1 << 12,
-                  "gdn, kda: q's and k's heads (Qwen3-Next: 16; Kimi Linear: num_heads 32)"),
-      count_field("linear_num_value_heads", "hv", 32, 1 << 12,
-                  "gdn, kda: v's heads, the state's and the output's (Qwen3-Next: 32; "
-                  "Qwen3.5-397B: 64; Kimi Linear: 32)"),
+                  "gdn, kda: the model's q and k heads (Qwen3-Next: 16; Kimi Linear: num_heads "
+                  "32); a GPU's at tensor-parallel tp: kv_heads");
+  key_heads.id_part = [](const Problem& p) { return "-hk" + std::to_string(p.kv_heads); };
+  Field<Problem> value_heads = count_field(
+      "linear_num_value_heads", "hv", 0, 1 << 12,
+      "gdn, kda: the model's v heads, the state's and the output's (Qwen3-Next: 32; "
+      "Qwen3.5-397B: 64; Kimi Linear: 32; unset: as many as the key heads); a GPU's: heads");
+  value_heads.id_part = [](const Problem& p) { return "-hv" + std::to_string(p.heads); };
+  std::vector<Field<Problem>> fields = {
+      key_heads,
+      value_heads,
       count_field("linear_key_head_dim", "dk", 128, 1 << 12, "gdn, kda: q's and k's features (128)"),
       count_field("linear_value_head_dim", "dv", 128, 1 << 12, "gdn, kda: v's features (128)"),
       state,
@@ -83,11 +89,13 @@ std::vector<std::string> DeltaRuleKind::derived_axes() const {
 }
 
 void DeltaRuleKind::complete(Problem& p) const {
+  if (!p.extra_text("linear_num_value_heads"))  // unset: as many as the key heads
+    p.extra.emplace_back("linear_num_value_heads", std::to_string(count(p, "linear_num_key_heads")));
   p.heads = count(p, "linear_num_value_heads");
   p.kv_heads = count(p, "linear_num_key_heads");
   p.head_dim = count(p, "linear_key_head_dim");
   p.head_dim_v = count(p, "linear_value_head_dim");
-  p.seq_len_kv = p.seq_len;
+  p.seq_len_kv = 0;  // no cache: the sweep makes it seq_len once the lengths are drawn
   p.causal = true;
   p.direction = Direction::fwd;
   p.v_in_k = false;
@@ -121,11 +129,7 @@ std::optional<FieldRefusal> DeltaRuleKind::refuse(const Problem& p) const {
     return FieldRefusal{"dtype", "kind " + name() + " runs bf16, fp16 or fp32 q, k and v"};
   if (p.kv_dtype) return FieldRefusal{"kv_dtype", "kind " + name() + " has no KV cache"};
   if (p.paged()) return FieldRefusal{"kv_layout", "kind " + name() + " has no KV cache to page"};
-  if (p.windowed() || p.softcap > 0 || p.sinks || p.chunk > 0)
-    return FieldRefusal{p.windowed() ? "window" : p.softcap > 0 ? "softcap" : p.sinks ? "sinks" : "chunk",
-                        "kind " + name() + " is a recurrence, not a softmax: it takes no " +
-                            "attention variant"};
-  return std::nullopt;
+  return std::nullopt;  // the softmax's variants (a window, sinks) are fields of other kinds
 }
 
 // The chunked algorithm's products, two FLOPs a multiply-add: per token and value head the three

@@ -1,0 +1,347 @@
+// Kinds gdn and kda (kinds/delta_rule.hpp, docs/linear-attention.md): their fields and refusals,
+// their work model worked out by hand, their reference against a scalar loop written here from the
+// contract, and the checks that name what a backend dropped.
+#include "base/errors.hpp"
+#include "config/sweep.hpp"
+#include "kinds/problem.hpp"
+#include "kinds/problem_kind.hpp"
+#include "test_support.hpp"
+
+#include <c10/core/InferenceMode.h>
+
+#include <cmath>
+#include <vector>
+
+namespace attnbench {
+namespace {
+
+std::vector<Point> points_of(const std::string& yaml) {
+  return expand_sweep(parse_config(yaml, "linear.yaml"), false);
+}
+
+// A small point on the CPU: `kind`, `hk` key heads, `hv` value heads, widths 4 and 3, lengths.
+Problem linear(const std::string& kind, int64_t hk, int64_t hv, const std::string& lengths,
+               const std::string& dtype = "fp32", const std::string& more = "") {
+  return points_of("sweep:\n  kind: " + kind + "\n  dtype: " + dtype +
+                   "\n  linear_num_key_heads: " + std::to_string(hk) +
+                   "\n  linear_num_value_heads: " + std::to_string(hv) +
+                   "\n  linear_key_head_dim: 4\n  linear_value_head_dim: 3\n  batch: 3\n"
+                   "  seq_lens: \"" + lengths + "\"\n" + more)
+      .at(0)
+      .problem;
+}
+
+TEST(DeltaRule, ItsFieldsAreTheModelsAndDeriveHeadsAndWidths) {
+  const std::vector<Point> points = points_of(
+      "sweep:\n  kind: [gdn, kda]\n  linear_num_key_heads: 16\n  linear_num_value_heads: 16\n"
+      "  seq_len: 2\n  batch: 4\n");
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[0].id, "gdn-b4-s2-bf16-cpu-hk16-hv16-dk128-dv128");
+  EXPECT_EQ(points[1].id, "kda-b4-s2-bf16-cpu-hk16-hv16-dk128-dv128");
+  const Problem gdn = points_of("sweep:\n  kind: gdn\n  seq_len: 1\n  linear_num_value_heads: 64\n"
+                                "  linear_value_head_dim: 256\n  state_dtype: bf16\n"
+                                "  chunk_size: 128\n")
+                          .at(0)
+                          .problem;
+  EXPECT_EQ(gdn.heads, 64);      // the value heads
+  EXPECT_EQ(gdn.kv_heads, 16);   // the key heads (the default)
+  EXPECT_EQ(gdn.head_dim, 128);  // the key width
+  EXPECT_EQ(gdn.head_dim_v, 256);
+  EXPECT_DOUBLE_EQ(gdn.scale, 1.0 / std::sqrt(128.0));
+  EXPECT_EQ(point_id(gdn), "gdn-b1-s1-bf16-cpu-hk16-hv64-dk128-dv256-statebf16-c128");
+  // Value heads unset: as many as the key heads, in the point and its id.
+  const Problem same = points_of("sweep:\n  kind: kda\n  seq_len: 1\n  linear_num_key_heads: 8\n")
+                           .at(0)
+                           .problem;
+  EXPECT_EQ(same.heads, 8);
+  EXPECT_EQ(field_text(find_problem_field("linear_num_value_heads")->get(same)), "8");
+  EXPECT_EQ(point_id(same), "kda-b1-s1-bf16-cpu-hk8-hv8-dk128-dv128");
+  for (const char* name : {"linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
+                           "linear_value_head_dim", "state_dtype", "chunk_size"}) {
+    const Field<Problem>* f = find_problem_field(name);
+    ASSERT_NE(f, nullptr) << name;
+    EXPECT_EQ(f->kinds, (std::vector<std::string>{"gdn", "kda"})) << name;
+  }
+  for (const char* kind : {"gdn", "kda"}) {
+    const ProblemKind* k = find_problem_kind(kind);
+    ASSERT_NE(k, nullptr) << kind;
+    EXPECT_EQ(k->input_names(), (std::vector<std::string>{"g", "beta", "state", "state_indices"}));
+    EXPECT_EQ(k->check_names(),
+              (std::vector<std::string>{"gate", "beta", "initial_state", "state_indices"}));
+  }
+}
+
+TEST(DeltaRule, WhatItCannotMakeIsALocatedError) {
+  auto refused_at = [](const std::string& yaml, const std::string& key, const std::string& says) {
+    try {
+      parse_config("sweep:\n  seq_len: 1\n" + yaml, "linear.yaml");
+      ADD_FAILURE() << "accepted: " << yaml;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.key(), key) << e.what();
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  auto accepted = [](const std::string& yaml) {
+    EXPECT_NO_THROW(parse_config("sweep:\n  seq_len: 1\n" + yaml, "linear.yaml")) << yaml;
+  };
+  // KDA: as many value heads as key heads, one either side refused.
+  refused_at("  kind: kda\n  linear_num_key_heads: 8\n  linear_num_value_heads: 16\n",
+             "sweep.linear_num_value_heads", "as many value heads as key heads (8), not 16");
+  refused_at("  kind: kda\n  linear_num_key_heads: 8\n  linear_num_value_heads: 4\n",
+             "sweep.linear_num_value_heads", "as many value heads as key heads (8), not 4");
+  accepted("  kind: kda\n  linear_num_key_heads: 8\n  linear_num_value_heads: 8\n");
+  // GDN: value heads a multiple of the key heads.
+  refused_at("  kind: gdn\n  linear_num_key_heads: 16\n  linear_num_value_heads: 24\n",
+             "sweep.linear_num_value_heads", "a multiple of linear_num_key_heads (16)");
+  refused_at("  kind: gdn\n  linear_num_key_heads: 16\n  linear_num_value_heads: 8\n",
+             "sweep.linear_num_value_heads", "a multiple of linear_num_key_heads (16)");
+  accepted("  kind: gdn\n  linear_num_key_heads: 16\n  linear_num_value_heads: 16\n");
+  accepted("  kind: gdn\n  linear_num_key_heads: 16\n  linear_num_value_heads: 48\n");
+  // Counts from 1 to 4096.
+  refused_at("  kind: gdn\n  linear_key_head_dim: 0\n", "sweep.linear_key_head_dim", "");
+  refused_at("  kind: gdn\n  linear_key_head_dim: 4097\n", "sweep.linear_key_head_dim",
+             "from 1 to 4096, not 4097");
+  accepted("  kind: gdn\n  linear_key_head_dim: 4096\n");
+  accepted("  kind: gdn\n  linear_key_head_dim: 1\n");
+  refused_at("  kind: gdn\n  state_dtype: fp16\n", "sweep.state_dtype", "fp32 or bf16, not 'fp16'");
+  // What it derives, and what a recurrence has none of.
+  refused_at("  kind: gdn\n  heads: 8\n", "sweep.heads", "kind gdn derives heads");
+  refused_at("  kind: gdn\n  seq_len_kv: 8\n", "sweep.seq_len_kv", "kind gdn derives seq_len_kv");
+  refused_at("  kind: gdn\n  dtype: fp8_e4m3\n", "sweep.dtype", "bf16, fp16 or fp32");
+  refused_at("  kind: kda\n  kv_dtype: fp8_e4m3\n", "sweep.kv_dtype", "no KV cache");
+  refused_at("  kind: gdn\n  kv_layout: paged\n  page_size: 16\n", "sweep.kv_layout", "no KV cache");
+  refused_at("  kind: gdn\n  window: [4, 0]\n", "sweep.window", "window is a field of kind attention");
+  refused_at("  kind: kda\n  softcap: 30\n", "sweep.softcap", "softcap is a field of kind attention");
+}
+
+TEST(DeltaRule, ItsWorkIsTheChunkedAlgorithmsAndTheStateReadAndWritten) {
+  // Two sequences of 70 and 3 tokens, chunk 64: 64 + 6 and 3 tokens a chunk, so causal pairs
+  // 64*65/2 + 6*7/2 + 3*4/2 = 2080 + 21 + 6 = 2107, 73 tokens. hk 2, hv 4, dk 4, dv 3.
+  const Problem p = points_of("sweep:\n  kind: gdn\n  dtype: bf16\n  linear_num_key_heads: 2\n"
+                              "  linear_num_value_heads: 4\n  linear_key_head_dim: 4\n"
+                              "  linear_value_head_dim: 3\n  batch: 2\n  seq_lens: \"70,3\"\n")
+                        .at(0)
+                        .problem;
+  EXPECT_DOUBLE_EQ(point_flop(p), 2.0 * 4 * (3 * 73 * 4 * 3 + 2107 * (2 * 4 + 3)));
+  // Per token q, k (2 x 2 heads x 4 x 2 bytes), v and o (2 x 4 heads x 3 x 2 bytes), g and beta
+  // (4 heads x 2 x 4 bytes); per sequence the state read and written (2 x 4 x 4 x 3 x 4 bytes)
+  // and its slot and offset (8); the last offset (4).
+  const double per_token = 2 * 2 * 4 * 2 + 2 * 4 * 3 * 2 + 4 * 2 * 4;
+  EXPECT_DOUBLE_EQ(point_bytes(p), 73 * per_token + 2 * (2 * 4 * 4 * 3 * 4 + 8) + 4);
+  // KDA's gate is a key channel's: dk + 1 floats a head and token for g and beta; a bf16 state
+  // is half the bytes.
+  Problem k = points_of("sweep:\n  kind: kda\n  dtype: bf16\n  linear_num_key_heads: 4\n"
+                        "  linear_num_value_heads: 4\n  linear_key_head_dim: 4\n"
+                        "  linear_value_head_dim: 3\n  batch: 2\n  seq_lens: \"70,3\"\n"
+                        "  state_dtype: bf16\n")
+                  .at(0)
+                  .problem;
+  const double kda_token = 2 * 4 * 4 * 2 + 2 * 4 * 3 * 2 + 4 * (4 + 1) * 4;
+  EXPECT_DOUBLE_EQ(point_bytes(k), 73 * kda_token + 2 * (2 * 4 * 4 * 3 * 2 + 8) + 4);
+  // A decode's single token a sequence: one chunk of one token, one pair.
+  const Problem d = points_of("sweep:\n  kind: gdn\n  linear_num_key_heads: 1\n"
+                              "  linear_num_value_heads: 1\n  linear_key_head_dim: 2\n"
+                              "  linear_value_head_dim: 2\n  batch: 5\n  seq_len: 1\n")
+                        .at(0)
+                        .problem;
+  EXPECT_DOUBLE_EQ(point_flop(d), 2.0 * 1 * (3 * 5 * 2 * 2 + 5 * (2 * 2 + 2)));
+  // The tolerance: the dtype's base, twice it with a bf16 state.
+  EXPECT_DOUBLE_EQ(point_tolerance(0.02, p), 0.02);
+  EXPECT_DOUBLE_EQ(point_tolerance(0.02, k), 0.04);
+}
+
+// The contract's recurrence, one number at a time (docs/linear-attention.md): sequence b's
+// outputs [tokens][hv][dv] and final states [hv][dk][dv], from the drawn inputs.
+struct Scalar {
+  std::vector<std::vector<std::vector<double>>> out;
+  std::vector<std::vector<std::vector<double>>> state;
+};
+Scalar scalar_recurrence(const InputTensors& in, int64_t b, bool per_key) {
+  const Problem& p = in.problem;
+  const int64_t hk = p.kv_heads, hv = p.heads, dk = p.head_dim, dv = p.v_dim();
+  int64_t first = 0;
+  for (int64_t i = 0; i < b; ++i) first += p.q_len(i);
+  const at::Tensor q = in.q.to(at::kDouble), k = in.k.to(at::kDouble), v = in.v.to(at::kDouble);
+  const at::Tensor g = in.input("g").to(at::kDouble), beta = in.input("beta").to(at::kDouble);
+  const int64_t slot = in.input("state_indices")[b].item<int64_t>();
+  const at::Tensor s0 = in.held_copy("state")[slot].to(at::kDouble);
+  Scalar r;
+  r.state.assign(hv, std::vector<std::vector<double>>(dk, std::vector<double>(dv)));
+  for (int64_t h = 0; h < hv; ++h)
+    for (int64_t i = 0; i < dk; ++i)
+      for (int64_t j = 0; j < dv; ++j) r.state[h][i][j] = s0[h][i][j].item<double>();
+  for (int64_t t = first; t < first + p.q_len(b); ++t) {
+    std::vector<std::vector<double>> o(hv, std::vector<double>(dv));
+    for (int64_t h = 0; h < hv; ++h) {
+      const int64_t kh = h / (hv / hk);
+      double qn = 1e-6, kn = 1e-6;
+      for (int64_t i = 0; i < dk; ++i) {
+        qn += std::pow(q[t][kh][i].item<double>(), 2);
+        kn += std::pow(k[t][kh][i].item<double>(), 2);
+      }
+      auto& s = r.state[h];
+      for (int64_t i = 0; i < dk; ++i)
+        for (int64_t j = 0; j < dv; ++j)
+          s[i][j] *= std::exp(per_key ? g[t][h][i].item<double>() : g[t][h].item<double>());
+      for (int64_t j = 0; j < dv; ++j) {
+        double ks = 0;
+        for (int64_t i = 0; i < dk; ++i) ks += k[t][kh][i].item<double>() / std::sqrt(kn) * s[i][j];
+        const double u = beta[t][h].item<double>() * (v[t][h][j].item<double>() - ks);
+        for (int64_t i = 0; i < dk; ++i) s[i][j] += k[t][kh][i].item<double>() / std::sqrt(kn) * u;
+      }
+      for (int64_t j = 0; j < dv; ++j) {
+        double acc = 0;
+        for (int64_t i = 0; i < dk; ++i) acc += q[t][kh][i].item<double>() / std::sqrt(qn) * s[i][j];
+        o[h][j] = acc * in.scale;
+      }
+    }
+    r.out.push_back(o);
+  }
+  return r;
+}
+
+// What a right backend leaves: the outputs packed in q's dtype and every sequence's final state
+// in its slot, computed by the scalar loop (`drop`: the part a faulty one leaves out).
+at::Tensor scalar_backend(InputTensors& in, bool per_key, const std::string& drop = "") {
+  InputTensors used = in;
+  if (drop == "gate") used.set_input("g", at::zeros_like(in.input("g")));
+  if (drop == "beta") used.set_input("beta", at::ones_like(in.input("beta")));
+  if (drop == "initial_state") used.hold("state", at::zeros_like(in.held_copy("state")));
+  if (drop == "state_indices")
+    used.set_input("state_indices", at::arange(in.problem.batch, in.input("state_indices").options()));
+  const Problem& p = in.problem;
+  at::Tensor out = at::empty({in.v.size(0), p.heads, p.v_dim()}, at::kDouble);
+  int64_t row = 0;
+  for (int64_t b = 0; b < p.batch; ++b) {
+    const Scalar r = scalar_recurrence(used, b, per_key);
+    for (const auto& o : r.out) {
+      for (int64_t h = 0; h < p.heads; ++h)
+        for (int64_t j = 0; j < p.v_dim(); ++j) out[row][h][j] = o[h][j];
+      ++row;
+    }
+    const int64_t slot = in.input("state_indices")[b].item<int64_t>();
+    for (int64_t h = 0; h < p.heads; ++h)
+      for (int64_t i = 0; i < p.head_dim; ++i)
+        for (int64_t j = 0; j < p.v_dim(); ++j) in.input("state")[slot][h][i][j] = r.state[h][i][j];
+  }
+  return out.to(in.q.scalar_type());
+}
+
+const VariantCheck* check_named(const std::vector<VariantCheck>& checks, const std::string& name) {
+  for (const VariantCheck& c : checks)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+// Of the checks an output is nearer than the reference, the nearest (what the report names).
+const VariantCheck* nearest_ignored(const std::vector<VariantCheck>& checks) {
+  const VariantCheck* best = nullptr;
+  for (const VariantCheck& c : checks)
+    if (c.off_without < c.off_with && (!best || c.off_without < best->off_without)) best = &c;
+  return best;
+}
+
+TEST(DeltaRule, TheReferenceIsTheContractsRecurrenceForBothGateShapes) {
+  c10::InferenceMode guard;
+  for (const auto& [kind, hk, hv] : {std::tuple{"gdn", 1, 2}, {"kda", 2, 2}, {"gdn", 2, 2}}) {
+    const bool per_key = std::string(kind) == "kda";
+    InputTensors in = make_inputs(linear(kind, hk, hv, "1,5,3"), 7);
+    ASSERT_EQ(in.input("g").dim(), per_key ? 3 : 2) << kind;
+    const at::Tensor out = scalar_backend(in, per_key);
+    const std::optional<ReferenceError> e = kind_tensors(in.problem).error(in, out);
+    ASSERT_TRUE(e.has_value());
+    EXPECT_LT(e->rel_err, 1e-6) << kind << " " << e->worst;
+    EXPECT_LT(e->whole_rel_err, 1e-5) << kind;
+    // Every check is near its own reference and far from this output.
+    for (const VariantCheck& c : check_variants(in, out)) {
+      EXPECT_LT(c.off_with, 1e-6) << kind << " " << c.name;
+      EXPECT_GT(c.moved, 0.05) << kind << " " << c.name;
+    }
+  }
+}
+
+TEST(DeltaRule, WhatABackendLeavesOutIsWrongAndNamed) {
+  c10::InferenceMode guard;
+  for (const char* kind : {"gdn", "kda"}) {
+    const bool per_key = std::string(kind) == "kda";
+    for (const char* drop : {"gate", "beta", "initial_state", "state_indices"}) {
+      InputTensors in = make_inputs(linear(kind, 2, 2, "2,4,1"), 11);
+      const at::Tensor out = scalar_backend(in, per_key, drop);
+      const ReferenceError e = *kind_tensors(in.problem).error(in, out);
+      EXPECT_GT(e.rel_err, 0.05) << kind << " without " << drop;
+      const std::vector<VariantCheck> checks = check_variants(in, out);
+      const VariantCheck* own = check_named(checks, drop);
+      ASSERT_NE(own, nullptr) << drop;
+      EXPECT_LT(own->off_without, 1e-6) << kind << " " << drop;
+      const VariantCheck* named = nearest_ignored(checks);
+      ASSERT_NE(named, nullptr) << drop;
+      EXPECT_EQ(named->name, drop) << kind;
+    }
+  }
+}
+
+TEST(DeltaRule, TheStatePoolIsJudgedSlotBySlot) {
+  c10::InferenceMode guard;
+  InputTensors in = make_inputs(linear("gdn", 1, 2, "3,1,2"), 5);
+  const at::Tensor out = scalar_backend(in, false);
+  const at::Tensor right = in.input("state").clone();
+  const KindTensors& kind = kind_tensors(in.problem);
+  // The states not written: the output is right, the state is not.
+  in.input("state").copy_(in.held_copy("state"));
+  ReferenceError e = *kind.error(in, out);
+  EXPECT_EQ(e.worst, "state");
+  EXPECT_GT(e.rel_err, 0.05);
+  // Right, then one element of a slot no sequence owns changed.
+  in.input("state").copy_(right);
+  EXPECT_LT(kind.error(in, out)->rel_err, 1e-6);
+  const at::Tensor slots = in.input("state_indices").to(at::kLong);
+  int64_t free_slot = 0;
+  while ((slots == free_slot).any().item<bool>()) ++free_slot;
+  in.input("state")[free_slot][1][0][0] += 1;
+  e = *kind.error(in, out);
+  EXPECT_EQ(e.worst, "state (a slot no sequence owns)");
+  EXPECT_EQ(e.rel_err, 1);
+  // A non-finite state.
+  in.input("state").copy_(right);
+  in.input("state")[slots[0].item<int64_t>()][0][0][0] = std::nan("");
+  EXPECT_TRUE(std::isnan(kind.error(in, out)->rel_err));
+  EXPECT_EQ(kind.error(in, out)->worst, "state");
+  // The output's shape and dtype.
+  EXPECT_THROW(kind.error(in, out.to(at::kDouble)), std::runtime_error);
+  EXPECT_THROW(kind.error(in, out.narrow(0, 0, 2)), std::runtime_error);
+}
+
+TEST(DeltaRule, TheStateIsLeftOutOfTheInputPrintsAndRestoredAndMoved) {
+  c10::InferenceMode guard;
+  InputTensors in = make_inputs(linear("kda", 2, 2, "2,3,1"), 3);
+  std::vector<std::string> printed;
+  for (const InputPrint& print : input_prints(in)) printed.push_back(print.name);
+  for (const char* name : {"q", "k", "v", "cu_seqlens_q", "g", "beta", "state_indices"})
+    EXPECT_NE(std::find(printed.begin(), printed.end(), name), printed.end()) << name;
+  EXPECT_EQ(std::find(printed.begin(), printed.end(), "state"), printed.end());
+  const KindTensors& kind = kind_tensors(in.problem);
+  EXPECT_EQ(kind.written_inputs(), std::vector<std::string>{"state"});
+  // The pool as drawn, its held copy its own memory; a call's writes are put back.
+  EXPECT_TRUE(at::equal(in.input("state"), in.held_copy("state")));
+  EXPECT_NE(in.input("state").data_ptr(), in.held_copy("state").data_ptr());
+  in.input("state").add_(1);
+  kind.restore(in);
+  EXPECT_TRUE(at::equal(in.input("state"), in.held_copy("state")));
+  // Moved: new gates, betas and states, each sequence in another of the same distinct slots.
+  const at::Tensor g = in.input("g").clone(), beta = in.input("beta").clone();
+  const at::Tensor held = in.held_copy("state").clone();
+  const at::Tensor slots = in.input("state_indices").clone();
+  move_inputs(in, 5);
+  EXPECT_FALSE(at::equal(in.input("g"), g));
+  EXPECT_FALSE(at::equal(in.input("beta"), beta));
+  EXPECT_FALSE(at::equal(in.held_copy("state"), held));
+  EXPECT_TRUE(at::equal(in.input("state"), in.held_copy("state")));
+  const at::Tensor moved = in.input("state_indices");
+  EXPECT_FALSE(at::equal(moved, slots));
+  EXPECT_TRUE(at::equal(std::get<0>(moved.sort()), std::get<0>(slots.sort())));
+  // The state, drawn as an ordinary tensor: a backend outside inference mode may write it.
+  EXPECT_FALSE(in.input("state").is_inference());
+}
+
+}  // namespace
+}  // namespace attnbench
