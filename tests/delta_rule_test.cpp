@@ -343,5 +343,45 @@ TEST(DeltaRule, TheStateIsLeftOutOfTheInputPrintsAndRestoredAndMoved) {
   EXPECT_FALSE(in.input("state").is_inference());
 }
 
+TEST(DeltaRule, NoSequenceSitsInItsOwnIndexsSlot) {
+  c10::InferenceMode guard;
+  for (int64_t batch : {1, 2, 3, 5})
+    for (uint64_t seed = 0; seed < 24; ++seed) {
+      const Problem p = points_of("sweep:\n  kind: gdn\n  dtype: fp32\n  linear_num_key_heads: 1\n"
+                                  "  linear_key_head_dim: 2\n  linear_value_head_dim: 2\n"
+                                  "  seq_len: 1\n  batch: " + std::to_string(batch) + "\n")
+                            .at(0)
+                            .problem;
+      const at::Tensor slots = make_inputs(p, seed).input("state_indices").to(at::kLong);
+      ASSERT_EQ(slots.size(0), batch);
+      EXPECT_FALSE((slots == at::arange(batch, slots.options())).any().item<bool>())
+          << "batch " << batch << " seed " << seed;
+      EXPECT_EQ(std::get<0>(at::_unique(slots)).numel(), batch);
+      EXPECT_TRUE(((slots >= 0) & (slots < 2 * batch)).all().item<bool>());
+    }
+}
+
+TEST(DeltaRule, ARowIsJudgedAgainstItsHeadsTypicalRowNotItsOwnNorm) {
+  c10::InferenceMode guard;
+  InputTensors in = make_inputs(linear("gdn", 1, 1, "4,4,4"), 2);
+  const KindTensors& kind = kind_tensors(in.problem);
+  // One head, four rows of norms 1, 1, 1 and 0.01: their RMS is about 0.866.
+  at::Tensor ref = at::zeros({4, 1, 3}, at::kDouble);
+  ref[0][0][0] = 1, ref[1][0][1] = 1, ref[2][0][2] = 1, ref[3][0][0] = 0.01;
+  at::Tensor got = ref.clone();
+  got[3][0][0] = 0.02;  // off by 0.01: 100% of its own norm, 1.2% of the head's RMS
+  const double rms = std::sqrt((3 + 1e-4) / 4);
+  EXPECT_NEAR(kind.worst_error({got}, {ref}), 0.01 / rms, 1e-12);
+  got = ref.clone();
+  got[1][0][1] = 0.9;  // a typical row off by 0.1: against its own norm
+  EXPECT_NEAR(kind.worst_error({got}, {ref}), 0.1, 1e-12);
+  got[2][0][2] = std::nan("");
+  EXPECT_TRUE(std::isnan(kind.worst_error({got}, {ref})));
+  // Attention's default: every row against its own norm.
+  at::Tensor small = ref.narrow(0, 3, 1).clone();
+  small[0][0][0] = 0.02;
+  EXPECT_NEAR(KindTensors().worst_error({small}, {ref.narrow(0, 3, 1)}), 1.0, 1e-12);
+}
+
 }  // namespace
 }  // namespace attnbench

@@ -11,6 +11,9 @@ res=results/$(nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H100 &
 sha=${ATTNBENCH_GIT_SHA:-unknown}
 mkdir -p "$res/dsa" /tmp/attnbench-logs
 export PATH=/opt/torch/.venv/bin:$PATH
+# What the build step installed (each step is its own process: the build's export ends with it).
+[ -d /tmp/site ] && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+[ -d /tmp/flashinfer-data ] && export ATTNBENCH_FLASHINFER_DATA=/tmp/flashinfer-data
 backends=${ATTNBENCH_DSA_BACKENDS:-flashinfer,triton-dsa,flashmla}
 # $ATTNBENCH_DSA_PASSES (e.g. "--passes correctness,timing") leaves out passes a short call cannot pay.
 passes=${ATTNBENCH_DSA_PASSES:-}
@@ -43,7 +46,8 @@ for step in ${*:-tests deepseek-v3.2 indexer glm-5}; do
       (cd "$build" && timeout 120 ./measure_tests --gtest_filter='GpuDsa*:Dsa*' 2>&1) | tee "$res/dsa/gtest-$sha.txt" \
         | grep -E "measured|OK|FAILED|PASSED|Failure|skipped" | head -60 ;;
     indexer)
-      timeout "${ATTNBENCH_DSA_STEP_S:-150}" "$build/attnbench" run configs/dsa-indexer.yaml --force --no-summary $passes \
+      # batch timing: the textbook indexer reads its selection's count on the host (a sync).
+      timeout "${ATTNBENCH_DSA_STEP_S:-150}" "$build/attnbench" run configs/dsa-indexer.yaml --force --no-summary $passes --timing-modes batch \
         -o "$res/dsa/dsa-indexer.csv" 2>"/tmp/attnbench-logs/indexer.stderr"
       echo "exit code $?"
       "$build/attnbench" summary "$res/dsa/dsa-indexer.csv" 2>&1 | tail -12 ;;

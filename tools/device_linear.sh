@@ -25,7 +25,12 @@ for step in ${*:-linear linear-reference qwen3.5-397b-a17b kimi-linear-48b}; do
     linear-reference)  # the PyTorch reference where a call is short: decodes, the 1k/3k prefill
       cfg=configs/linear-attention.yaml
       points=$("$build/attnbench" run "$cfg" --dry-run 2>/dev/null | grep -E '^  (gdn|kda)-' | grep -E -- '-s[12]-|-qlens-1024-3072-')
-      select=(--backends torch-recurrent torch-recurrent-kda --points $points) ;;
+      # batch timing: the reference reads cu_seqlens_q on the host (a sync inside the call).
+      select=(--backends torch-recurrent torch-recurrent-kda --timing-modes batch --points $points) ;;
+    linear-prefill)  # FLA's prefills alone
+      cfg=configs/linear-attention.yaml
+      points=$("$build/attnbench" run "$cfg" --dry-run 2>/dev/null | grep -E '^  (gdn|kda)-' | grep -E -- '-qlens-|-s16384-')
+      select=(--backends fla fla-inplace fla-kda --points $points) ;;
     *) cfg=configs/models/$step.yaml ;;
   esac
   [ -f "$cfg" ] || { echo "no $cfg"; continue; }

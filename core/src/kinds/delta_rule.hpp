@@ -54,6 +54,8 @@ class DeltaRuleTensors : public KindTensors {
   void restore(InputTensors& in) const override;
   std::vector<at::Tensor> reference_rows(const InputTensors& in) const override;
   std::vector<at::Tensor> output_rows(const InputTensors& in, const at::Tensor& out) const override;
+  double worst_error(const std::vector<at::Tensor>& got,
+                     const std::vector<at::Tensor>& ref) const override;
 
  private:
   GateShape gate_;

@@ -209,6 +209,11 @@ std::vector<at::Tensor> KindTensors::output_rows(const InputTensors& in,
   return checked_output(in, out);
 }
 
+double KindTensors::worst_error(const std::vector<at::Tensor>& got,
+                                const std::vector<at::Tensor>& ref) const {
+  return worst_row_error(got, ref);
+}
+
 std::vector<at::Tensor> checked_reference(const InputTensors& in) {
   const Problem& p = in.problem;
   const KindTensors& kind = kind_tensors(p);
@@ -280,10 +285,10 @@ std::vector<VariantCheck> check_variants(const InputTensors& in, const at::Tenso
   if (variants.empty()) return checks;
   const KindTensors& kind = kind_tensors(in.problem);
   const std::vector<at::Tensor> ref = kind.reference_rows(in), got = kind.output_rows(in, out);
-  const double off = worst_row_error(got, ref);
+  const double off = kind.worst_error(got, ref);
   for (const PointVariant& v : variants) {
     const std::vector<at::Tensor> ref_without = kind.reference_rows(v.without);
-    checks.push_back({v.name, worst_row_error(ref_without, ref), worst_row_error(got, ref_without),
+    checks.push_back({v.name, kind.worst_error(ref_without, ref), kind.worst_error(got, ref_without),
                       off, false, v.what, v.verdict});
   }
   return checks;

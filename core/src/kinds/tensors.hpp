@@ -105,6 +105,10 @@ class KindTensors {
   // checked_output() below.
   virtual std::vector<at::Tensor> reference_rows(const InputTensors& in) const;
   virtual std::vector<at::Tensor> output_rows(const InputTensors& in, const at::Tensor& out) const;
+  // The worst error of such rows against their reference (NaN where `got` is not finite); by
+  // default worst_row_error() below, each row against its own norm.
+  virtual double worst_error(const std::vector<at::Tensor>& got,
+                             const std::vector<at::Tensor>& ref) const;
 };
 
 // The LibTorch half of a variant (kinds/variant.hpp), in its file under ATTNBENCH_TENSORS: its
