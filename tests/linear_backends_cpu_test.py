@@ -217,6 +217,18 @@ def part_reference():
         got = torch_linear.supports(types.SimpleNamespace(**{**vars(base), **changed}))
         ok = got is True if want is True else isinstance(got, str) and want in got
         check(ok, f"torch_linear.supports with {changed}: {got!r}, want {want!r}")
+    # The decode-only entries: 1-4 tokens a sequence, uniform or ragged, then supports()'s rules.
+    for changed, want in [({}, True), ({"seq_len": 4}, True), ({"seq_len": 5}, "not 5"),
+                          ({"seq_len": 0, "q_lens": [1, 4, 2]}, True),
+                          ({"seq_len": 0, "q_lens": [1, 70, 2]}, "not 70"),
+                          ({"direction": "bwd"}, "forward only")]:
+        for fn in ("gdn_recurrent_decode", "kda_recurrent_decode"):
+            supports = getattr(torch_linear, f"supports_{fn}")
+            got = supports(types.SimpleNamespace(**{**vars(base), **changed}))
+            ok = got is True if want is True else isinstance(got, str) and want in got
+            check(ok, f"torch_linear.supports_{fn} with {changed}: {got!r}, want {want!r}")
+    check(torch_linear.gdn_recurrent_decode.kinds == ("gdn",)
+          and torch_linear.kda_recurrent_decode.kinds == ("kda",), "the decode entries' kinds")
     part_planted()
 
 
