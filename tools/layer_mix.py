@@ -247,7 +247,10 @@ class Preset:
         self.notes = []
         if self.layers is None:
             return
-        table = tp_table(doc)
+        try:
+            table = tp_table(doc)
+        except (TypeError, ValueError) as e:  # attnbench checked the sweep when it ran; an edit since
+            raise ReportError(f"{self.config}: sweep: its heads or tp: are not whole numbers ({e})") from None
         self.points = []
         for p in self.merged.points:
             rows = self.merged.by_point[p]
