@@ -206,6 +206,12 @@ def part_reference():
                          "reference", problem=False)
         run_case(f"torch_linear {kind} prefill fp32, scale 0.3", fns[kind], kind, PREFILL, hk, hv,
                  32, 16, torch.float32, "fp32", "reference", scale=0.3, problem=False, seed=1)
+        # The decode-only entry: the same recurrence at the decode points it takes.
+        decode_fn = getattr(torch_linear, f"{kind}_recurrent_decode")
+        for phase, lens in (("decode", DECODE), ("decode 1-4", MTP)):
+            run_case(f"torch_linear {kind}_recurrent_decode {phase} bfloat16 pool fp32, scale 0.3",
+                     decode_fn, kind, lens, hk, hv, 32, 16, torch.bfloat16, "fp32", "reference",
+                     scale=0.3, problem=False, seed=2)
     # supports()
     base = problem_of("gdn", DECODE, torch.bfloat16, "fp32", 16, 32, 128, 128)
     for changed, want in [({}, True), ({"device": "cuda"}, True), ({"state_dtype": "bf16"}, True),
