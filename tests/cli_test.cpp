@@ -416,6 +416,21 @@ TEST_F(Cli, DryRunPrintsThePointsAndWritesNothing) {
   EXPECT_FALSE(fs::exists(path("never.csv")));
 }
 
+// The model's layers (`layers:`) are said with the points, in the file's order; a sweep without
+// them says none.
+TEST_F(Cli, DryRunSaysTheModelsLayers) {
+  const std::string config =
+      write("l.yaml",
+            "layers: {mla: 7, attention: 20}\nsweep:\n  - seq_len: 64\n    device: cpu\n"
+            "  - kind: mla\n    seq_len: 1\n    seq_len_kv: 64\n    device: cpu\n");
+  const Result r = run("run " + config + " --dry-run");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("\nlayers: mla 7 attention 20\n"), std::string::npos) << r.output;
+  const Result none =
+      run("run " + write("n.yaml", "sweep:\n  seq_len: 64\n  device: cpu\n") + " --dry-run");
+  EXPECT_EQ(none.output.find("layers:"), std::string::npos) << none.output;
+}
+
 TEST_F(Cli, ListShowsWhyBadPluginsFailed) {
   const Result r = run(std::string("list --plugin-dir ") + ATTNBENCH_BAD_PLUGIN_DIR);
   EXPECT_EQ(r.code, 0) << r.output;

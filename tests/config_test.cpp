@@ -2,6 +2,7 @@
 #include "base/errors.hpp"
 #include "config/sweep.hpp"
 #include "config/yaml_reader.hpp"
+#include "kinds/problem_kind.hpp"
 
 #include <gtest/gtest.h>
 
@@ -277,6 +278,27 @@ const BadConfig kBadConfigs[] = {
      "no key to attend to"},
     {"zero repetitions", "measurement:\n  repetitions: 0\nsweep:\n  seq_len: 1\n", 2, 16,
      "measurement.repetitions", "at least 1"},
+    // layers: the model's layers of each kind; the kinds are read off the list, the counts whole.
+    {"layers of no kind", "layers: {attention: 32, gdm: 4}\nsweep:\n  seq_len: 1\n", 1, 25,
+     "layers.gdm", "'gdm' is no problem kind (the kinds: attention, mla, dsa or dsa_indexer)"},
+    {"layers count zero", "layers: {attention: 0}\nsweep:\n  seq_len: 1\n", 1, 21,
+     "layers.attention", "must be at least 1, got 0"},
+    {"layers count negative", "layers:\n  attention: -3\nsweep:\n  seq_len: 1\n", 2, 14,
+     "layers.attention", "a count of layers is a whole number of at least 1, not '-3'"},
+    {"layers count a fraction", "layers: {attention: 2.5}\nsweep:\n  seq_len: 1\n", 1, 21,
+     "layers.attention", "not '2.5'"},
+    {"layers count a word", "layers: {attention: many}\nsweep:\n  seq_len: 1\n", 1, 21,
+     "layers.attention", "not 'many'"},
+    {"layers count a list", "layers: {attention: [1, 2]}\nsweep:\n  seq_len: 1\n", 1, 21,
+     "layers.attention", "expected a single value, got a list"},
+    {"layers a list", "layers: [attention]\nsweep:\n  seq_len: 1\n", 1, 9, "layers",
+     "expected a mapping of kinds to counts"},
+    {"layers empty", "layers: {}\nsweep:\n  seq_len: 1\n", 1, 9, "layers",
+     "expected a mapping of kinds to counts"},
+    {"layers kind twice", "layers:\n  attention: 2\n  attention: 3\nsweep:\n  seq_len: 1\n", 3, 3,
+     "layers.attention", "appears twice"},
+    {"layers of a kind not swept", "layers: {attention: 2, mla: 61}\nsweep:\n  seq_len: 1\n", 1, 24,
+     "layers.mla", "the sweep measures no mla point (its kinds: attention)"},
     {"too many points",
      "sweep:\n  seq_len: {from: 1, to: 1000, step: 1}\n  batch: {from: 1, to: 1000, step: 1}\n", 2,
      3, "sweep", "more than 100000"},
@@ -449,7 +471,7 @@ TEST(Config, NoSuggestionWithoutANearMiss) {
     EXPECT_EQ(std::string(e.what()),
               "s.yaml:1:1: key 'ep': unknown key; allowed here: name, description, output, "
               "backends, measurement, "
-              "sweep, tolerance, peak_tflops, peak_tflops_fp8, seed, expect");
+              "sweep, tolerance, peak_tflops, peak_tflops_fp8, seed, expect, layers");
   }
 }
 
@@ -657,6 +679,62 @@ TEST(Config, DerivedFieldsAreNoSweepKeys) {
     }
   }
   EXPECT_EQ(derived, 3);  // head_dim_v, v_in_k, family
+}
+
+// `layers:` is kept in file order, a kind read off every block (a free axis, a zip group, the
+// default kind where none is written); a count may be as large as a model has.
+TEST(Config, LayersAreKeptPerKindInFileOrder) {
+  const SweepConfig c = parse_config(R"(layers: {mla: 7, attention: 20}
+sweep:
+  - seq_len: 8
+    device: cpu
+  - kind: mla
+    seq_len: 1
+    seq_len_kv: 64
+    device: cpu
+)",
+                                     "layers.yaml");
+  EXPECT_EQ(c.layers,
+            (std::vector<std::pair<std::string, int64_t>>{{"mla", 7}, {"attention", 20}}));
+  const SweepConfig zipped = parse_config(R"(layers:
+  dsa: 61
+sweep:
+  zip:
+    - kind: [attention, dsa]
+      seq_len: [8, 1]
+  seq_len_kv: 2048
+  heads: 16
+  device: cpu
+)",
+                                          "zipped.yaml");
+  EXPECT_EQ(zipped.layers, (std::vector<std::pair<std::string, int64_t>>{{"dsa", 61}}));
+  EXPECT_EQ(parse_config("layers: {attention: 100000}\nsweep:\n  seq_len: 1\n", "big.yaml")
+                .layers.front()
+                .second,
+            100000);
+  EXPECT_TRUE(parse_config("sweep:\n  seq_len: 1\n", "none.yaml").layers.empty());
+}
+
+// Every kind of the list is a kind `layers:` knows: the sweep's own is taken, another is refused
+// only for having no point here (tests/toy_kind_test.cpp adds a kind and counts its layers).
+TEST(Config, LayersKnowEveryKindOfTheList) {
+  ASSERT_GE(problem_kinds().size(), 2u);
+  for (const ProblemKind* kind : problem_kinds()) {
+    SCOPED_TRACE(kind->name());
+    const std::string yaml = "layers: {" + kind->name() + ": 3}\nsweep:\n  seq_len: 1\n";
+    if (kind == problem_kinds().front()) {  // the default kind: the sweep's
+      EXPECT_EQ(parse_config(yaml, "kinds.yaml").layers.size(), 1u);
+      continue;
+    }
+    try {
+      parse_config(yaml, "kinds.yaml");
+      ADD_FAILURE() << "a kind the sweep does not measure was taken";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("the sweep measures no " + kind->name() + " point"),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 // Every config the project ships parses and expands (the model presets once shipped with a ': '

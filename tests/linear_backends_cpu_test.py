@@ -206,6 +206,12 @@ def part_reference():
                          "reference", problem=False)
         run_case(f"torch_linear {kind} prefill fp32, scale 0.3", fns[kind], kind, PREFILL, hk, hv,
                  32, 16, torch.float32, "fp32", "reference", scale=0.3, problem=False, seed=1)
+        # The decode-only entry: the same recurrence at the decode points it takes.
+        decode_fn = getattr(torch_linear, f"{kind}_recurrent_decode")
+        for phase, lens in (("decode", DECODE), ("decode 1-4", MTP)):
+            run_case(f"torch_linear {kind}_recurrent_decode {phase} bfloat16 pool fp32, scale 0.3",
+                     decode_fn, kind, lens, hk, hv, 32, 16, torch.bfloat16, "fp32", "reference",
+                     scale=0.3, problem=False, seed=2)
     # supports()
     base = problem_of("gdn", DECODE, torch.bfloat16, "fp32", 16, 32, 128, 128)
     for changed, want in [({}, True), ({"device": "cuda"}, True), ({"state_dtype": "bf16"}, True),
@@ -217,6 +223,18 @@ def part_reference():
         got = torch_linear.supports(types.SimpleNamespace(**{**vars(base), **changed}))
         ok = got is True if want is True else isinstance(got, str) and want in got
         check(ok, f"torch_linear.supports with {changed}: {got!r}, want {want!r}")
+    # The decode-only entries: 1-4 tokens a sequence, uniform or ragged, then supports()'s rules.
+    for changed, want in [({}, True), ({"seq_len": 4}, True), ({"seq_len": 5}, "not 5"),
+                          ({"seq_len": 0, "q_lens": [1, 4, 2]}, True),
+                          ({"seq_len": 0, "q_lens": [1, 70, 2]}, "not 70"),
+                          ({"direction": "bwd"}, "forward only")]:
+        for fn in ("gdn_recurrent_decode", "kda_recurrent_decode"):
+            supports = getattr(torch_linear, f"supports_{fn}")
+            got = supports(types.SimpleNamespace(**{**vars(base), **changed}))
+            ok = got is True if want is True else isinstance(got, str) and want in got
+            check(ok, f"torch_linear.supports_{fn} with {changed}: {got!r}, want {want!r}")
+    check(torch_linear.gdn_recurrent_decode.kinds == ("gdn",)
+          and torch_linear.kda_recurrent_decode.kinds == ("kda",), "the decode entries' kinds")
     part_planted()
 
 

@@ -76,6 +76,27 @@ TEST(ToyKind, TwoPointsThatShareAnIdAreALocatedErrorNeverOneRow) {
   }
 }
 
+// `layers:` reads the kinds off the list: an added kind's layers are counted, and a kind that is
+// not there is refused naming every kind, the added ones too.
+TEST(ToyKind, ItsLayersAreCountedAndTheRefusalNamesIt) {
+  const SweepConfig c = parse_config(
+      "layers: {toy: 12, attention: 4}\nsweep:\n  - kind: toy\n    seq_len: 8\n"
+      "  - seq_len: 8\n",
+      "toy.yaml");
+  EXPECT_EQ(c.layers,
+            (std::vector<std::pair<std::string, int64_t>>{{"toy", 12}, {"attention", 4}}));
+  try {
+    parse_config("layers: {toys: 12}\nsweep:\n  kind: toy\n  seq_len: 8\n", "toy.yaml");
+    ADD_FAILURE() << "layers of a kind there is not were taken";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "layers.toys") << e.what();
+    EXPECT_NE(std::string(e.what()).find("'toys' is no problem kind (the kinds: attention, mla, "
+                                         "dsa, dsa_indexer, toy or leaky)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(ToyKind, NoKindIsAddedTwiceOrAfterTheTableWasMade) {
   EXPECT_THROW(add_problem_kind(test::toy_kind()), std::logic_error);  // its name is taken
   problem_fields();

@@ -76,6 +76,10 @@ if ! python3 -c 'import matplotlib' 2>/dev/null; then
   say "installing matplotlib (attnbench plot draws with it)"
   python3 -m pip install -q matplotlib
 fi
+if ! python3 -c 'import yaml' 2>/dev/null; then
+  say "installing PyYAML (tools/layer_mix.py reads a report's sweep with it)"
+  python3 -m pip install -q pyyaml
+fi
 # Whether pip's package index answers, asked once in a few seconds (a GPU node often has no
 # network): the optional wheels below are then skipped in one line, with no pip retries.
 index_reachable() {

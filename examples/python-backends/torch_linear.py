@@ -21,6 +21,8 @@ host (a synchronization, and the loop's length): it is a reference, not an engin
 
 Refused (supports): backward (an inference step: the pool is overwritten in place), fp8 inputs,
 a state_dtype other than fp32 and bf16, value heads that are not a multiple of the key heads.
+gdn_recurrent_decode and kda_recurrent_decode are the same at decode points only (1-4 tokens a
+sequence; supports_<function>), for sweeps whose prefills run to 128k tokens.
 """
 import torch
 
@@ -105,5 +107,34 @@ def kda_recurrent(q, k, v, g, beta, state, state_indices, cu_seqlens_q, scale):
     return _recurrent(q, k, v, g, beta, state, state_indices, cu_seqlens_q, scale)
 
 
+# The same recurrence offered at decode points only (1-4 tokens a sequence): the model presets
+# (configs/models/) sweep prefills of up to 128k tokens, which this loop would take as many steps,
+# seconds a call and minutes a point of harness time, where FLA's chunked kernels run them.
+DECODE_MAX = 4
+
+
+def _decode_only(problem):
+    lens = list(getattr(problem, "q_lens", None) or [])
+    longest = max(lens) if lens else int(getattr(problem, "seq_len", 0) or 0)
+    if longest > DECODE_MAX:
+        return (f"decode points only: at most {DECODE_MAX} tokens a sequence, not {longest} (one "
+                "step a token; gdn_recurrent and kda_recurrent take any length)")
+    return supports(problem)
+
+
+def gdn_recurrent_decode(q, k, v, g, beta, state, state_indices, cu_seqlens_q, scale):
+    """gated delta-net, the PyTorch recurrent reference at decode points (1-4 tokens a sequence)"""
+    return _recurrent(q, k, v, g, beta, state, state_indices, cu_seqlens_q, scale)
+
+
+def kda_recurrent_decode(q, k, v, g, beta, state, state_indices, cu_seqlens_q, scale):
+    """Kimi delta attention, the PyTorch recurrent reference at decode points (1-4 tokens a sequence)"""
+    return _recurrent(q, k, v, g, beta, state, state_indices, cu_seqlens_q, scale)
+
+
+supports_gdn_recurrent_decode = _decode_only
+supports_kda_recurrent_decode = _decode_only
 gdn_recurrent.kinds = ("gdn",)
 kda_recurrent.kinds = ("kda",)
+gdn_recurrent_decode.kinds = ("gdn",)
+kda_recurrent_decode.kinds = ("kda",)

@@ -36,6 +36,11 @@ void print_dry_run(const RunPlan& plan) {
   std::cout << "backends:";
   for (const auto& b : plan.backends) std::cout << ' ' << b;
   std::cout << "\noutput: " << plan.output << " (not written: dry run)\n";
+  if (!plan.config.layers.empty()) {  // what tools/layer_mix.py sums the rows by
+    std::cout << "layers:";
+    for (const auto& [kind, count] : plan.config.layers) std::cout << ' ' << kind << ' ' << count;
+    std::cout << '\n';
+  }
 }
 
 // 0 when every row ran; 1 when a row ended error, oom, wrong, crashed or timeout (every row is

@@ -82,7 +82,7 @@ std::vector<AxisValue> parse_axis_values(const YamlReader& r, const std::string&
 const std::vector<std::string>& config_keys() {
   static const std::vector<std::string> keys = {
       "name",      "description", "output",          "backends", "measurement", "sweep",
-      "tolerance", "peak_tflops", "peak_tflops_fp8", "seed",     "expect"};
+      "tolerance", "peak_tflops", "peak_tflops_fp8", "seed",     "expect",      "layers"};
   return keys;
 }
 
@@ -184,6 +184,64 @@ void parse_sweep(const YamlReader& r, const YAML::Node& node, SweepConfig& confi
     r.fail(node, "sweep",
            "expands to " + std::to_string(points) + " points, more than " +
                std::to_string(kMaxPoints));
+}
+
+// The kinds a sweep's points have: each block's `kind` values, or the default kind's where a block
+// writes none.
+std::set<std::string> swept_kinds(const SweepConfig& config) {
+  std::set<std::string> kinds;
+  for (const SweepBlock& block : config.sweeps) {
+    bool written = false;
+    auto read = [&](const Axis& a) {
+      if (a.name != "kind") return;
+      written = true;
+      for (const AxisValue& v : a.values) kinds.insert(std::get<std::string>(v));
+    };
+    for (const Axis& a : block.axes) read(a);
+    for (const ZipGroup& z : block.zips)
+      for (const Axis& a : z.axes) read(a);
+    if (!written) kinds.insert(Problem{}.kind);
+  }
+  return kinds;
+}
+
+// `layers: {KIND: COUNT, ...}`: the model's layers of each problem kind, a kind of the list
+// (kinds/list.hpp) that the sweep measures, a count of at least 1. Read after the sweep.
+void parse_layers(const YamlReader& r, const YAML::Node& node, SweepConfig& config) {
+  std::vector<std::string> names;
+  for (const ProblemKind* k : problem_kinds()) names.push_back(k->name());
+  const std::string why =
+      "layers: counts the model's layers of each problem kind (docs/kinds.md): ";
+  if (!node.IsMap() || node.size() == 0)
+    r.fail(node, "layers",
+           why + "expected a mapping of kinds to counts, such as {" + names.front() + ": 32}");
+  const std::set<std::string> swept = swept_kinds(config);
+  for (const auto& kv : node) {
+    const std::string name = r.scalar(kv.first, "layers");
+    const std::string key = "layers." + name;
+    if (!find_problem_kind(name))
+      r.fail_at(kv.first.Mark(), key,
+                "'" + name + "' is no problem kind (the kinds: " + one_of(names) + ")");
+  }
+  r.check_keys(node, "layers", names);  // a kind written twice, a kind without a count
+  for (const auto& kv : node) {
+    const std::string name = kv.first.as<std::string>();
+    const std::string key = "layers." + name;
+    const std::string text = r.scalar(kv.second, key);
+    const auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+    if (text.empty() || !std::all_of(text.begin(), text.end(), digit))
+      r.fail(kv.second, key,
+             "a count of layers is a whole number of at least 1, not '" + text + "'");
+    const int64_t count = r.integer(kv.second, key, 1);
+    if (!swept.count(name)) {
+      std::string kinds;
+      for (const std::string& k : swept) kinds += (kinds.empty() ? "" : ", ") + k;
+      r.fail_at(kv.first.Mark(), key,
+                "the sweep measures no " + name + " point (its kinds: " + kinds +
+                    "): its layers would have no time to add up");
+    }
+    config.layers.emplace_back(name, count);
+  }
 }
 
 }  // namespace
@@ -289,6 +347,7 @@ SweepConfig parse_config_unguarded(const std::string& raw_text, const std::strin
   if (!root["sweep"]) r.fail(root, "sweep", "the config needs a 'sweep' section");
   parse_sweep(r, root["sweep"], config);
   check_points(config);
+  if (root["layers"]) parse_layers(r, root["layers"], config);
   if (root["expect"]) config.expect = root["expect"];
   return config;
 }

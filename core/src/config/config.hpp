@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -67,6 +68,11 @@ struct SweepConfig {
   // `expect:` as written: predictions name the report's columns, so records/predictions.hpp reads
   // them (read_expectations). Not part of the fingerprint.
   std::optional<YAML::Node> expect;
+  // `layers:` as written: how many layers of each problem kind the whole model has, in file order
+  // (`{attention: 15, gdn: 45}`), each kind one the sweep measures. What the rows are summed by
+  // per model (tools/layer_mix.py reads it from the file a report's `config` column names); it
+  // changes no measurement, so it is no part of the fingerprint.
+  std::vector<std::pair<std::string, int64_t>> layers;
 
   std::vector<std::string> backend_names() const;
 };

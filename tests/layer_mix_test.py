@@ -1,0 +1,255 @@
+"""tools/layer_mix.py on small hand-made reports and sweeps, the answers worked out by hand below
+(times chosen so that a layer's microseconds per token are round numbers): a hybrid model of 3
+attention and 9 gdn layers at TP4 (prefill at three lengths, decode from a bf16 and an fp8 cache,
+a 2-query decode only gdn measured), and a dense model whose sweep writes no tp:. Rows that are
+not `ok` never count, whatever their time. Run by ctest (Tools.LayerMixAddsUpAModelsLayers) with
+tools/ as its argument."""
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+
+TOOLS = os.path.abspath(sys.argv[1])
+try:
+    import yaml  # noqa: F401  the tool reads the sweeps with it (tools/setup.sh installs it)
+except ImportError:
+    print("skipped: no PyYAML")
+    sys.exit(77)
+sys.path.insert(0, TOOLS)
+from layer_mix import crossover  # noqa: E402
+
+failures = []
+
+HEADER = ["schema_version", "point_id", "backend", "batch", "heads", "kv_heads", "seq_len",
+          "seq_len_kv", "head_dim", "dtype", "kv_dtype", "causal", "device", "direction",
+          "seq_lens", "seq_lens_kv", "kv_layout", "page_size", "page_order", "window", "softcap",
+          "sinks", "chunk", "kind", "scale", "family", "timing_mode", "repetition", "status",
+          "reason", "total_q_tokens", "time_ms_median", "config", "config_fingerprint",
+          "device_name"]
+
+
+def row(config, point, backend, ms, kind="attention", status="ok", batch=1, heads=4, seq_len=1,
+        seq_len_kv=None, seq_lens="", seq_lens_kv="", kv_dtype="bf16", tokens=None):
+    return {"schema_version": "21", "point_id": point, "backend": backend, "batch": str(batch),
+            "heads": str(heads), "kv_heads": "1", "seq_len": str(seq_len),
+            "seq_len_kv": str(seq_len_kv or seq_len), "head_dim": "128", "dtype": "bf16",
+            "kv_dtype": kv_dtype, "causal": "true", "device": "cuda", "direction": "fwd",
+            "seq_lens": seq_lens, "seq_lens_kv": seq_lens_kv, "kv_layout": "contiguous",
+            "page_size": "0", "page_order": "", "window": "", "softcap": "0", "sinks": "false",
+            "chunk": "0", "kind": kind, "scale": "0.088", "family": point.split("-b")[0],
+            "timing_mode": "cold", "repetition": "0", "status": status,
+            "reason": "" if status == "ok" else "refused", "total_q_tokens":
+            str(tokens if tokens is not None else batch * seq_len), "time_ms_median": ms,
+            "config": config, "config_fingerprint": "f", "device_name": "H100"}
+
+
+def write_csv(path, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=HEADER)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def run(*args, cwd=None):
+    p = subprocess.run([sys.executable, os.path.join(TOOLS, "layer_mix.py"), *args],
+                       capture_output=True, text=True, cwd=cwd)
+    return p.returncode, p.stdout, p.stderr
+
+
+HYBRID_YAML = """name: hybrid
+layers: {attention: 3, gdn: 9}
+sweep:
+  - heads: 16
+    kv_heads: 2
+    tp: 4
+    seq_len: [1024, 4096, 16384]
+  - kind: gdn
+    linear_num_value_heads: 32
+    tp: 4
+    seq_len: [1024, 4096, 16384]
+  - heads: 16
+    kv_heads: 2
+    tp: 4
+    seq_len: 1
+    kv_dtype: [bf16, fp8_e4m3]
+    zip:
+      - batch: [1, 8]
+        seq_lens_kv: ["4096", "uniform(1024,8192)"]
+  - kind: gdn
+    linear_num_value_heads: 32
+    tp: 4
+    seq_len: [1, 2]
+    batch: [1, 8]
+"""
+
+DENSE_YAML = """name: dense
+layers:
+  attention: 32
+sweep:
+  heads: 32
+  kv_heads: 8
+  seq_len: 2048
+"""
+
+with tempfile.TemporaryDirectory() as d:
+    def at(*parts):
+        return os.path.join(d, *parts)
+    os.mkdir(at("configs"))
+    with open(at("configs", "hybrid.yaml"), "w") as f:
+        f.write(HYBRID_YAML)
+    with open(at("configs", "dense.yaml"), "w") as f:
+        f.write(DENSE_YAML)
+    with open(at("configs", "nolayers.yaml"), "w") as f:
+        f.write("sweep:\n  seq_len: 8\n")
+    hy = "configs/hybrid.yaml"  # as a run from d writes it: relative to where it ran
+    G = dict(kind="gdn", heads=8)
+    hybrid = [
+        # Prefill, batch 1: one layer's µs per token = ms * 1000 / tokens.
+        # attention: 1024 -> a 0.1; 4096 -> a 0.2 (b an error); 16384 -> b 0.3 (a 0.4).
+        row(hy, "p1k", "a", "0.1024", seq_len=1024), row(hy, "p1k", "b", "0.2048", seq_len=1024),
+        row(hy, "p4k", "a", "0.8192", seq_len=4096), row(hy, "p4k", "b", "", status="error", seq_len=4096),
+        row(hy, "p16k", "a", "6.5536", seq_len=16384), row(hy, "p16k", "b", "4.9152", seq_len=16384),
+        # gdn: 1024 -> fla 0.2; 4096 -> fla 0.3; 16384 -> fla 0.2, ref `wrong` with a tiny time.
+        row(hy, "gdn-p1k", "fla", "0.2048", seq_len=1024, **G),
+        row(hy, "gdn-p1k", "ref", "10", seq_len=1024, **G),
+        row(hy, "gdn-p4k", "fla", "1.2288", seq_len=4096, **G),
+        row(hy, "gdn-p16k", "fla", "3.2768", seq_len=16384, **G),
+        row(hy, "gdn-p16k", "ref", "0.0001", status="wrong", seq_len=16384, **G),
+        # Decode, attention from a cache (a context), a bf16 and an fp8 one:
+        # b1 4096: bf16 a 20, fp8 a 15; b8 uniform: bf16 a 10, fp8 b 8 (a oom).
+        row(hy, "d1", "a", "0.02", seq_len_kv=4096, seq_lens_kv="4096"),
+        row(hy, "d1", "b", "0.03", seq_len_kv=4096, seq_lens_kv="4096"),
+        row(hy, "d1f", "a", "0.015", seq_len_kv=4096, seq_lens_kv="4096", kv_dtype="fp8_e4m3"),
+        row(hy, "d8", "a", "0.08", batch=8, seq_len_kv=8192, seq_lens_kv="uniform(1024,8192)"),
+        row(hy, "d8f", "a", "", status="oom", batch=8, seq_len_kv=8192,
+            seq_lens_kv="uniform(1024,8192)", kv_dtype="fp8_e4m3"),
+        row(hy, "d8f", "b", "0.064", batch=8, seq_len_kv=8192, seq_lens_kv="uniform(1024,8192)",
+            kv_dtype="fp8_e4m3"),
+        # gdn decode (no context: any cache's): b1 fla 10 (ref 50), b8 fla 2; b8 2 queries fla 1.
+        row(hy, "gdn-d1", "fla", "0.01", **G), row(hy, "gdn-d1", "ref", "0.05", **G),
+        row(hy, "gdn-d8", "fla", "0.016", batch=8, **G),
+        row(hy, "gdn-d8q2", "fla", "0.016", batch=8, seq_len=2, **G),
+    ]
+    write_csv(at("hybrid.csv"), hybrid)
+    dn = os.path.join(d, "configs", "dense.yaml")  # absolute, as a run elsewhere writes it
+    write_csv(at("dense.csv"), [
+        row(dn, "x2k", "a", "0.2048", batch=1, heads=32, seq_len=2048),  # 0.1 x 32 = 3.2
+        row(dn, "x2k", "b", "0.1", status="unsupported", batch=1, heads=32, seq_len=2048),
+        row(dn, "idx", "a", "1", kind="dsa_indexer", heads=32, seq_len=2048)])
+    write_csv(at("nolayers.csv"), [row("configs/nolayers.yaml", "y", "a", "1", seq_len=8)])
+
+    code, out, err = run("hybrid.csv", "dense.csv", "nolayers.csv", "--csv", at("mix.csv"), cwd=d)
+    if code != 0:
+        failures.append(f"exit {code}:\n{err}")
+    lines = out.splitlines()
+
+    def line_of(*cells):
+        """The table line that starts with these cells."""
+        start = "| " + " | ".join(cells) + " |"
+        found = [l for l in lines if l.startswith(start)]
+        if len(found) != 1:
+            failures.append(f"{len(found)} lines start with {start!r}:\n{out}")
+            return ""
+        return found[0]
+
+    # Prefill: 3 x 0.1 + 9 x 0.2 = 2.1; 3 x 0.2 + 9 x 0.3 = 3.3; 3 x 0.3 (b) + 9 x 0.2 = 2.7.
+    for length, want in [("1024", ["a 0.1 x3 = 0.3 (14%)", "fla 0.2 x9 = 1.8 (86%)", "**2.1**"]),
+                         ("4096", ["a 0.2 x3 = 0.6 (18%)", "fla 0.3 x9 = 2.7 (82%)", "**3.3**"]),
+                         ("16384", ["b 0.3 x3 = 0.9 (33%)", "fla 0.2 x9 = 1.8 (67%)", "**2.7**"])]:
+        got = line_of("4", "prefill", "1", length, "")
+        if got and got.split(" | ")[5:] != [want[0], want[1], want[2] + " |"]:
+            failures.append(f"prefill {length}: {got!r}, want {want}")
+    # Decode: the gdn point (no context) joins both caches of its batch.
+    # b1: bf16 3 x 20 + 9 x 10 = 150 (40% / 60%); fp8 3 x 15 + 90 = 135 (33% / 67%).
+    # b8: bf16 3 x 10 + 9 x 2 = 48 (62% / 38%); fp8 3 x 8 (b: a was oom) + 18 = 42 (57% / 43%).
+    for batch, ctx, cache, want in [
+            ("1", "4096", "bf16", ["a 20 x3 = 60 (40%)", "fla 10 x9 = 90 (60%)", "**150**"]),
+            ("1", "4096", "fp8_e4m3", ["a 15 x3 = 45 (33%)", "fla 10 x9 = 90 (67%)", "**135**"]),
+            ("8", "uniform(1024,8192)", "bf16", ["a 10 x3 = 30 (62%)", "fla 2 x9 = 18 (38%)", "**48**"]),
+            ("8", "uniform(1024,8192)", "fp8_e4m3", ["b 8 x3 = 24 (57%)", "fla 2 x9 = 18 (43%)", "**42**"])]:
+        found = [l for l in lines if l.startswith(f"| 4 | decode | {batch} | 1 | {ctx} |")
+                 and f"[kv_dtype {cache}]" in l]
+        want_cells = [f"[kv_dtype {cache}] {want[0]}", want[1], want[2] + " |"]
+        if len(found) != 1 or found[0].split(" | ")[5:] != want_cells:
+            failures.append(f"decode b{batch} {cache}: {found}, want {want_cells}")
+    # A shape only one kind measured: no total, the missing kind named.
+    got = line_of("4", "decode", "8", "2", "")
+    if got and ("no point" not in got or "incomplete" not in got or "fla 1 x9 = 9" not in got):
+        failures.append(f"a decode of 2 queries without attention: {got!r}")
+    # Where gdn pays: d = gdn - attention = 0.1, 0.1, -0.1 at 1024, 4096, 16384: it falls below
+    # between 4096 and 16384, at 4096 + 12288 x 0.1 / 0.2 = 10240.
+    cross = [l for l in lines if l.startswith("| 4 | attention | gdn |")]
+    if len(cross) != 1 or "10240 tokens (between 4096 and 16384)" not in cross[0] \
+            or "1024: 0.1 / 0.2, 4096: 0.2 / 0.3, 16384: 0.3 / 0.2" not in cross[0]:
+        failures.append(f"where gdn pays: {cross}")
+    # The dense preset: its sweep writes no tp: the rows grouped by their heads, and said so; the
+    # indexer it measured is no layer kind of it; 32 x 0.1 = 3.2.
+    got = line_of("h32 (TP unknown)", "prefill", "1", "2048", "")
+    if got and "a 0.1 x32 = 3.2 (100%)" not in got:
+        failures.append(f"dense: {got!r}")
+    if "TP unknown for attention:" not in out or "dsa_indexer measured, not in layers:" not in out:
+        failures.append(f"dense preset's notes:\n{out}")
+    if "nolayers.yaml has no layers:" not in err:
+        failures.append(f"a config without layers: not said: {err!r}")
+    # The CSV: a row per line and kind, the same numbers.
+    with open(at("mix.csv")) as f:
+        rows = list(csv.DictReader(f))
+    want = {("prefill", "1", "4096", "", "attention"): ("a", "0.2", "0.6", "3.3"),
+            ("prefill", "1", "4096", "", "gdn"): ("fla", "0.3", "2.7", "3.3"),
+            ("decode", "8", "1", "uniform(1024,8192)", "gdn"): ("fla", "2", "18", None)}
+    for r in rows:
+        k = (r["phase"], r["batch"], r["queries"], r["context"], r["kind"])
+        if k in want:
+            b, one, all_, model = want[k]
+            got = (r["backend"], f"{float(r['us_per_token_one_layer']):g}",
+                   f"{float(r['us_per_token_all_layers']):g}")
+            if got != (b, one, all_) or (model and f"{float(r['model_us_per_token']):g}" != model):
+                failures.append(f"csv {k}: {r}")
+    if len([r for r in rows if r["preset"] == "hybrid"]) != 2 * (3 + 4 + 1):  # lines x kinds
+        failures.append(f"csv: {len(rows)} rows")
+    # --plot draws one figure per preset and TP (matplotlib there).
+    code, _, err = run("hybrid.csv", "--plot", at("plots"), cwd=d)
+    try:
+        import matplotlib  # noqa: F401
+        if code != 0 or not os.path.isfile(at("plots", "hybrid.tp4.prefill.png")):
+            failures.append(f"--plot: exit {code}, {os.listdir(d)}:\n{err}")
+    except ImportError:
+        pass
+    # Refused, exit 2: a config not found (the report read from elsewhere), and named with --config
+    # it is read; layers: that are no counts; a --config of a report not given.
+    code, _, err = run(at("hybrid.csv"), cwd=at("configs"))
+    if code != 2 or "configs/hybrid.yaml' is not found" not in err or "--config" not in err:
+        failures.append(f"a config not found: exit {code}: {err!r}")
+    code, out2, err = run(at("hybrid.csv"), "--config", f"{at('hybrid.csv')}={at('configs', 'hybrid.yaml')}",
+                          cwd=at("configs"))
+    if code != 0 or "**150**" not in out2:
+        failures.append(f"--config: exit {code}: {err!r}")
+    with open(at("configs", "bad.yaml"), "w") as f:
+        f.write("layers: {attention: 0}\nsweep:\n  seq_len: 8\n")
+    code, _, err = run("nolayers.csv", "--config", "nolayers.csv=configs/bad.yaml", cwd=d)
+    if code != 2 or "layers.attention: a count of layers is a whole number of at least 1, not 0" not in err:
+        failures.append(f"layers of 0: exit {code}: {err!r}")
+    code, _, err = run("nolayers.csv", "--config", "other.csv=configs/hybrid.yaml", cwd=d)
+    if code != 2 or "not one of the reports given" not in err:
+        failures.append(f"--config of another report: exit {code}: {err!r}")
+    # Nothing complete: exit 1, said.
+    code, _, err = run("nolayers.csv", cwd=d)
+    if code != 1 or "no line has every layer kind ok" not in err:
+        failures.append(f"nothing to add up: exit {code}: {err!r}")
+    # --tp: the run's own degree stands for every point, the sweep's tp: aside.
+    code, out3, _ = run("dense.csv", "--tp", "2", cwd=d)
+    if "| 2 | prefill | 1 | 2048 |" not in out3:
+        failures.append(f"--tp 2:\n{out3}")
+
+# The crossover's other answers, by hand: cheaper from the first length; never; above again.
+if crossover([(1000, 2, 1), (2000, 3, 1)])[1] != "from the shortest measured length on (1000 tokens)":
+    failures.append(f"cheaper at once: {crossover([(1000, 2, 1), (2000, 3, 1)])}")
+if crossover([(1000, 1, 2), (2000, 2, 3)])[1] != "not within the measured lengths (1000-2000 tokens)":
+    failures.append(f"never: {crossover([(1000, 1, 2), (2000, 2, 3)])}")
+at_, words = crossover([(1000, 1, 2), (3000, 3, 2), (5000, 1, 2)])  # d = 1, -1, 1: at 2000
+if at_ != 2000 or "above it again at 5000" not in words:
+    failures.append(f"above again: {at_}, {words}")
+
+print("\n".join(failures) or "ok")
+sys.exit(1 if failures else 0)
