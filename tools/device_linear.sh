@@ -31,7 +31,15 @@ for step in ${*:-linear linear-reference qwen3.5-397b-a17b kimi-linear-48b}; do
       cfg=configs/linear-attention.yaml
       points=$("$build/attnbench" run "$cfg" --dry-run 2>/dev/null | grep -E '^  (gdn|kda)-' | grep -E -- '-qlens-|-s16384-')
       select=(--backends fla fla-inplace fla-kda --points $points) ;;
-    *) cfg=configs/models/$step.yaml ;;
+    *)  # a preset: its backends in $ATTNBENCH_LINEAR_BACKENDS (space-separated) if set, and its
+        # points up to $ATTNBENCH_LINEAR_MAX_TOKENS tokens a sequence if set (a short call)
+      cfg=configs/models/$step.yaml
+      [ -n "${ATTNBENCH_LINEAR_BACKENDS:-}" ] && select+=(--backends $ATTNBENCH_LINEAR_BACKENDS)
+      if [ -n "${ATTNBENCH_LINEAR_MAX_TOKENS:-}" ]; then
+        points=$("$build/attnbench" run "$cfg" --dry-run 2>/dev/null | sed -n 's/^  \([a-z].*-s\([0-9]*\)-.*\)$/\2 \1/p' \
+                 | awk -v most="$ATTNBENCH_LINEAR_MAX_TOKENS" '$1 <= most {print $2}')
+        select+=(--points $points)
+      fi ;;
   esac
   [ -f "$cfg" ] || { echo "no $cfg"; continue; }
   timeout "${ATTNBENCH_LINEAR_STEP_S:-120}" "$build/attnbench" run "$cfg" --force --no-summary \
