@@ -280,7 +280,7 @@ const BadConfig kBadConfigs[] = {
      "measurement.repetitions", "at least 1"},
     // layers: the model's layers of each kind; the kinds are read off the list, the counts whole.
     {"layers of no kind", "layers: {attention: 32, gdm: 4}\nsweep:\n  seq_len: 1\n", 1, 25,
-     "layers.gdm", "'gdm' is no problem kind (the kinds: attention, mla, dsa or dsa_indexer)"},
+     "layers.gdm", "'gdm' is no problem kind (the kinds: attention, mla, dsa, dsa_indexer, gdn or kda)"},
     {"layers count zero", "layers: {attention: 0}\nsweep:\n  seq_len: 1\n", 1, 21,
      "layers.attention", "must be at least 1, got 0"},
     {"layers count negative", "layers:\n  attention: -3\nsweep:\n  seq_len: 1\n", 2, 14,
@@ -616,10 +616,18 @@ TEST(Config, EveryProblemFieldIsAnAxisThatSetsItsField) {
       default: FAIL() << f.name << ": a problem field of a type no sweep can write";
     }
     // seq_lens replaces seq_len (a block writes one of them); a page's axes need a paged cache.
-    std::string sweep = f.name == "seq_lens" ? "sweep:\n  heads: 6\n"
-                                             : "sweep:\n  heads: 6\n  seq_len: 6\n";
+    // A kind that derives heads (gdn, kda: from their value heads) is not written them.
+    const ProblemKind* kind = f.kinds.empty() ? nullptr : find_problem_kind(f.kinds.back());
+    const ProblemKind* written_kind = f.name == "kind" ? find_problem_kind(written) : kind;
+    const std::vector<std::string> derived =
+        written_kind ? written_kind->derived_axes() : std::vector<std::string>{};
+    const bool heads = std::find(derived.begin(), derived.end(), "heads") == derived.end();
+    std::string sweep = std::string("sweep:\n") + (heads ? "  heads: 6\n" : "") +
+                        (f.name == "seq_lens" ? "" : "  seq_len: 6\n");
     if (f.name == "page_size" || f.name == "page_order") sweep += "  kv_layout: paged\n";
-    if (!f.kinds.empty()) sweep += "  kind: " + f.kinds.back() + "\n";  // a kind's own field
+    // Value heads a multiple of (kda: as many as) the key heads.
+    if (f.name == "linear_num_value_heads") sweep += "  linear_num_key_heads: 6\n";
+    if (kind) sweep += "  kind: " + kind->name() + "\n";  // a kind's own field
     const std::string key = "  " + f.name + ": ";
     const size_t at = sweep.find(key);
     if (at == std::string::npos)

@@ -22,9 +22,11 @@ std::vector<Point> points_of(const std::string& yaml) {
 // A small point on the CPU: `kind`, `hk` key heads, `hv` value heads, widths 4 and 3, lengths.
 Problem linear(const std::string& kind, int64_t hk, int64_t hv, const std::string& lengths,
                const std::string& dtype = "fp32", const std::string& more = "") {
+  const std::string value_heads =
+      kind == "gdn" ? "\n  linear_num_value_heads: " + std::to_string(hv) : "";
+  EXPECT_TRUE(kind == "gdn" || hk == hv) << "kda has as many value heads as key heads";
   return points_of("sweep:\n  kind: " + kind + "\n  dtype: " + dtype +
-                   "\n  linear_num_key_heads: " + std::to_string(hk) +
-                   "\n  linear_num_value_heads: " + std::to_string(hv) +
+                   "\n  linear_num_key_heads: " + std::to_string(hk) + value_heads +
                    "\n  linear_key_head_dim: 4\n  linear_value_head_dim: 3\n  batch: 3\n"
                    "  seq_lens: \"" + lengths + "\"\n" + more)
       .at(0)
@@ -33,11 +35,11 @@ Problem linear(const std::string& kind, int64_t hk, int64_t hv, const std::strin
 
 TEST(DeltaRule, ItsFieldsAreTheModelsAndDeriveHeadsAndWidths) {
   const std::vector<Point> points = points_of(
-      "sweep:\n  kind: [gdn, kda]\n  linear_num_key_heads: 16\n  linear_num_value_heads: 16\n"
-      "  seq_len: 2\n  batch: 4\n");
+      "sweep:\n  - {kind: gdn, linear_num_key_heads: 16, linear_num_value_heads: 16, seq_len: 2,"
+      " batch: 4}\n  - {kind: kda, linear_num_key_heads: 16, seq_len: 2, batch: 4}\n");
   ASSERT_EQ(points.size(), 2u);
   EXPECT_EQ(points[0].id, "gdn-b4-s2-bf16-cpu-hk16-hv16-dk128-dv128");
-  EXPECT_EQ(points[1].id, "kda-b4-s2-bf16-cpu-hk16-hv16-dk128-dv128");
+  EXPECT_EQ(points[1].id, "kda-b4-s2-bf16-cpu-hk16-dk128-dv128");
   const Problem gdn = points_of("sweep:\n  kind: gdn\n  seq_len: 1\n  linear_num_value_heads: 64\n"
                                 "  linear_value_head_dim: 256\n  state_dtype: bf16\n"
                                 "  chunk_size: 128\n")
@@ -49,19 +51,27 @@ TEST(DeltaRule, ItsFieldsAreTheModelsAndDeriveHeadsAndWidths) {
   EXPECT_EQ(gdn.head_dim_v, 256);
   EXPECT_DOUBLE_EQ(gdn.scale, 1.0 / std::sqrt(128.0));
   EXPECT_EQ(point_id(gdn), "gdn-b1-s1-bf16-cpu-hk16-hv64-dk128-dv256-statebf16-c128");
-  // Value heads unset: as many as the key heads, in the point and its id.
-  const Problem same = points_of("sweep:\n  kind: kda\n  seq_len: 1\n  linear_num_key_heads: 8\n")
+  // GDN's value heads unset: as many as the key heads, in the point and its id. KDA has no
+  // value-head field: as many as its key heads.
+  const Problem same = points_of("sweep:\n  kind: gdn\n  seq_len: 1\n  linear_num_key_heads: 8\n")
                            .at(0)
                            .problem;
   EXPECT_EQ(same.heads, 8);
   EXPECT_EQ(field_text(find_problem_field("linear_num_value_heads")->get(same)), "8");
-  EXPECT_EQ(point_id(same), "kda-b1-s1-bf16-cpu-hk8-hv8-dk128-dv128");
-  for (const char* name : {"linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
-                           "linear_value_head_dim", "state_dtype", "chunk_size"}) {
+  EXPECT_EQ(point_id(same), "gdn-b1-s1-bf16-cpu-hk8-hv8-dk128-dv128");
+  const Problem kda = points_of("sweep:\n  kind: kda\n  seq_len: 1\n  linear_num_key_heads: 8\n")
+                          .at(0)
+                          .problem;
+  EXPECT_EQ(kda.heads, 8);
+  EXPECT_EQ(kda.kv_heads, 8);
+  EXPECT_EQ(field_text(find_problem_field("linear_num_value_heads")->get(kda)), "");
+  for (const char* name : {"linear_num_key_heads", "linear_key_head_dim", "linear_value_head_dim",
+                           "state_dtype", "chunk_size"}) {
     const Field<Problem>* f = find_problem_field(name);
     ASSERT_NE(f, nullptr) << name;
     EXPECT_EQ(f->kinds, (std::vector<std::string>{"gdn", "kda"})) << name;
   }
+  EXPECT_EQ(find_problem_field("linear_num_value_heads")->kinds, std::vector<std::string>{"gdn"});
   for (const char* kind : {"gdn", "kda"}) {
     const ProblemKind* k = find_problem_kind(kind);
     ASSERT_NE(k, nullptr) << kind;
@@ -84,12 +94,10 @@ TEST(DeltaRule, WhatItCannotMakeIsALocatedError) {
   auto accepted = [](const std::string& yaml) {
     EXPECT_NO_THROW(parse_config("sweep:\n  seq_len: 1\n" + yaml, "linear.yaml")) << yaml;
   };
-  // KDA: as many value heads as key heads, one either side refused.
-  refused_at("  kind: kda\n  linear_num_key_heads: 8\n  linear_num_value_heads: 16\n",
-             "sweep.linear_num_value_heads", "as many value heads as key heads (8), not 16");
-  refused_at("  kind: kda\n  linear_num_key_heads: 8\n  linear_num_value_heads: 4\n",
-             "sweep.linear_num_value_heads", "as many value heads as key heads (8), not 4");
-  accepted("  kind: kda\n  linear_num_key_heads: 8\n  linear_num_value_heads: 8\n");
+  // KDA: as many value heads as key heads, no field for them.
+  refused_at("  kind: kda\n  linear_num_key_heads: 8\n  linear_num_value_heads: 8\n",
+             "sweep.linear_num_value_heads", "linear_num_value_heads is a field of kind gdn, not of kda");
+  accepted("  kind: kda\n  linear_num_key_heads: 8\n");
   // GDN: value heads a multiple of the key heads.
   refused_at("  kind: gdn\n  linear_num_key_heads: 16\n  linear_num_value_heads: 24\n",
              "sweep.linear_num_value_heads", "a multiple of linear_num_key_heads (16)");
@@ -108,8 +116,9 @@ TEST(DeltaRule, WhatItCannotMakeIsALocatedError) {
   refused_at("  kind: gdn\n  heads: 8\n", "sweep.heads", "kind gdn derives heads");
   refused_at("  kind: gdn\n  seq_len_kv: 8\n", "sweep.seq_len_kv", "kind gdn derives seq_len_kv");
   refused_at("  kind: gdn\n  dtype: fp8_e4m3\n", "sweep.dtype", "bf16, fp16 or fp32");
-  refused_at("  kind: kda\n  kv_dtype: fp8_e4m3\n", "sweep.kv_dtype", "no KV cache");
-  refused_at("  kind: gdn\n  kv_layout: paged\n  page_size: 16\n", "sweep.kv_layout", "no KV cache");
+  refused_at("  kind: kda\n  kv_dtype: fp8_e4m3\n", "sweep.kv_dtype", "kind kda derives kv_dtype");
+  refused_at("  kind: gdn\n  kv_layout: paged\n", "sweep.kv_layout", "kind gdn derives kv_layout");
+  refused_at("  kind: gdn\n  page_size: 16\n", "sweep.page_size", "kind gdn derives page_size");
   refused_at("  kind: gdn\n  window: [4, 0]\n", "sweep.window", "window is a field of kind attention");
   refused_at("  kind: kda\n  softcap: 30\n", "sweep.softcap", "softcap is a field of kind attention");
 }
@@ -131,7 +140,7 @@ TEST(DeltaRule, ItsWorkIsTheChunkedAlgorithmsAndTheStateReadAndWritten) {
   // KDA's gate is a key channel's: dk + 1 floats a head and token for g and beta; a bf16 state
   // is half the bytes.
   Problem k = points_of("sweep:\n  kind: kda\n  dtype: bf16\n  linear_num_key_heads: 4\n"
-                        "  linear_num_value_heads: 4\n  linear_key_head_dim: 4\n"
+                        "  linear_key_head_dim: 4\n"
                         "  linear_value_head_dim: 3\n  batch: 2\n  seq_lens: \"70,3\"\n"
                         "  state_dtype: bf16\n")
                   .at(0)

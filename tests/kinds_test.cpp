@@ -204,7 +204,7 @@ TEST(Kinds, AnFp8CacheIsRefusedWhereItCannotBe) {
 }
 
 TEST(Kinds, AnUnknownKindNamesTheKinds) {
-  expect_refused("sweep:\n  kind: gqa\n  seq_len: 8\n", "sweep.kind", 2, "attention, mla, dsa or dsa_indexer");
+  expect_refused("sweep:\n  kind: gqa\n  seq_len: 8\n", "sweep.kind", 2, "attention, mla, dsa, dsa_indexer, gdn or kda");
 }
 
 TEST(Kinds, AttentionIdsAreTheOnesReportsAlwaysHad) {
@@ -304,6 +304,7 @@ std::string other_value(const Field<Problem>& f, const Problem& p) {
       if (f.name == "seq_lens") return "\"uniform(5,7)\"";
       if (f.name == "seq_lens_kv") return "\"uniform(9,12)\"";
       if (f.name == "index_pattern") return std::get<std::string>(now) == "recent" ? "uniform" : "recent";
+      if (f.name == "state_dtype") return std::get<std::string>(now) == "bf16" ? "fp32" : "bf16";
       return "";
     default: return "";
   }
@@ -372,6 +373,20 @@ TEST(Kinds, EveryAxisOfEveryKindChangesThePointId) {
        "  scale: 0.125\n  head_dim: 16\n  index_topk: 8\n",
        {"kv_layout"}},
       {"dsa_indexer", std::string(kUniformAxes) + "  head_dim: 16\n", {}},
+      // The linear kinds: no cache, heads from their own fields (GDN's value heads a multiple of
+      // its key heads: doubling either keeps that), a bf16 state, a chunk of 32.
+      {"gdn",
+       "  batch: 3\n  seq_lens: \"uniform(6,8)\"\n  dtype: fp16\n  device: cpu\n  scale: 0.125\n"
+       "  linear_num_key_heads: 2\n  linear_num_value_heads: 8\n  linear_key_head_dim: 16\n"
+       "  linear_value_head_dim: 8\n  state_dtype: bf16\n  chunk_size: 32\n",
+       {}},
+      {"gdn", "  seq_len: 6\n  device: cpu\n", {}},
+      {"kda",
+       "  batch: 3\n  seq_lens: \"uniform(6,8)\"\n  dtype: fp16\n  device: cpu\n  scale: 0.125\n"
+       "  linear_num_key_heads: 2\n  linear_key_head_dim: 16\n  linear_value_head_dim: 8\n"
+       "  state_dtype: fp32\n  chunk_size: 64\n",
+       {}},
+      {"kda", "  seq_len: 6\n  device: cpu\n", {}},
   };
   std::map<std::string, std::set<std::string>> checked;
   for (const Base& base : bases) {

@@ -674,30 +674,30 @@ TEST_F(PythonBackends, LinearKindsRunEndToEndAndADroppedGateIsNamed) {
       "]\nmeasurement: {warmup_ms: 1, min_samples: 2, max_time_s: 0.05, cpu_pass_calls: 2}\n"
       "sweep:\n"
       "  - {kind: [gdn, kda], device: cpu, dtype: bf16, linear_num_key_heads: 2,"
-      " linear_num_value_heads: 2, linear_key_head_dim: 16, linear_value_head_dim: 16, batch: 3,"
-      " seq_lens: \"9,70,1\"}\n"
+      " linear_key_head_dim: 16, linear_value_head_dim: 16, batch: 3, seq_lens: \"9,70,1\"}\n"
       "  - {kind: gdn, device: cpu, dtype: fp32, linear_num_key_heads: 1,"
       " linear_num_value_heads: 2, linear_key_head_dim: 16, linear_value_head_dim: 8, batch: 4,"
       " seq_len: 2}\n";
   const Result r = run("run " + write("c.yaml", sweep) + " -o " + path("out.csv"), kAtRoot);
   EXPECT_NE(r.code, 0) << r.output;  // the planted backend's rows are wrong
   const auto rows = rows_of(path("out.csv"));
-  const std::string prefill = "-b3-s70-bf16-cpu-qlens-9-70-1-hk2-hv2-dk16-dv16 ";
+  const std::string gdn = "gdn-b3-s70-bf16-cpu-qlens-9-70-1-hk2-hv2-dk16-dv16 ";
+  const std::string kda = "kda-b3-s70-bf16-cpu-qlens-9-70-1-hk2-dk16-dv16 ";
   const std::string decode = "gdn-b4-s2-fp32-cpu-hk1-hv2-dk16-dv8 ";
-  for (const std::string& key : {"gdn" + prefill + "torch-gdn wall", "kda" + prefill + "torch-kda wall",
+  for (const std::string& key : {gdn + "torch-gdn wall", kda + "torch-kda wall",
                                  decode + "torch-gdn wall"}) {
     ASSERT_EQ(rows.count(key), 1u) << key << "\n" << r.output;
     EXPECT_EQ(rows.at(key).at("status"), "ok") << key << ": " << rows.at(key).at("reason");
     EXPECT_NE(rows.at(key).at("variant_moves").find("gate:"), std::string::npos) << key;
   }
-  for (const std::string& key : {"gdn" + prefill + "no-gate wall", decode + "no-gate wall"}) {
+  for (const std::string& key : {gdn + "no-gate wall", decode + "no-gate wall"}) {
     ASSERT_EQ(rows.count(key), 1u) << key;
     EXPECT_EQ(rows.at(key).at("status"), "wrong") << key;
     EXPECT_NE(rows.at(key).at("reason").find("gate ignored"), std::string::npos)
         << key << ": " << rows.at(key).at("reason");
   }
   // Each backend runs the kinds it declares.
-  EXPECT_EQ(rows.at("kda" + prefill + "no-gate wall").at("reason"),
+  EXPECT_EQ(rows.at(kda + "no-gate wall").at("reason"),
             "no-gate does not run kind kda (it declares gdn)");
 }
 

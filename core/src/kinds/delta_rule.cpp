@@ -53,6 +53,7 @@ std::vector<Field<Problem>> DeltaRuleKind::own_fields() const {
     set_state(p, v);
   };
   state.id_part = [](const Problem& p) { return bf16_state(p) ? "-statebf16" : ""; };
+  state.example = "bf16";
   Field<Problem> chunk =
       count_field("chunk_size", "c", kChunk, 4096,
                   "gdn, kda: the chunk of the chunked prefill the work model counts (64)");
@@ -73,25 +74,30 @@ std::vector<Field<Problem>> DeltaRuleKind::own_fields() const {
   value_heads.id_part = [](const Problem& p) { return "-hv" + std::to_string(p.heads); };
   std::vector<Field<Problem>> fields = {
       key_heads,
-      value_heads,
       count_field("linear_key_head_dim", "dk", 128, 1 << 12, "gdn, kda: q's and k's features (128)"),
       count_field("linear_value_head_dim", "dv", 128, 1 << 12, "gdn, kda: v's features (128)"),
       state,
       chunk};
+  // KDA has as many value heads as key heads: no field of its own for them.
+  if (gate_ == GateShape::per_head) fields.insert(fields.begin() + 1, value_heads);
   for (Field<Problem>& f : fields) f = owned_by(name(), std::move(f));
   return fields;
 }
 
 // The common fields its own say: heads (the value heads), kv_heads (the key heads), head_dim (the
-// key width); no cache (seq_len_kv is seq_len); a recurrence, causal and served forward.
+// key width); no cache (seq_len_kv is seq_len; no cache dtype, layout or pages); a recurrence,
+// causal and served forward.
 std::vector<std::string> DeltaRuleKind::derived_axes() const {
-  return {"heads", "kv_heads", "head_dim", "seq_len_kv", "seq_lens_kv", "causal", "direction"};
+  return {"heads",    "kv_heads",  "head_dim",   "seq_len_kv", "seq_lens_kv", "kv_dtype",
+          "kv_layout", "page_size", "page_order", "causal",     "direction"};
 }
 
 void DeltaRuleKind::complete(Problem& p) const {
-  if (!p.extra_text("linear_num_value_heads"))  // unset: as many as the key heads
+  // GDN's value heads unset, and KDA's always: as many as the key heads.
+  if (gate_ == GateShape::per_head && !p.extra_text("linear_num_value_heads"))
     p.extra.emplace_back("linear_num_value_heads", std::to_string(count(p, "linear_num_key_heads")));
-  p.heads = count(p, "linear_num_value_heads");
+  p.heads = gate_ == GateShape::per_head ? count(p, "linear_num_value_heads")
+                                         : count(p, "linear_num_key_heads");
   p.kv_heads = count(p, "linear_num_key_heads");
   p.head_dim = count(p, "linear_key_head_dim");
   p.head_dim_v = count(p, "linear_value_head_dim");
@@ -115,11 +121,9 @@ std::vector<std::string> DeltaRuleKind::check_names() const {
 }
 
 std::optional<FieldRefusal> DeltaRuleKind::refuse(const Problem& p) const {
-  const int64_t hk = count(p, "linear_num_key_heads"), hv = count(p, "linear_num_value_heads");
-  if (gate_ == GateShape::per_key && hk != hv)
-    return FieldRefusal{"linear_num_value_heads",
-                        "kind " + name() + " has as many value heads as key heads (" +
-                            std::to_string(hk) + "), not " + std::to_string(hv)};
+  // The model's heads (a GPU's under tp: are divided after).
+  const int64_t hk = count(p, "linear_num_key_heads");
+  const int64_t hv = gate_ == GateShape::per_head ? count(p, "linear_num_value_heads") : hk;
   if (hv % hk != 0)
     return FieldRefusal{"linear_num_value_heads",
                         "a multiple of linear_num_key_heads (" + std::to_string(hk) +
@@ -127,8 +131,6 @@ std::optional<FieldRefusal> DeltaRuleKind::refuse(const Problem& p) const {
                             std::to_string(hv)};
   if (p.dtype == DType::fp8_e4m3)
     return FieldRefusal{"dtype", "kind " + name() + " runs bf16, fp16 or fp32 q, k and v"};
-  if (p.kv_dtype) return FieldRefusal{"kv_dtype", "kind " + name() + " has no KV cache"};
-  if (p.paged()) return FieldRefusal{"kv_layout", "kind " + name() + " has no KV cache to page"};
   return std::nullopt;  // the softmax's variants (a window, sinks) are fields of other kinds
 }
 

@@ -159,12 +159,18 @@ InputTensors make_inputs(const Problem& p, uint64_t seed) {
   return in;
 }
 
-const at::Tensor& InputTensors::input(const std::string& name) const {
+namespace {
+// The tensor named `name` in a list of named ones; undefined when there is none.
+const at::Tensor& named_in(const std::vector<std::pair<std::string, at::Tensor>>& list,
+                           const std::string& name) {
   static const at::Tensor none;
-  for (const auto& [key, tensor] : named)
+  for (const auto& [key, tensor] : list)
     if (key == name) return tensor;
   return none;
 }
+}  // namespace
+
+const at::Tensor& InputTensors::input(const std::string& name) const { return named_in(named, name); }
 
 void InputTensors::set_input(const std::string& name, at::Tensor t) {
   for (auto it = named.begin(); it != named.end(); ++it)
@@ -179,10 +185,7 @@ void InputTensors::set_input(const std::string& name, at::Tensor t) {
 }
 
 const at::Tensor& InputTensors::held_copy(const std::string& name) const {
-  static const at::Tensor none;
-  for (const auto& [key, tensor] : held)
-    if (key == name) return tensor;
-  return none;
+  return named_in(held, name);
 }
 
 void InputTensors::hold(const std::string& name, at::Tensor t) {

@@ -27,10 +27,12 @@ namespace attnbench {
 // `device_mem_grown_mib`, 16 `kernel_us_per_call`, 17 problem kinds (`kind`, MLA's
 // `qk_nope_head_dim`, `qk_rope_head_dim`, `v_head_dim`, `kv_lora_rank`, `absorbed`) and `scale`,
 // `head_dim_v`, `v_in_k`, 18 `kv_dtype`, 19 `backend_build`, 20 `device_mem_kept_mib`,
-// `variant_moves` and `pass_seconds`, 21 kind dsa (`index_topk`, `index_pattern`) and `family`;
+// `variant_moves` and `pass_seconds`, 21 kind dsa (`index_topk`, `index_pattern`) and `family`,
+// 22 kinds gdn and kda (`linear_num_key_heads`, `linear_num_value_heads`, `linear_key_head_dim`,
+// `linear_value_head_dim`, `state_dtype`, `chunk_size`);
 // readers read columns by name and accept every version (a missing repetition is 0, a missing
 // variant is none, a missing kind attention, a missing kv_dtype q's).
-inline constexpr int kCsvSchemaVersion = 21;
+inline constexpr int kCsvSchemaVersion = 22;
 bool readable_schema_version(const std::string& text);
 
 // <output>.csv: one row per (point, backend, timing mode).
