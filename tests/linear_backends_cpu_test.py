@@ -219,7 +219,11 @@ def part_reference():
                           ({"dtype": torch.float8_e4m3fn, "dtype_name": "fp8_e4m3"},
                            "not fp8_e4m3"),
                           ({"state_dtype": "fp16"}, "not fp16"),
-                          ({"linear_num_value_heads": 24}, "not 24 over 16")]:
+                          ({"heads": 24}, "not 24 over 16"),
+                          # Under tp: the model's key heads (32) against a GPU's (8): the GPU's
+                          # count (what the H100's kda rows were refused over at 7a8f47e).
+                          ({"kind": "kda", "linear_num_key_heads": 32, "heads": 8, "kv_heads": 8},
+                           True)]:
         got = torch_linear.supports(types.SimpleNamespace(**{**vars(base), **changed}))
         ok = got is True if want is True else isinstance(got, str) and want in got
         check(ok, f"torch_linear.supports with {changed}: {got!r}, want {want!r}")
@@ -355,7 +359,8 @@ def part_fla():
             ({"chunk_size": 128}, "not 128"), ({"chunk_size": 16}, True),
             ({"kind": "kda", "chunk_size": 16}, "not 16"),
             ({"chunk_size": 128, **decode}, True),
-            ({"linear_num_value_heads": 24}, "not 24 over 16")]:
+            ({"heads": 24}, "not 24 over 16"),
+            ({"kind": "kda", "linear_num_key_heads": 32, "heads": 8, "kv_heads": 8}, True)]:
         got = fla_linear.supports(types.SimpleNamespace(**{**vars(base), **changed}))
         ok = got is True if want is True else isinstance(got, str) and want in got
         check(ok, f"fla_linear.supports with {changed}: {got!r}, want {want!r}")

@@ -36,8 +36,12 @@ for step in ${*:-linear linear-reference qwen3.5-397b-a17b kimi-linear-48b}; do
       cfg=configs/models/$step.yaml
       [ -n "${ATTNBENCH_LINEAR_BACKENDS:-}" ] && select+=(--backends $ATTNBENCH_LINEAR_BACKENDS)
       if [ -n "${ATTNBENCH_LINEAR_MAX_TOKENS:-}" ]; then
-        points=$("$build/attnbench" run "$cfg" --dry-run 2>/dev/null | sed -n 's/^  \([a-z].*-s\([0-9]*\)-.*\)$/\2 \1/p' \
+        # The dry run with the same backends: a preset naming a backend this build lacks (fa3
+        # without its wheel) is refused whole otherwise, and no point would be left to name.
+        points=$("$build/attnbench" run "$cfg" --dry-run "${select[@]}" 2>/tmp/attnbench-logs/$step.dry \
+                 | sed -n 's/^  \([a-z].*-s\([0-9]*\)-.*\)$/\2 \1/p' \
                  | awk -v most="$ATTNBENCH_LINEAR_MAX_TOKENS" '$1 <= most {print $2}')
+        [ -n "$points" ] || { echo "no point of $cfg up to $ATTNBENCH_LINEAR_MAX_TOKENS tokens:"; tail -3 /tmp/attnbench-logs/$step.dry; continue; }
         select+=(--points $points)
       fi ;;
   esac

@@ -241,8 +241,9 @@ def supports(problem):
     dv = getattr(problem, "linear_value_head_dim", 0) or getattr(problem, "head_dim_v", 0) or dk
     if dk and dk < 16 or dv and dv < 16:
         return f"key and value widths of 16 at least (tl.dot's smallest tile), not {dk}/{dv}"
-    hk = getattr(problem, "linear_num_key_heads", 0) or getattr(problem, "kv_heads", 0)
-    hv = getattr(problem, "linear_num_value_heads", 0) or getattr(problem, "heads", 0)
+    # A GPU's heads (the model's linear_num_* divided by tp:): kv_heads the key heads, heads the
+    # value heads (kda has no value-head field of its own).
+    hk, hv = getattr(problem, "kv_heads", 0), getattr(problem, "heads", 0)
     if hk and hv and hv % hk:
         return f"value heads a multiple of the key heads (FLA's GVA), not {hv} over {hk}"
     if _problem_max_tokens(problem) > DECODE_MAX:  # the chunked path

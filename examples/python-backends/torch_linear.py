@@ -39,8 +39,9 @@ def supports(problem):
     state_dtype = getattr(problem, "state_dtype", "fp32") or "fp32"
     if state_dtype not in ("fp32", "bf16"):
         return f"a state pool in fp32 or bf16, not {state_dtype}"
-    hk = getattr(problem, "linear_num_key_heads", 0) or getattr(problem, "kv_heads", 0)
-    hv = getattr(problem, "linear_num_value_heads", 0) or getattr(problem, "heads", 0)
+    # A GPU's heads (the model's linear_num_* divided by tp:): kv_heads the key heads, heads the
+    # value heads (kda has no value-head field of its own).
+    hk, hv = getattr(problem, "kv_heads", 0), getattr(problem, "heads", 0)
     if hk and hv and hv % hk:
         return f"value heads a multiple of the key heads, not {hv} over {hk}"
     return True
