@@ -91,7 +91,7 @@ TEST(ToyKind, ItsLayersAreCountedAndTheRefusalNamesIt) {
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.key(), "layers.toys") << e.what();
     EXPECT_NE(std::string(e.what()).find("'toys' is no problem kind (the kinds: attention, mla, "
-                                         "dsa, dsa_indexer, toy or leaky)"),
+                                         "dsa, dsa_indexer, gdn, kda, toy or leaky)"),
               std::string::npos)
         << e.what();
   }
