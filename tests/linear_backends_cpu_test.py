@@ -343,6 +343,14 @@ def part_fla():
     check(e > PLANTED_MIN, f"1-D indices with 2 tokens a sequence came out right ({e:.3g}): "
           f"the [batch, tokens] workaround in fla_linear.kda may no longer be needed")
 
+    # The longest sequence read on the host where the point does not say: none in an empty batch.
+    check(fla_linear._max_tokens(None, torch.tensor([0], dtype=torch.int32)) == 0,
+          "an empty batch's longest sequence")
+    check(fla_linear._max_tokens(None, torch.tensor([0, 3, 10, 11], dtype=torch.int32)) == 7,
+          "the longest of 3, 7 and 1 tokens")
+    check(fla_linear._max_tokens([2, 9], torch.tensor([0, 3], dtype=torch.int32)) == 9,
+          "the point's lengths before the offsets")
+
     # supports(): what it refuses, and why.
     base = problem_of("gdn", [4096], bf16, "fp32", 16, 32, 128, 128, device="cuda")
     decode = dict(seq_len=1)

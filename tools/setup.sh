@@ -110,6 +110,14 @@ for o in "${optional[@]}"; do
   python3 -m pip install -q --no-deps --retries 0 --timeout 10 "${o%%|*}" 2>/dev/null \
     || say "${o%%|*} not installed: ${o#*|} will be skipped"
 done
+# FLA (pure Python and Triton), for the linear-attention backends' CPU test: their kernels run
+# under Triton's interpreter (tests/linear_backends_cpu_test.py; skipped without it). --no-deps:
+# its one import beyond torch and triton is einops.
+if [ "$action" = test ] && ! python3 -c 'import fla, einops' 2>/dev/null; then
+  say "installing fla-core 0.6.0 and einops (the linear-attention backends' CPU test)"
+  python3 -m pip install -q --no-deps --retries 0 --timeout 10 fla-core==0.6.0 einops 2>/dev/null \
+    || say "fla-core not installed: the FLA part of that test skips itself"
+fi
 if [ "$action" = test ] && ! python3 -c 'import scipy' 2>/dev/null; then
   say "installing scipy (Google Benchmark's compare.py, run by a test, needs it)"
   python3 -m pip install -q scipy
