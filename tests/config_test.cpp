@@ -280,7 +280,8 @@ const BadConfig kBadConfigs[] = {
      "measurement.repetitions", "at least 1"},
     // layers: the model's layers of each kind; the kinds are read off the list, the counts whole.
     {"layers of no kind", "layers: {attention: 32, gdm: 4}\nsweep:\n  seq_len: 1\n", 1, 25,
-     "layers.gdm", "'gdm' is no problem kind (the kinds: attention, mla, dsa, dsa_indexer, gdn or kda)"},
+     "layers.gdm",
+     "'gdm' is no problem kind (the kinds: attention, mla, dsa, dsa_indexer, gdn or kda)"},
     {"layers count zero", "layers: {attention: 0}\nsweep:\n  seq_len: 1\n", 1, 21,
      "layers.attention", "must be at least 1, got 0"},
     {"layers count negative", "layers:\n  attention: -3\nsweep:\n  seq_len: 1\n", 2, 14,

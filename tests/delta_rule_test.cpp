@@ -28,7 +28,8 @@ Problem linear(const std::string& kind, int64_t hk, int64_t hv, const std::strin
   return points_of("sweep:\n  kind: " + kind + "\n  dtype: " + dtype +
                    "\n  linear_num_key_heads: " + std::to_string(hk) + value_heads +
                    "\n  linear_key_head_dim: 4\n  linear_value_head_dim: 3\n  batch: 3\n"
-                   "  seq_lens: \"" + lengths + "\"\n" + more)
+                   "  seq_lens: \"" +
+                   lengths + "\"\n" + more)
       .at(0)
       .problem;
 }
@@ -40,9 +41,10 @@ TEST(DeltaRule, ItsFieldsAreTheModelsAndDeriveHeadsAndWidths) {
   ASSERT_EQ(points.size(), 2u);
   EXPECT_EQ(points[0].id, "gdn-b4-s2-bf16-cpu-hk16-hv16-dk128-dv128");
   EXPECT_EQ(points[1].id, "kda-b4-s2-bf16-cpu-hk16-dk128-dv128");
-  const Problem gdn = points_of("sweep:\n  kind: gdn\n  seq_len: 1\n  linear_num_value_heads: 64\n"
-                                "  linear_value_head_dim: 256\n  state_dtype: bf16\n"
-                                "  chunk_size: 128\n")
+  const Problem gdn = points_of(
+                          "sweep:\n  kind: gdn\n  seq_len: 1\n  linear_num_value_heads: 64\n"
+                          "  linear_value_head_dim: 256\n  state_dtype: bf16\n"
+                          "  chunk_size: 128\n")
                           .at(0)
                           .problem;
   EXPECT_EQ(gdn.heads, 64);      // the value heads
@@ -53,15 +55,13 @@ TEST(DeltaRule, ItsFieldsAreTheModelsAndDeriveHeadsAndWidths) {
   EXPECT_EQ(point_id(gdn), "gdn-b1-s1-bf16-cpu-hk16-hv64-dk128-dv256-statebf16-c128");
   // GDN's value heads unset: as many as the key heads, in the point and its id. KDA has no
   // value-head field: as many as its key heads.
-  const Problem same = points_of("sweep:\n  kind: gdn\n  seq_len: 1\n  linear_num_key_heads: 8\n")
-                           .at(0)
-                           .problem;
+  const Problem same =
+      points_of("sweep:\n  kind: gdn\n  seq_len: 1\n  linear_num_key_heads: 8\n").at(0).problem;
   EXPECT_EQ(same.heads, 8);
   EXPECT_EQ(field_text(find_problem_field("linear_num_value_heads")->get(same)), "8");
   EXPECT_EQ(point_id(same), "gdn-b1-s1-bf16-cpu-hk8-hv8-dk128-dv128");
-  const Problem kda = points_of("sweep:\n  kind: kda\n  seq_len: 1\n  linear_num_key_heads: 8\n")
-                          .at(0)
-                          .problem;
+  const Problem kda =
+      points_of("sweep:\n  kind: kda\n  seq_len: 1\n  linear_num_key_heads: 8\n").at(0).problem;
   EXPECT_EQ(kda.heads, 8);
   EXPECT_EQ(kda.kv_heads, 8);
   EXPECT_EQ(field_text(find_problem_field("linear_num_value_heads")->get(kda)), "");
@@ -96,7 +96,8 @@ TEST(DeltaRule, WhatItCannotMakeIsALocatedError) {
   };
   // KDA: as many value heads as key heads, no field for them.
   refused_at("  kind: kda\n  linear_num_key_heads: 8\n  linear_num_value_heads: 8\n",
-             "sweep.linear_num_value_heads", "linear_num_value_heads is a field of kind gdn, not of kda");
+             "sweep.linear_num_value_heads",
+             "linear_num_value_heads is a field of kind gdn, not of kda");
   accepted("  kind: kda\n  linear_num_key_heads: 8\n");
   // GDN: value heads a multiple of the key heads.
   refused_at("  kind: gdn\n  linear_num_key_heads: 16\n  linear_num_value_heads: 24\n",
@@ -119,16 +120,19 @@ TEST(DeltaRule, WhatItCannotMakeIsALocatedError) {
   refused_at("  kind: kda\n  kv_dtype: fp8_e4m3\n", "sweep.kv_dtype", "kind kda derives kv_dtype");
   refused_at("  kind: gdn\n  kv_layout: paged\n", "sweep.kv_layout", "kind gdn derives kv_layout");
   refused_at("  kind: gdn\n  page_size: 16\n", "sweep.page_size", "kind gdn derives page_size");
-  refused_at("  kind: gdn\n  window: [4, 0]\n", "sweep.window", "window is a field of kind attention");
-  refused_at("  kind: kda\n  softcap: 30\n", "sweep.softcap", "softcap is a field of kind attention");
+  refused_at("  kind: gdn\n  window: [4, 0]\n", "sweep.window",
+             "window is a field of kind attention");
+  refused_at("  kind: kda\n  softcap: 30\n", "sweep.softcap",
+             "softcap is a field of kind attention");
 }
 
 TEST(DeltaRule, ItsWorkIsTheChunkedAlgorithmsAndTheStateReadAndWritten) {
   // Two sequences of 70 and 3 tokens, chunk 64: 64 + 6 and 3 tokens a chunk, so causal pairs
   // 64*65/2 + 6*7/2 + 3*4/2 = 2080 + 21 + 6 = 2107, 73 tokens. hk 2, hv 4, dk 4, dv 3.
-  const Problem p = points_of("sweep:\n  kind: gdn\n  dtype: bf16\n  linear_num_key_heads: 2\n"
-                              "  linear_num_value_heads: 4\n  linear_key_head_dim: 4\n"
-                              "  linear_value_head_dim: 3\n  batch: 2\n  seq_lens: \"70,3\"\n")
+  const Problem p = points_of(
+                        "sweep:\n  kind: gdn\n  dtype: bf16\n  linear_num_key_heads: 2\n"
+                        "  linear_num_value_heads: 4\n  linear_key_head_dim: 4\n"
+                        "  linear_value_head_dim: 3\n  batch: 2\n  seq_lens: \"70,3\"\n")
                         .at(0)
                         .problem;
   EXPECT_DOUBLE_EQ(point_flop(p), 2.0 * 4 * (3 * 73 * 4 * 3 + 2107 * (2 * 4 + 3)));
@@ -139,18 +143,20 @@ TEST(DeltaRule, ItsWorkIsTheChunkedAlgorithmsAndTheStateReadAndWritten) {
   EXPECT_DOUBLE_EQ(point_bytes(p), 73 * per_token + 2 * (2 * 4 * 4 * 3 * 4 + 8) + 4);
   // KDA's gate is a key channel's: dk + 1 floats a head and token for g and beta; a bf16 state
   // is half the bytes.
-  Problem k = points_of("sweep:\n  kind: kda\n  dtype: bf16\n  linear_num_key_heads: 4\n"
-                        "  linear_key_head_dim: 4\n"
-                        "  linear_value_head_dim: 3\n  batch: 2\n  seq_lens: \"70,3\"\n"
-                        "  state_dtype: bf16\n")
+  Problem k = points_of(
+                  "sweep:\n  kind: kda\n  dtype: bf16\n  linear_num_key_heads: 4\n"
+                  "  linear_key_head_dim: 4\n"
+                  "  linear_value_head_dim: 3\n  batch: 2\n  seq_lens: \"70,3\"\n"
+                  "  state_dtype: bf16\n")
                   .at(0)
                   .problem;
   const double kda_token = 2 * 4 * 4 * 2 + 2 * 4 * 3 * 2 + 4 * (4 + 1) * 4;
   EXPECT_DOUBLE_EQ(point_bytes(k), 73 * kda_token + 2 * (2 * 4 * 4 * 3 * 2 + 8) + 4);
   // A decode's single token a sequence: one chunk of one token, one pair.
-  const Problem d = points_of("sweep:\n  kind: gdn\n  linear_num_key_heads: 1\n"
-                              "  linear_num_value_heads: 1\n  linear_key_head_dim: 2\n"
-                              "  linear_value_head_dim: 2\n  batch: 5\n  seq_len: 1\n")
+  const Problem d = points_of(
+                        "sweep:\n  kind: gdn\n  linear_num_key_heads: 1\n"
+                        "  linear_num_value_heads: 1\n  linear_key_head_dim: 2\n"
+                        "  linear_value_head_dim: 2\n  batch: 5\n  seq_len: 1\n")
                         .at(0)
                         .problem;
   EXPECT_DOUBLE_EQ(point_flop(d), 2.0 * 1 * (3 * 5 * 2 * 2 + 5 * (2 * 2 + 2)));
@@ -200,7 +206,8 @@ Scalar scalar_recurrence(const InputTensors& in, int64_t b, bool per_key) {
       }
       for (int64_t j = 0; j < dv; ++j) {
         double acc = 0;
-        for (int64_t i = 0; i < dk; ++i) acc += q[t][kh][i].item<double>() / std::sqrt(qn) * s[i][j];
+        for (int64_t i = 0; i < dk; ++i)
+          acc += q[t][kh][i].item<double>() / std::sqrt(qn) * s[i][j];
         o[h][j] = acc * in.scale;
       }
     }
@@ -217,7 +224,8 @@ at::Tensor scalar_backend(InputTensors& in, bool per_key, const std::string& dro
   if (drop == "beta") used.set_input("beta", at::ones_like(in.input("beta")));
   if (drop == "initial_state") used.hold("state", at::zeros_like(in.held_copy("state")));
   if (drop == "state_indices")
-    used.set_input("state_indices", at::arange(in.problem.batch, in.input("state_indices").options()));
+    used.set_input("state_indices",
+                   at::arange(in.problem.batch, in.input("state_indices").options()));
   const Problem& p = in.problem;
   at::Tensor out = at::empty({in.v.size(0), p.heads, p.v_dim()}, at::kDouble);
   int64_t row = 0;
@@ -356,9 +364,11 @@ TEST(DeltaRule, NoSequenceSitsInItsOwnIndexsSlot) {
   c10::InferenceMode guard;
   for (int64_t batch : {1, 2, 3, 5})
     for (uint64_t seed = 0; seed < 24; ++seed) {
-      const Problem p = points_of("sweep:\n  kind: gdn\n  dtype: fp32\n  linear_num_key_heads: 1\n"
-                                  "  linear_key_head_dim: 2\n  linear_value_head_dim: 2\n"
-                                  "  seq_len: 1\n  batch: " + std::to_string(batch) + "\n")
+      const Problem p = points_of(
+                            "sweep:\n  kind: gdn\n  dtype: fp32\n  linear_num_key_heads: 1\n"
+                            "  linear_key_head_dim: 2\n  linear_value_head_dim: 2\n"
+                            "  seq_len: 1\n  batch: " +
+                            std::to_string(batch) + "\n")
                             .at(0)
                             .problem;
       const at::Tensor slots = make_inputs(p, seed).input("state_indices").to(at::kLong);

@@ -204,7 +204,8 @@ TEST(Kinds, AnFp8CacheIsRefusedWhereItCannotBe) {
 }
 
 TEST(Kinds, AnUnknownKindNamesTheKinds) {
-  expect_refused("sweep:\n  kind: gqa\n  seq_len: 8\n", "sweep.kind", 2, "attention, mla, dsa, dsa_indexer, gdn or kda");
+  expect_refused("sweep:\n  kind: gqa\n  seq_len: 8\n", "sweep.kind", 2,
+                 "attention, mla, dsa, dsa_indexer, gdn or kda");
 }
 
 TEST(Kinds, AttentionIdsAreTheOnesReportsAlwaysHad) {

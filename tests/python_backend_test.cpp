@@ -684,8 +684,8 @@ TEST_F(PythonBackends, LinearKindsRunEndToEndAndADroppedGateIsNamed) {
   const std::string gdn = "gdn-b3-s70-bf16-cpu-qlens-9-70-1-hk2-hv2-dk16-dv16 ";
   const std::string kda = "kda-b3-s70-bf16-cpu-qlens-9-70-1-hk2-dk16-dv16 ";
   const std::string decode = "gdn-b4-s2-fp32-cpu-hk1-hv2-dk16-dv8 ";
-  for (const std::string& key : {gdn + "torch-gdn wall", kda + "torch-kda wall",
-                                 decode + "torch-gdn wall"}) {
+  for (const std::string& key :
+       {gdn + "torch-gdn wall", kda + "torch-kda wall", decode + "torch-gdn wall"}) {
     ASSERT_EQ(rows.count(key), 1u) << key << "\n" << r.output;
     EXPECT_EQ(rows.at(key).at("status"), "ok") << key << ": " << rows.at(key).at("reason");
     EXPECT_NE(rows.at(key).at("variant_moves").find("gate:"), std::string::npos) << key;

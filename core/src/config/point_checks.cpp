@@ -94,10 +94,10 @@ void check_point(const SweepConfig& config, const SweepBlock& block, const Point
     // The kind first: one that derives the heads says so in its own fields' words.
     if (const std::optional<FieldRefusal> no = kind.refuse(p)) fail(no->field, no->why);
     if (p.heads % p.kv_heads != 0)
-      fail("kv_heads", "kv_heads " + std::to_string(p.kv_heads) +
-                                   " does not divide heads " + std::to_string(p.heads) +
-                                   "; grouped-query attention shares each kv head among an equal "
-                                   "number of query heads");
+      fail("kv_heads", "kv_heads " + std::to_string(p.kv_heads) + " does not divide heads " +
+                           std::to_string(p.heads) +
+                           "; grouped-query attention shares each kv head among an equal "
+                           "number of query heads");
     for (const ProblemVariant* variant : problem_variants())
       if (applies_to(*variant, p.kind))
         if (const std::optional<FieldRefusal> no = variant->refuse(p)) fail(no->field, no->why);

@@ -26,7 +26,9 @@ Field<Problem> count_field(std::string name, std::string word, int64_t fallback,
                                   ", not " + std::to_string(*n));
     set(p, v);
   };
-  f.id_part = [name, word](const Problem& p) { return "-" + word + std::to_string(count(p, name)); };
+  f.id_part = [name, word](const Problem& p) {
+    return "-" + word + std::to_string(count(p, name));
+  };
   return f;
 }
 
@@ -74,10 +76,10 @@ std::vector<Field<Problem>> DeltaRuleKind::own_fields() const {
   value_heads.id_part = [](const Problem& p) { return "-hv" + std::to_string(p.heads); };
   std::vector<Field<Problem>> fields = {
       key_heads,
-      count_field("linear_key_head_dim", "dk", 128, 1 << 12, "gdn, kda: q's and k's features (128)"),
+      count_field("linear_key_head_dim", "dk", 128, 1 << 12,
+                  "gdn, kda: q's and k's features (128)"),
       count_field("linear_value_head_dim", "dv", 128, 1 << 12, "gdn, kda: v's features (128)"),
-      state,
-      chunk};
+      state, chunk};
   // KDA has as many value heads as key heads: no field of its own for them.
   if (gate_ == GateShape::per_head) fields.insert(fields.begin() + 1, value_heads);
   for (Field<Problem>& f : fields) f = owned_by(name(), std::move(f));
@@ -88,14 +90,15 @@ std::vector<Field<Problem>> DeltaRuleKind::own_fields() const {
 // key width); no cache (seq_len_kv is seq_len; no cache dtype, layout or pages); a recurrence,
 // causal and served forward.
 std::vector<std::string> DeltaRuleKind::derived_axes() const {
-  return {"heads",    "kv_heads",  "head_dim",   "seq_len_kv", "seq_lens_kv", "kv_dtype",
+  return {"heads",     "kv_heads",  "head_dim",   "seq_len_kv", "seq_lens_kv", "kv_dtype",
           "kv_layout", "page_size", "page_order", "causal",     "direction"};
 }
 
 void DeltaRuleKind::complete(Problem& p) const {
   // GDN's value heads unset, and KDA's always: as many as the key heads.
   if (gate_ == GateShape::per_head && !p.extra_text("linear_num_value_heads"))
-    p.extra.emplace_back("linear_num_value_heads", std::to_string(count(p, "linear_num_key_heads")));
+    p.extra.emplace_back("linear_num_value_heads",
+                         std::to_string(count(p, "linear_num_key_heads")));
   p.heads = gate_ == GateShape::per_head ? count(p, "linear_num_value_heads")
                                          : count(p, "linear_num_key_heads");
   p.kv_heads = count(p, "linear_num_key_heads");
@@ -200,7 +203,8 @@ std::pair<at::Tensor, at::Tensor> padded_rows(const Problem& p, const std::vecto
   std::vector<int64_t> rows, real;
   for (int64_t b : seqs)
     for (int64_t t = 0; t < longest; ++t) {
-      rows.push_back(std::min(first[b] + std::min(t, std::max<int64_t>(p.q_len(b) - 1, 0)), total - 1));
+      rows.push_back(
+          std::min(first[b] + std::min(t, std::max<int64_t>(p.q_len(b) - 1, 0)), total - 1));
       real.push_back(t < p.q_len(b));
     }
   const auto opts = at::TensorOptions().dtype(at::kLong);
@@ -209,9 +213,7 @@ std::pair<at::Tensor, at::Tensor> padded_rows(const Problem& p, const std::vecto
           at::tensor(real, opts).view({n, longest}).to(at::kBool).to(device)};
 }
 
-at::Tensor l2_normalized(const at::Tensor& x) {
-  return x / (x * x).sum(-1, true).add(1e-6).sqrt();
-}
+at::Tensor l2_normalized(const at::Tensor& x) { return x / (x * x).sum(-1, true).add(1e-6).sqrt(); }
 
 struct Recurrence {
   at::Tensor out;    // [n, L, Hv, dv]
@@ -220,8 +222,8 @@ struct Recurrence {
 
 // The recurrence of sequences `seqs` (docs/linear-attention.md) in `type`, step by step, from
 // `initial` ([n, Hv, dk, dv]); padded steps leave the state as it is.
-Recurrence recur(const InputTensors& in, const std::vector<int64_t>& seqs, const at::Tensor& initial,
-                 at::ScalarType type) {
+Recurrence recur(const InputTensors& in, const std::vector<int64_t>& seqs,
+                 const at::Tensor& initial, at::ScalarType type) {
   const Problem& p = in.problem;
   const auto [rows, real] = padded_rows(p, seqs, in.q.device());
   const int64_t n = rows.size(0), steps = rows.size(1), group = p.heads / p.kv_heads;
@@ -233,7 +235,7 @@ Recurrence recur(const InputTensors& in, const std::vector<int64_t>& seqs, const
   const at::Tensor q = l2_normalized(take(in.q)).repeat_interleave(group, 2);
   const at::Tensor k = l2_normalized(take(in.k)).repeat_interleave(group, 2);
   const at::Tensor v = take(in.v);
-  const at::Tensor live = real.to(type);  // [n, L]
+  const at::Tensor live = real.to(type);         // [n, L]
   at::Tensor decay = take(in.input("g")).exp();  // [n, L, Hv] or [n, L, Hv, dk]
   std::vector<int64_t> shape{n, steps};
   while (static_cast<int64_t>(shape.size()) < decay.dim()) shape.push_back(1);
@@ -245,8 +247,8 @@ Recurrence recur(const InputTensors& in, const std::vector<int64_t>& seqs, const
   for (int64_t t = 0; t < steps; ++t) {
     const at::Tensor d = decay.select(1, t);
     s = s * (d.dim() == 2 ? d.view({n, -1, 1, 1}) : d.unsqueeze(-1));
-    const at::Tensor kt = k.select(1, t);                                 // [n, Hv, dk]
-    const at::Tensor ks = at::matmul(kt.unsqueeze(-2), s).squeeze(-2);    // [n, Hv, dv]
+    const at::Tensor kt = k.select(1, t);                               // [n, Hv, dk]
+    const at::Tensor ks = at::matmul(kt.unsqueeze(-2), s).squeeze(-2);  // [n, Hv, dv]
     const at::Tensor u = beta.select(1, t).unsqueeze(-1) * (v.select(1, t) - ks);
     s = s + kt.unsqueeze(-1) * u.unsqueeze(-2);
     out.push_back(at::matmul(q.select(1, t).unsqueeze(-2), s).squeeze(-2) * in.scale);
@@ -257,8 +259,8 @@ Recurrence recur(const InputTensors& in, const std::vector<int64_t>& seqs, const
 // The drawn states of sequences `seqs` ([n, Hv, dk, dv]), from the held pool.
 at::Tensor initial_states(const InputTensors& in, const std::vector<int64_t>& seqs) {
   const at::Tensor slots = in.input("state_indices").to(at::kLong);
-  const at::Tensor picked =
-      slots.index_select(0, at::tensor(seqs, at::TensorOptions().dtype(at::kLong)).to(slots.device()));
+  const at::Tensor picked = slots.index_select(
+      0, at::tensor(seqs, at::TensorOptions().dtype(at::kLong)).to(slots.device()));
   return in.held_copy("state").index_select(0, picked);
 }
 
@@ -282,8 +284,8 @@ std::vector<int64_t> all_sequences(const Problem& p) {
 // of v's rows): against its own norm, a bf16 kernel's rounding read 0.045 on a row 20 times
 // smaller than its head's (FLA's chunk path, dk 128, 200 tokens), 0.006 against the RMS.
 at::Tensor sequence_errors(const at::Tensor& got, const at::Tensor& ref) {
-  const at::Tensor norms = ref.norm(2, {-1});                    // [tokens, Hv]
-  const at::Tensor rms = norms.pow(2).mean(0, true).sqrt();      // [1, Hv]
+  const at::Tensor norms = ref.norm(2, {-1});                // [tokens, Hv]
+  const at::Tensor rms = norms.pow(2).mean(0, true).sqrt();  // [1, Hv]
   const at::Tensor err = (got - ref).norm(2, {-1}) / at::maximum(norms, rms);
   return at::where(err.isnan(), at::zeros_like(err), err);
 }
@@ -310,7 +312,8 @@ void DeltaRuleTensors::draw(InputTensors& in) const {
   in.v = at::randn({tokens, hv, dv}, options);
   std::vector<int64_t> cu{0};
   for (int64_t b = 0; b < p.batch; ++b) cu.push_back(cu.back() + p.q_len(b));
-  in.cu_seqlens_q = at::tensor(cu, at::TensorOptions().dtype(at::kLong)).to(at::kInt).to(options.device());
+  in.cu_seqlens_q =
+      at::tensor(cu, at::TensorOptions().dtype(at::kLong)).to(at::kInt).to(options.device());
   // Decays e^g from about 0.3 to 0.97 a token (log-sigmoid of N(1, 1.5)): strong enough that a
   // backend dropping the gate, beta or the initial state misses by far more than the tolerance
   // at a single decode token, weak enough that a prefill's state carries across a chunk.
@@ -338,9 +341,9 @@ void DeltaRuleTensors::draw(InputTensors& in) const {
     if (drawn[static_cast<size_t>(b)] == b)  // swap in a later slot: never b, never an earlier's
       std::swap(drawn[static_cast<size_t>(b)], drawn[static_cast<size_t>(b + 1)]);
   drawn.resize(static_cast<size_t>(p.batch));
-  in.set_input("state_indices", at::tensor(drawn, at::TensorOptions().dtype(at::kLong))
-                                    .to(at::kInt)
-                                    .to(options.device()));
+  in.set_input(
+      "state_indices",
+      at::tensor(drawn, at::TensorOptions().dtype(at::kLong)).to(at::kInt).to(options.device()));
 }
 
 void DeltaRuleTensors::restore(InputTensors& in) const {
@@ -399,11 +402,13 @@ std::optional<ReferenceError> DeltaRuleTensors::error(const InputTensors& in,
   if (out.sizes() != at::IntArrayRef(sizes) || out.scalar_type() != in.q.scalar_type())
     throw std::runtime_error("the output has shape " + c10::str(out.sizes()) + " and dtype " +
                              std::string(c10::toString(out.scalar_type())) + ", expected " +
-                             c10::str(sizes) + " " + std::string(c10::toString(in.q.scalar_type())));
+                             c10::str(sizes) + " " +
+                             std::string(c10::toString(in.q.scalar_type())));
   const at::Tensor pool = in.input("state");
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
   if (!at::isfinite(out).all().item<bool>()) return ReferenceError{nan, "out", nan};
-  if (!at::isfinite(pool.to(at::kFloat)).all().item<bool>()) return ReferenceError{nan, "state", nan};
+  if (!at::isfinite(pool.to(at::kFloat)).all().item<bool>())
+    return ReferenceError{nan, "state", nan};
   const at::Tensor slots = in.input("state_indices").to(at::kLong);
   // The slots no sequence owns: as drawn.
   at::Tensor others = at::ones({pool.size(0)}, slots.options().dtype(at::kBool));
@@ -423,18 +428,21 @@ std::optional<ReferenceError> DeltaRuleTensors::error(const InputTensors& in,
   const std::vector<int64_t> every = all_sequences(p);
   const int64_t per = std::max<int64_t>(1, (int64_t{1} << 26) / (p.heads * p.head_dim * p.v_dim()));
   for (size_t from = 0; from < every.size(); from += static_cast<size_t>(per)) {
-    const std::vector<int64_t> seqs(every.begin() + static_cast<int64_t>(from),
-                                    every.begin() + static_cast<int64_t>(std::min(every.size(), from + static_cast<size_t>(per))));
+    const std::vector<int64_t> seqs(
+        every.begin() + static_cast<int64_t>(from),
+        every.begin() +
+            static_cast<int64_t>(std::min(every.size(), from + static_cast<size_t>(per))));
     const Recurrence r = recur(in, seqs, initial_states(in, seqs), at::kFloat);
     for (size_t i = 0; i < seqs.size(); ++i)
       if (p.q_len(seqs[i]) > 0)
         note(e.whole_rel_err, nullptr,
-           sequence_errors(packed_sequence(p, out, seqs[i]).to(at::kFloat), sequence_of(p, r.out, i, seqs[i]))
-               .max()
-               .item<double>(),
-           "out");
-    const at::Tensor got = pool.index_select(
-        0, slots.index_select(0, at::tensor(seqs, slots.options())));
+             sequence_errors(packed_sequence(p, out, seqs[i]).to(at::kFloat),
+                             sequence_of(p, r.out, i, seqs[i]))
+                 .max()
+                 .item<double>(),
+             "out");
+    const at::Tensor got =
+        pool.index_select(0, slots.index_select(0, at::tensor(seqs, slots.options())));
     note(e.whole_rel_err, nullptr, worst_state_error(got.to(at::kFloat), r.state), "state");
   }
   // The checked sequences in float64.
@@ -443,10 +451,11 @@ std::optional<ReferenceError> DeltaRuleTensors::error(const InputTensors& in,
   for (size_t i = 0; i < seqs.size(); ++i)
     if (p.q_len(seqs[i]) > 0)
       note(e.rel_err, &e.worst,
-         sequence_errors(packed_sequence(p, out, seqs[i]).to(at::kDouble), sequence_of(p, r.out, i, seqs[i]))
-             .max()
-             .item<double>(),
-         "out");
+           sequence_errors(packed_sequence(p, out, seqs[i]).to(at::kDouble),
+                           sequence_of(p, r.out, i, seqs[i]))
+               .max()
+               .item<double>(),
+           "out");
   const at::Tensor got =
       pool.index_select(0, slots.index_select(0, at::tensor(seqs, slots.options())));
   note(e.rel_err, &e.worst, worst_state_error(got.to(at::kDouble), r.state), "state");
@@ -457,8 +466,8 @@ std::vector<PointVariant> DeltaRuleTensors::checks(const InputTensors& in) const
   std::vector<PointVariant> out;
   InputTensors no_gate = in;
   no_gate.set_input("g", at::zeros_like(in.input("g")));
-  out.push_back({"gate", std::move(no_gate), "the recurrence without its decay (g = 0)",
-                 "gate ignored"});
+  out.push_back(
+      {"gate", std::move(no_gate), "the recurrence without its decay (g = 0)", "gate ignored"});
   InputTensors no_beta = in;
   no_beta.set_input("beta", at::ones_like(in.input("beta")));
   out.push_back({"beta", std::move(no_beta), "the recurrence with beta = 1", "beta ignored"});

@@ -199,7 +199,6 @@ ReferenceError forward_error(const InputTensors& in, const at::Tensor& out_as_re
   return {worst_row_error(checked_output(in, out_as_returned), checked_reference(in)), "out", whole};
 }
 
-
 std::vector<at::Tensor> KindTensors::reference_rows(const InputTensors& in) const {
   return checked_reference(in);
 }
@@ -288,8 +287,8 @@ std::vector<VariantCheck> check_variants(const InputTensors& in, const at::Tenso
   const double off = kind.worst_error(got, ref);
   for (const PointVariant& v : variants) {
     const std::vector<at::Tensor> ref_without = kind.reference_rows(v.without);
-    checks.push_back({v.name, kind.worst_error(ref_without, ref), kind.worst_error(got, ref_without),
-                      off, false, v.what, v.verdict});
+    checks.push_back({v.name, kind.worst_error(ref_without, ref),
+                      kind.worst_error(got, ref_without), off, false, v.what, v.verdict});
   }
   return checks;
 }

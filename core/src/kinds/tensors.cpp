@@ -170,7 +170,9 @@ const at::Tensor& named_in(const std::vector<std::pair<std::string, at::Tensor>>
 }
 }  // namespace
 
-const at::Tensor& InputTensors::input(const std::string& name) const { return named_in(named, name); }
+const at::Tensor& InputTensors::input(const std::string& name) const {
+  return named_in(named, name);
+}
 
 void InputTensors::set_input(const std::string& name, at::Tensor t) {
   for (auto it = named.begin(); it != named.end(); ++it)
