@@ -9,7 +9,10 @@
 
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <stdexcept>
 #include <vector>
 
 namespace attnbench {
@@ -392,5 +395,24 @@ TEST(DeltaRule, ARowIsJudgedAgainstItsHeadsTypicalRowNotItsOwnNorm) {
   EXPECT_NEAR(KindTensors().worst_error({small}, {ref.narrow(0, 3, 1)}), 1.0, 1e-12);
 }
 
+
+
+// Audit (branch audit-linear): facts the tests above left open, each worked out by hand.
+
+// The work model reads the sweep's chunk_size, and a float32 q, k and v are 4 bytes an element.
+TEST(DeltaRule, TheWorkModelReadsTheChunkAndAFloat32sBytes) {
+  // One sequence of 5 tokens, chunk 2: chunks of 2, 2 and 1 tokens, causal pairs 3 + 3 + 1 = 7
+  // (chunk 64 would be one chunk, 15 pairs). hk 1, hv 1, dk 2, dv 2.
+  const Problem p = points_of("sweep:\n  kind: gdn\n  dtype: fp32\n  linear_num_key_heads: 1\n"
+                              "  linear_key_head_dim: 2\n  linear_value_head_dim: 2\n"
+                              "  batch: 1\n  seq_len: 5\n  chunk_size: 2\n")
+                        .at(0)
+                        .problem;
+  EXPECT_DOUBLE_EQ(point_flop(p), 2.0 * 1 * (3 * 5 * 2 * 2 + 7 * (2 * 2 + 2)));  // 204
+  // Per token q and k (2 x 1 head x 2 x 4 bytes), v and o (the same), g and beta (2 x 4 bytes):
+  // 40; the state read and written (2 x 1 x 2 x 2 x 4 bytes) and its slot and offset (8); the
+  // last offset (4).
+  EXPECT_DOUBLE_EQ(point_bytes(p), 5 * 40 + (2 * 16 + 8) + 4);  // 244
+}
 }  // namespace
 }  // namespace attnbench
