@@ -414,5 +414,23 @@ TEST(DeltaRule, TheWorkModelReadsTheChunkAndAFloat32sBytes) {
   // last offset (4).
   EXPECT_DOUBLE_EQ(point_bytes(p), 5 * 40 + (2 * 16 + 8) + 4);  // 244
 }
+
+// Every count field refuses 0 itself (`a count from 1 to ...`), whoever sets it.
+TEST(DeltaRule, ACountFieldRefusesZeroItself) {
+  Problem p = linear("gdn", 1, 1, "1,1,1");
+  for (const char* name : {"linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
+                           "linear_value_head_dim", "chunk_size"}) {
+    const Field<Problem>* f = find_problem_field(name);
+    ASSERT_NE(f, nullptr) << name;
+    try {
+      f->set(p, FieldValue{int64_t{0}});
+      ADD_FAILURE() << name << " took 0";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("is a count from 1 to 4096, not 0"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_NO_THROW(f->set(p, FieldValue{int64_t{1}})) << name;
+  }
+}
 }  // namespace
 }  // namespace attnbench
