@@ -432,5 +432,24 @@ TEST(DeltaRule, ACountFieldRefusesZeroItself) {
     EXPECT_NO_THROW(f->set(p, FieldValue{int64_t{1}})) << name;
   }
 }
+
+// The sequence whose one head's final state is 1.5 times the right one: 0.5 off, in float64 and
+// in float32, normwise per sequence and head (not over the whole pool), the last sequence too.
+TEST(DeltaRule, OneHeadsFinalStateIsJudgedOnItsOwnInEverySequence) {
+  c10::InferenceMode guard;
+  InputTensors in = make_inputs(linear("gdn", 1, 4, "2,3,4"), 9);
+  const at::Tensor out = scalar_backend(in, false);
+  const at::Tensor right = in.input("state").clone();
+  const KindTensors& kind = kind_tensors(in.problem);
+  for (int64_t b = 0; b < in.problem.batch; ++b) {
+    in.input("state").copy_(right);
+    const int64_t slot = in.input("state_indices")[b].item<int64_t>();
+    in.input("state")[slot][3].mul_(1.5);
+    const ReferenceError e = *kind.error(in, out);
+    EXPECT_NEAR(e.rel_err, 0.5, 1e-6) << "sequence " << b;
+    EXPECT_NEAR(e.whole_rel_err, 0.5, 1e-5) << "sequence " << b;
+    EXPECT_EQ(e.worst, "state") << "sequence " << b;
+  }
+}
 }  // namespace
 }  // namespace attnbench
