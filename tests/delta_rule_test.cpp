@@ -451,5 +451,31 @@ TEST(DeltaRule, OneHeadsFinalStateIsJudgedOnItsOwnInEverySequence) {
     EXPECT_EQ(e.worst, "state") << "sequence " << b;
   }
 }
+
+// Every sequence's output in float32: one the float64 check does not draw, its one head's rows
+// 1.5 times the right ones (one token a sequence: each row is its head's RMS), is 0.5 off.
+TEST(DeltaRule, EverySequencesRowsAreJudgedInFloat32) {
+  c10::InferenceMode guard;
+  const Problem p = points_of("sweep:\n  kind: gdn\n  dtype: fp32\n  linear_num_key_heads: 1\n"
+                              "  linear_num_value_heads: 2\n  linear_key_head_dim: 4\n"
+                              "  linear_value_head_dim: 3\n  batch: 12\n  seq_len: 1\n")
+                        .at(0)
+                        .problem;
+  InputTensors in = make_inputs(p, 4);
+  const at::Tensor out = scalar_backend(in, false);
+  const KindTensors& kind = kind_tensors(in.problem);
+  const std::vector<int64_t> drawn = checked_sequences(p, in.seed);
+  int64_t tried = 0;
+  for (int64_t b = 0; b < p.batch; ++b) {
+    if (std::find(drawn.begin(), drawn.end(), b) != drawn.end()) continue;
+    ++tried;
+    at::Tensor wrong = out.clone();
+    wrong[b][1].mul_(1.5);  // sequence b's one token, value head 1
+    const ReferenceError e = *kind.error(in, wrong);
+    EXPECT_NEAR(e.whole_rel_err, 0.5, 1e-5) << "sequence " << b;
+    EXPECT_LT(e.rel_err, 1e-6) << "sequence " << b;  // not one the float64 check draws
+  }
+  EXPECT_GT(tried, 0);
+}
 }  // namespace
 }  // namespace attnbench
