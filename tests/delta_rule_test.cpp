@@ -477,5 +477,20 @@ TEST(DeltaRule, EverySequencesRowsAreJudgedInFloat32) {
   }
   EXPECT_GT(tried, 0);
 }
+
+// A non-finite output is never right: NaN, whatever row it is in.
+TEST(DeltaRule, ANonFiniteOutputReadsNaN) {
+  c10::InferenceMode guard;
+  for (const double bad : {std::nan(""), std::numeric_limits<double>::infinity()}) {
+    InputTensors in = make_inputs(linear("kda", 2, 2, "2,3,1"), 6);
+    at::Tensor out = scalar_backend(in, true);
+    ASSERT_LT(kind_tensors(in.problem).error(in, out)->rel_err, 1e-6);
+    out[3][1][2] = bad;
+    const ReferenceError e = *kind_tensors(in.problem).error(in, out);
+    EXPECT_TRUE(std::isnan(e.rel_err)) << bad << ": " << e.rel_err;
+    EXPECT_TRUE(std::isnan(e.whole_rel_err)) << bad << ": " << e.whole_rel_err;
+    EXPECT_EQ(e.worst, "out");
+  }
+}
 }  // namespace
 }  // namespace attnbench
