@@ -492,5 +492,43 @@ TEST(DeltaRule, ANonFiniteOutputReadsNaN) {
     EXPECT_EQ(e.worst, "out");
   }
 }
+
+// At batch 2 the slots are checked too (no sequence sits in its own index's slot), and a backend
+// that reads slot b for sequence b is named; at batch 1 there is no such check.
+TEST(DeltaRule, AtBatchTwoABackendReadingSlotBIsNamed) {
+  c10::InferenceMode guard;
+  for (const char* kind : {"gdn", "kda"}) {
+    const bool per_key = std::string(kind) == "kda";
+    const Problem two = points_of(std::string("sweep:\n  kind: ") + kind +
+                                  "\n  dtype: fp32\n  linear_num_key_heads: 2\n"
+                                  "  linear_key_head_dim: 4\n  linear_value_head_dim: 3\n"
+                                  "  batch: 2\n  seq_lens: \"3,2\"\n")
+                            .at(0)
+                            .problem;
+    for (uint64_t seed : {1, 2, 3}) {
+      InputTensors in = make_inputs(two, seed);
+      const at::Tensor out = scalar_backend(in, per_key, "state_indices");
+      EXPECT_GT(kind_tensors(two).error(in, out)->rel_err, 0.05) << kind;
+      const std::vector<VariantCheck> checks = check_variants(in, out);
+      const VariantCheck* own = check_named(checks, "state_indices");
+      ASSERT_NE(own, nullptr) << kind << " seed " << seed;
+      EXPECT_LT(own->off_without, 1e-6) << kind;
+      const VariantCheck* named = nearest_ignored(checks);
+      ASSERT_NE(named, nullptr) << kind;
+      EXPECT_EQ(named->name, "state_indices") << kind;
+    }
+    const Problem one = points_of(std::string("sweep:\n  kind: ") + kind +
+                                  "\n  dtype: fp32\n  linear_num_key_heads: 2\n"
+                                  "  linear_key_head_dim: 4\n  linear_value_head_dim: 3\n"
+                                  "  batch: 1\n  seq_len: 3\n")
+                            .at(0)
+                            .problem;
+    InputTensors in = make_inputs(one, 1);
+    std::vector<std::string> names;
+    for (const VariantCheck& c : check_variants(in, scalar_backend(in, per_key)))
+      names.push_back(c.name);
+    EXPECT_EQ(names, (std::vector<std::string>{"gate", "beta", "initial_state"})) << kind;
+  }
+}
 }  // namespace
 }  // namespace attnbench
