@@ -530,5 +530,21 @@ TEST(DeltaRule, AtBatchTwoABackendReadingSlotBIsNamed) {
     EXPECT_EQ(names, (std::vector<std::string>{"gate", "beta", "initial_state"})) << kind;
   }
 }
+
+// The worst error over several sequences is the worst of any of them, not the first's.
+TEST(DeltaRule, TheWorstErrorIsOverEverySequence) {
+  c10::InferenceMode guard;
+  InputTensors in = make_inputs(linear("gdn", 1, 1, "1,2,1"), 2);
+  const KindTensors& kind = kind_tensors(in.problem);
+  at::Tensor first = at::zeros({1, 1, 3}, at::kDouble);
+  first[0][0][0] = 1;
+  at::Tensor second = at::zeros({2, 1, 3}, at::kDouble);
+  second[0][0][1] = 1, second[1][0][2] = 1;  // row norms 1 and 1: the head's RMS is 1
+  at::Tensor off = second.clone();
+  off[0][0][1] = 1.5;
+  EXPECT_NEAR(kind.worst_error({first, off}, {first, second}), 0.5, 1e-12);
+  EXPECT_NEAR(kind.worst_error({first, second}, {first, off}), 0.5 / 1.5, 1e-12);
+  EXPECT_EQ(kind.worst_error({first, second}, {first, second}), 0);
+}
 }  // namespace
 }  // namespace attnbench
