@@ -546,5 +546,21 @@ TEST(DeltaRule, TheWorstErrorIsOverEverySequence) {
   EXPECT_NEAR(kind.worst_error({first, second}, {first, off}), 0.5 / 1.5, 1e-12);
   EXPECT_EQ(kind.worst_error({first, second}, {first, second}), 0);
 }
+
+// The drawn gates and betas are what the contract hands a backend: g the decay in log space
+// (<= 0, already activated), beta in (0, 1) (already through the sigmoid).
+TEST(DeltaRule, TheDrawnGatesAreLogDecaysAndBetasInZeroOne) {
+  c10::InferenceMode guard;
+  for (const char* kind : {"gdn", "kda"})
+    for (uint64_t seed : {1, 2, 3}) {
+      const InputTensors in = make_inputs(linear(kind, 2, 2, "40,70,9"), seed);
+      const at::Tensor g = in.input("g"), beta = in.input("beta");
+      EXPECT_EQ(g.scalar_type(), at::kFloat);
+      EXPECT_EQ(beta.scalar_type(), at::kFloat);
+      EXPECT_TRUE((g <= 0).all().item<bool>()) << kind << " max g " << g.max().item<double>();
+      EXPECT_TRUE(((beta > 0) & (beta < 1)).all().item<bool>())
+          << kind << " beta " << beta.min().item<double>() << " .. " << beta.max().item<double>();
+    }
+}
 }  // namespace
 }  // namespace attnbench
