@@ -396,7 +396,6 @@ TEST(DeltaRule, ARowIsJudgedAgainstItsHeadsTypicalRowNotItsOwnNorm) {
 }
 
 
-
 // Audit (branch audit-linear): facts the tests above left open, each worked out by hand.
 
 // The work model reads the sweep's chunk_size, and a float32 q, k and v are 4 bytes an element.
@@ -562,5 +561,68 @@ TEST(DeltaRule, TheDrawnGatesAreLogDecaysAndBetasInZeroOne) {
           << kind << " beta " << beta.min().item<double>() << " .. " << beta.max().item<double>();
     }
 }
+
+// The checks judge a row as error() does: against the larger of its own norm and its head's RMS
+// in the sequence. One row, the smallest of its head, off by 1% of the head's RMS.
+TEST(DeltaRule, TheChecksJudgeARowAgainstItsHeadsTypicalRow) {
+  c10::InferenceMode guard;
+  InputTensors in = make_inputs(linear("gdn", 1, 1, "6,6,6", "fp32"), 13);
+  const Problem& p = in.problem;
+  // The right rows and the rows without the gate, one number at a time.
+  std::vector<Scalar> right, no_gate;
+  {
+    InputTensors without = in;
+    without.set_input("g", at::zeros_like(in.input("g")));
+    for (int64_t b = 0; b < p.batch; ++b) {
+      right.push_back(scalar_recurrence(in, b, false));
+      no_gate.push_back(scalar_recurrence(without, b, false));
+    }
+  }
+  auto norm = [](const std::vector<double>& row) {
+    double s = 0;
+    for (double x : row) s += x * x;
+    return std::sqrt(s);
+  };
+  auto rms = [&](const Scalar& r) {
+    double s = 0;
+    for (const auto& o : r.out) s += std::pow(norm(o[0]), 2);
+    return std::sqrt(s / static_cast<double>(r.out.size()));
+  };
+  // The doc's measure over every sequence, one head: got against ref.
+  auto measure = [&](const std::vector<Scalar>& got, const std::vector<Scalar>& ref) {
+    double worst = 0;
+    for (size_t b = 0; b < ref.size(); ++b)
+      for (size_t t = 0; t < ref[b].out.size(); ++t) {
+        std::vector<double> d(ref[b].out[t][0].size());
+        for (size_t j = 0; j < d.size(); ++j) d[j] = got[b].out[t][0][j] - ref[b].out[t][0][j];
+        worst = std::max(worst, norm(d) / std::max(norm(ref[b].out[t][0]), rms(ref[b])));
+      }
+    return worst;
+  };
+  ASSERT_EQ(checked_sequences(p, in.seed).size(), 3u);  // every sequence is checked
+  // Sequence 0's smallest row, well under its head's RMS.
+  size_t small = 0;
+  for (size_t t = 1; t < right[0].out.size(); ++t)
+    if (norm(right[0].out[t][0]) < norm(right[0].out[small][0])) small = t;
+  const double head = rms(right[0]);
+  ASSERT_LT(norm(right[0].out[small][0]), 0.8 * head);
+  at::Tensor out = at::empty({in.v.size(0), 1, p.v_dim()}, at::kDouble);
+  int64_t row = 0;
+  for (const Scalar& r : right)
+    for (const auto& o : r.out) {
+      for (int64_t j = 0; j < p.v_dim(); ++j) out[row][0][j] = o[0][j];
+      ++row;
+    }
+  out[static_cast<int64_t>(small)][0][0] += 0.01 * head;
+  std::vector<Scalar> got = right;
+  got[0].out[small][0][0] += 0.01 * head;
+  const std::vector<VariantCheck> checks = check_variants(in, out.to(at::kFloat));
+  const VariantCheck* gate = check_named(checks, "gate");
+  ASSERT_NE(gate, nullptr);
+  EXPECT_NEAR(gate->off_with, 0.01, 1e-5);  // 1% of the head's RMS, not of the row's own norm
+  EXPECT_NEAR(gate->moved, measure(no_gate, right), 1e-5);
+  EXPECT_NEAR(gate->off_without, measure(got, no_gate), 1e-5);
+}
+
 }  // namespace
 }  // namespace attnbench
