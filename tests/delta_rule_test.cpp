@@ -624,5 +624,18 @@ TEST(DeltaRule, TheChecksJudgeARowAgainstItsHeadsTypicalRow) {
   EXPECT_NEAR(gate->off_without, measure(got, no_gate), 1e-5);
 }
 
+// Grouped value heads: value head h reads key head h / (Hv / Hk) (its group's, in order), not
+// h % Hk; the tests above had one key head or groups of one, where the two agree.
+TEST(DeltaRule, AGroupOfValueHeadsReadsItsOwnKeyHead) {
+  c10::InferenceMode guard;
+  for (const auto& [hk, hv] : {std::pair{2, 4}, {3, 6}, {2, 6}}) {
+    InputTensors in = make_inputs(linear("gdn", hk, hv, "3,1,2"), 21);
+    const at::Tensor out = scalar_backend(in, false);
+    const ReferenceError e = *kind_tensors(in.problem).error(in, out);
+    EXPECT_LT(e.rel_err, 1e-6) << hk << " " << hv << " " << e.worst;
+    EXPECT_LT(e.whole_rel_err, 1e-5) << hk << " " << hv;
+  }
+}
+
 }  // namespace
 }  // namespace attnbench
