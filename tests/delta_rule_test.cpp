@@ -9,7 +9,10 @@
 
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <stdexcept>
 #include <vector>
 
 namespace attnbench {
@@ -400,6 +403,248 @@ TEST(DeltaRule, ARowIsJudgedAgainstItsHeadsTypicalRowNotItsOwnNorm) {
   at::Tensor small = ref.narrow(0, 3, 1).clone();
   small[0][0][0] = 0.02;
   EXPECT_NEAR(KindTensors().worst_error({small}, {ref.narrow(0, 3, 1)}), 1.0, 1e-12);
+}
+
+
+// Audit (branch audit-linear): facts the tests above left open, each worked out by hand.
+
+// The work model reads the sweep's chunk_size, and a float32 q, k and v are 4 bytes an element.
+TEST(DeltaRule, TheWorkModelReadsTheChunkAndAFloat32sBytes) {
+  // One sequence of 5 tokens, chunk 2: chunks of 2, 2 and 1 tokens, causal pairs 3 + 3 + 1 = 7
+  // (chunk 64 would be one chunk, 15 pairs). hk 1, hv 1, dk 2, dv 2.
+  const Problem p = points_of("sweep:\n  kind: gdn\n  dtype: fp32\n  linear_num_key_heads: 1\n"
+                              "  linear_key_head_dim: 2\n  linear_value_head_dim: 2\n"
+                              "  batch: 1\n  seq_len: 5\n  chunk_size: 2\n")
+                        .at(0)
+                        .problem;
+  EXPECT_DOUBLE_EQ(point_flop(p), 2.0 * 1 * (3 * 5 * 2 * 2 + 7 * (2 * 2 + 2)));  // 204
+  // Per token q and k (2 x 1 head x 2 x 4 bytes), v and o (the same), g and beta (2 x 4 bytes):
+  // 40; the state read and written (2 x 1 x 2 x 2 x 4 bytes) and its slot and offset (8); the
+  // last offset (4).
+  EXPECT_DOUBLE_EQ(point_bytes(p), 5 * 40 + (2 * 16 + 8) + 4);  // 244
+}
+
+// Every count field refuses 0 itself (`a count from 1 to ...`), whoever sets it.
+TEST(DeltaRule, ACountFieldRefusesZeroItself) {
+  Problem p = linear("gdn", 1, 1, "1,1,1");
+  for (const char* name : {"linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
+                           "linear_value_head_dim", "chunk_size"}) {
+    const Field<Problem>* f = find_problem_field(name);
+    ASSERT_NE(f, nullptr) << name;
+    try {
+      f->set(p, FieldValue{int64_t{0}});
+      ADD_FAILURE() << name << " took 0";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("is a count from 1 to 4096, not 0"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_NO_THROW(f->set(p, FieldValue{int64_t{1}})) << name;
+  }
+}
+
+// The sequence whose one head's final state is 1.5 times the right one: 0.5 off, in float64 and
+// in float32, normwise per sequence and head (not over the whole pool), the last sequence too.
+TEST(DeltaRule, OneHeadsFinalStateIsJudgedOnItsOwnInEverySequence) {
+  c10::InferenceMode guard;
+  InputTensors in = make_inputs(linear("gdn", 1, 4, "2,3,4"), 9);
+  const at::Tensor out = scalar_backend(in, false);
+  const at::Tensor right = in.input("state").clone();
+  const KindTensors& kind = kind_tensors(in.problem);
+  for (int64_t b = 0; b < in.problem.batch; ++b) {
+    in.input("state").copy_(right);
+    const int64_t slot = in.input("state_indices")[b].item<int64_t>();
+    in.input("state")[slot][3].mul_(1.5);
+    const ReferenceError e = *kind.error(in, out);
+    EXPECT_NEAR(e.rel_err, 0.5, 1e-6) << "sequence " << b;
+    EXPECT_NEAR(e.whole_rel_err, 0.5, 1e-5) << "sequence " << b;
+    EXPECT_EQ(e.worst, "state") << "sequence " << b;
+  }
+}
+
+// Every sequence's output in float32: one the float64 check does not draw, its one head's rows
+// 1.5 times the right ones (one token a sequence: each row is its head's RMS), is 0.5 off.
+TEST(DeltaRule, EverySequencesRowsAreJudgedInFloat32) {
+  c10::InferenceMode guard;
+  const Problem p = points_of("sweep:\n  kind: gdn\n  dtype: fp32\n  linear_num_key_heads: 1\n"
+                              "  linear_num_value_heads: 2\n  linear_key_head_dim: 4\n"
+                              "  linear_value_head_dim: 3\n  batch: 12\n  seq_len: 1\n")
+                        .at(0)
+                        .problem;
+  InputTensors in = make_inputs(p, 4);
+  const at::Tensor out = scalar_backend(in, false);
+  const KindTensors& kind = kind_tensors(in.problem);
+  const std::vector<int64_t> drawn = checked_sequences(p, in.seed);
+  int64_t tried = 0;
+  for (int64_t b = 0; b < p.batch; ++b) {
+    if (std::find(drawn.begin(), drawn.end(), b) != drawn.end()) continue;
+    ++tried;
+    at::Tensor wrong = out.clone();
+    wrong[b][1].mul_(1.5);  // sequence b's one token, value head 1
+    const ReferenceError e = *kind.error(in, wrong);
+    EXPECT_NEAR(e.whole_rel_err, 0.5, 1e-5) << "sequence " << b;
+    EXPECT_LT(e.rel_err, 1e-6) << "sequence " << b;  // not one the float64 check draws
+  }
+  EXPECT_GT(tried, 0);
+}
+
+// A non-finite output is never right: NaN, whatever row it is in.
+TEST(DeltaRule, ANonFiniteOutputReadsNaN) {
+  c10::InferenceMode guard;
+  for (const double bad : {std::nan(""), std::numeric_limits<double>::infinity()}) {
+    InputTensors in = make_inputs(linear("kda", 2, 2, "2,3,1"), 6);
+    at::Tensor out = scalar_backend(in, true);
+    ASSERT_LT(kind_tensors(in.problem).error(in, out)->rel_err, 1e-6);
+    out[3][1][2] = bad;
+    const ReferenceError e = *kind_tensors(in.problem).error(in, out);
+    EXPECT_TRUE(std::isnan(e.rel_err)) << bad << ": " << e.rel_err;
+    EXPECT_TRUE(std::isnan(e.whole_rel_err)) << bad << ": " << e.whole_rel_err;
+    EXPECT_EQ(e.worst, "out");
+  }
+}
+
+// At batch 2 the slots are checked too (no sequence sits in its own index's slot), and a backend
+// that reads slot b for sequence b is named; at batch 1 there is no such check.
+TEST(DeltaRule, AtBatchTwoABackendReadingSlotBIsNamed) {
+  c10::InferenceMode guard;
+  for (const char* kind : {"gdn", "kda"}) {
+    const bool per_key = std::string(kind) == "kda";
+    const Problem two = points_of(std::string("sweep:\n  kind: ") + kind +
+                                  "\n  dtype: fp32\n  linear_num_key_heads: 2\n"
+                                  "  linear_key_head_dim: 4\n  linear_value_head_dim: 3\n"
+                                  "  batch: 2\n  seq_lens: \"3,2\"\n")
+                            .at(0)
+                            .problem;
+    for (uint64_t seed : {1, 2, 3}) {
+      InputTensors in = make_inputs(two, seed);
+      const at::Tensor out = scalar_backend(in, per_key, "state_indices");
+      EXPECT_GT(kind_tensors(two).error(in, out)->rel_err, 0.05) << kind;
+      const std::vector<VariantCheck> checks = check_variants(in, out);
+      const VariantCheck* own = check_named(checks, "state_indices");
+      ASSERT_NE(own, nullptr) << kind << " seed " << seed;
+      EXPECT_LT(own->off_without, 1e-6) << kind;
+      const VariantCheck* named = nearest_ignored(checks);
+      ASSERT_NE(named, nullptr) << kind;
+      EXPECT_EQ(named->name, "state_indices") << kind;
+    }
+    const Problem one = points_of(std::string("sweep:\n  kind: ") + kind +
+                                  "\n  dtype: fp32\n  linear_num_key_heads: 2\n"
+                                  "  linear_key_head_dim: 4\n  linear_value_head_dim: 3\n"
+                                  "  batch: 1\n  seq_len: 3\n")
+                            .at(0)
+                            .problem;
+    InputTensors in = make_inputs(one, 1);
+    std::vector<std::string> names;
+    for (const VariantCheck& c : check_variants(in, scalar_backend(in, per_key)))
+      names.push_back(c.name);
+    EXPECT_EQ(names, (std::vector<std::string>{"gate", "beta", "initial_state"})) << kind;
+  }
+}
+
+// The worst error over several sequences is the worst of any of them, not the first's.
+TEST(DeltaRule, TheWorstErrorIsOverEverySequence) {
+  c10::InferenceMode guard;
+  InputTensors in = make_inputs(linear("gdn", 1, 1, "1,2,1"), 2);
+  const KindTensors& kind = kind_tensors(in.problem);
+  at::Tensor first = at::zeros({1, 1, 3}, at::kDouble);
+  first[0][0][0] = 1;
+  at::Tensor second = at::zeros({2, 1, 3}, at::kDouble);
+  second[0][0][1] = 1, second[1][0][2] = 1;  // row norms 1 and 1: the head's RMS is 1
+  at::Tensor off = second.clone();
+  off[0][0][1] = 1.5;
+  EXPECT_NEAR(kind.worst_error({first, off}, {first, second}), 0.5, 1e-12);
+  EXPECT_NEAR(kind.worst_error({first, second}, {first, off}), 0.5 / 1.5, 1e-12);
+  EXPECT_EQ(kind.worst_error({first, second}, {first, second}), 0);
+}
+
+// The drawn gates and betas are what the contract hands a backend: g the decay in log space
+// (<= 0, already activated), beta in (0, 1) (already through the sigmoid).
+TEST(DeltaRule, TheDrawnGatesAreLogDecaysAndBetasInZeroOne) {
+  c10::InferenceMode guard;
+  for (const char* kind : {"gdn", "kda"})
+    for (uint64_t seed : {1, 2, 3}) {
+      const InputTensors in = make_inputs(linear(kind, 2, 2, "40,70,9"), seed);
+      const at::Tensor g = in.input("g"), beta = in.input("beta");
+      EXPECT_EQ(g.scalar_type(), at::kFloat);
+      EXPECT_EQ(beta.scalar_type(), at::kFloat);
+      EXPECT_TRUE((g <= 0).all().item<bool>()) << kind << " max g " << g.max().item<double>();
+      EXPECT_TRUE(((beta > 0) & (beta < 1)).all().item<bool>())
+          << kind << " beta " << beta.min().item<double>() << " .. " << beta.max().item<double>();
+    }
+}
+
+// The checks judge a row as error() does: against the larger of its own norm and its head's RMS
+// in the sequence. One row, the smallest of its head, off by 1% of the head's RMS.
+TEST(DeltaRule, TheChecksJudgeARowAgainstItsHeadsTypicalRow) {
+  c10::InferenceMode guard;
+  InputTensors in = make_inputs(linear("gdn", 1, 1, "6,6,6", "fp32"), 13);
+  const Problem& p = in.problem;
+  // The right rows and the rows without the gate, one number at a time.
+  std::vector<Scalar> right, no_gate;
+  {
+    InputTensors without = in;
+    without.set_input("g", at::zeros_like(in.input("g")));
+    for (int64_t b = 0; b < p.batch; ++b) {
+      right.push_back(scalar_recurrence(in, b, false));
+      no_gate.push_back(scalar_recurrence(without, b, false));
+    }
+  }
+  auto norm = [](const std::vector<double>& row) {
+    double s = 0;
+    for (double x : row) s += x * x;
+    return std::sqrt(s);
+  };
+  auto rms = [&](const Scalar& r) {
+    double s = 0;
+    for (const auto& o : r.out) s += std::pow(norm(o[0]), 2);
+    return std::sqrt(s / static_cast<double>(r.out.size()));
+  };
+  // The doc's measure over every sequence, one head: got against ref.
+  auto measure = [&](const std::vector<Scalar>& got, const std::vector<Scalar>& ref) {
+    double worst = 0;
+    for (size_t b = 0; b < ref.size(); ++b)
+      for (size_t t = 0; t < ref[b].out.size(); ++t) {
+        std::vector<double> d(ref[b].out[t][0].size());
+        for (size_t j = 0; j < d.size(); ++j) d[j] = got[b].out[t][0][j] - ref[b].out[t][0][j];
+        worst = std::max(worst, norm(d) / std::max(norm(ref[b].out[t][0]), rms(ref[b])));
+      }
+    return worst;
+  };
+  ASSERT_EQ(checked_sequences(p, in.seed).size(), 3u);  // every sequence is checked
+  // Sequence 0's smallest row, well under its head's RMS.
+  size_t small = 0;
+  for (size_t t = 1; t < right[0].out.size(); ++t)
+    if (norm(right[0].out[t][0]) < norm(right[0].out[small][0])) small = t;
+  const double head = rms(right[0]);
+  ASSERT_LT(norm(right[0].out[small][0]), 0.8 * head);
+  at::Tensor out = at::empty({in.v.size(0), 1, p.v_dim()}, at::kDouble);
+  int64_t row = 0;
+  for (const Scalar& r : right)
+    for (const auto& o : r.out) {
+      for (int64_t j = 0; j < p.v_dim(); ++j) out[row][0][j] = o[0][j];
+      ++row;
+    }
+  out[static_cast<int64_t>(small)][0][0] += 0.01 * head;
+  std::vector<Scalar> got = right;
+  got[0].out[small][0][0] += 0.01 * head;
+  const std::vector<VariantCheck> checks = check_variants(in, out.to(at::kFloat));
+  const VariantCheck* gate = check_named(checks, "gate");
+  ASSERT_NE(gate, nullptr);
+  EXPECT_NEAR(gate->off_with, 0.01, 1e-5);  // 1% of the head's RMS, not of the row's own norm
+  EXPECT_NEAR(gate->moved, measure(no_gate, right), 1e-5);
+  EXPECT_NEAR(gate->off_without, measure(got, no_gate), 1e-5);
+}
+
+// Grouped value heads: value head h reads key head h / (Hv / Hk) (its group's, in order), not
+// h % Hk; the tests above had one key head or groups of one, where the two agree.
+TEST(DeltaRule, AGroupOfValueHeadsReadsItsOwnKeyHead) {
+  c10::InferenceMode guard;
+  for (const auto& [hk, hv] : {std::pair{2, 4}, {3, 6}, {2, 6}}) {
+    InputTensors in = make_inputs(linear("gdn", hk, hv, "3,1,2"), 21);
+    const at::Tensor out = scalar_backend(in, false);
+    const ReferenceError e = *kind_tensors(in.problem).error(in, out);
+    EXPECT_LT(e.rel_err, 1e-6) << hk << " " << hv << " " << e.worst;
+    EXPECT_LT(e.whole_rel_err, 1e-5) << hk << " " << hv;
+  }
 }
 
 }  // namespace

@@ -435,6 +435,24 @@ TEST(VariantMoves, AWrongRowNamesTheVariantItsOutputLacks) {
   EXPECT_TRUE(says(assembled(checked(c)).rows.at(0), "window ignored"));
 }
 
+// Of several checks the output is nearer than the reference, the report names the nearest (a
+// recurrence from zero states is also nearer the one without its gate), wherever it is listed.
+TEST(VariantMoves, OfSeveralTheNearestIsNamed) {
+  CorrectnessResult c;
+  c.rel_err = 0.3;
+  c.variants = {{"gate", 0.3, 0.1, 0.3, false, "", "gate ignored"},
+                {"beta", 0.3, 0.5, 0.3, false, "", "beta ignored"},
+                {"initial_state", 0.3, 0.02, 0.3, false, "", "initial state ignored"}};
+  Row row = assembled(checked(c)).rows.at(0);
+  EXPECT_EQ(row.status, Status::wrong);
+  EXPECT_TRUE(says(row, "initial state ignored")) << row.reason;
+  EXPECT_FALSE(says(row, "gate ignored")) << row.reason;
+  std::swap(c.variants[0], c.variants[2]);  // the nearest first: still it
+  row = assembled(checked(c)).rows.at(0);
+  EXPECT_TRUE(says(row, "initial state ignored")) << row.reason;
+  EXPECT_FALSE(says(row, "gate ignored")) << row.reason;
+}
+
 // The softcap's own call is judged by which reference the output is nearer: an honest bf16
 // textbook is 0.11 off at scores this wide, a kernel ignoring the cap 0.5.
 TEST(VariantMoves, ARightRowNearerTheReferenceWithoutTheVariantIsWrong) {
