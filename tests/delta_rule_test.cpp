@@ -647,5 +647,24 @@ TEST(DeltaRule, AGroupOfValueHeadsReadsItsOwnKeyHead) {
   }
 }
 
+// An fp32 point with a bf16 state: a right backend rounds its final states to bf16 once (about
+// 1.7e-3 normwise), which the tolerance holds; a bf16 point's stays twice its base.
+TEST(DeltaRule, AFloat32PointWithABf16StateTakesTheStatesRounding) {
+  c10::InferenceMode guard;
+  for (const char* kind : {"gdn", "kda"}) {
+    InputTensors in = make_inputs(linear(kind, 2, 2, "9,70,1", "fp32", "  state_dtype: bf16\n"), 7);
+    ASSERT_EQ(in.input("state").scalar_type(), at::kBFloat16);
+    const at::Tensor out = scalar_backend(in, std::string(kind) == "kda");
+    const ReferenceError e = *kind_tensors(in.problem).error(in, out);
+    EXPECT_GT(e.rel_err, 1e-4) << kind << ": the bf16 rounding is there";
+    EXPECT_LE(e.rel_err, point_tolerance(1e-4, in.problem)) << kind << " " << e.worst;
+  }
+  EXPECT_DOUBLE_EQ(point_tolerance(1e-4, linear("gdn", 1, 1, "2", "fp32", "  state_dtype: bf16\n")),
+                   4e-3);
+  EXPECT_DOUBLE_EQ(point_tolerance(1e-4, linear("gdn", 1, 1, "2", "fp32")), 1e-4);
+  EXPECT_DOUBLE_EQ(point_tolerance(0.02, linear("gdn", 1, 1, "2", "bf16", "  state_dtype: bf16\n")),
+                   0.04);
+}
+
 }  // namespace
 }  // namespace attnbench
