@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """A model's attention time per token, its layers added up: for each report of a model preset
-(configs/models/*.yaml, whose `layers:` says how many layers of each problem kind the whole model
+(configs/models/, whose `layers:` says how many layers of each problem kind the whole model
 has), per tensor-parallel degree, phase and shape, the sum over the layer kinds of (the kind's
 layers x the best `ok` backend's time at the kind's point of that shape / the point's tokens),
 naming the best backend of each kind; and for prefill, the prompt length from which a linear
 layer (gdn, kda: docs/linear-attention.md) costs less per token than a full-attention layer of the
 same model.
 
-    tools/layer_mix.py results/h100/models/*.csv [--mode cold] [--csv FILE] [--plot DIR]
+    tools/layer_mix.py results/h100/models/NAME.csv ... [--mode cold] [--csv FILE] [--plot DIR]
                        [--config REPORT=YAML ...] [--tp N] [--reruns DIR ...] [--across-sweeps]
 
 Where the numbers come from. A report is read as tools/model_table.py reads it (report_reader.py:
