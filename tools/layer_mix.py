@@ -120,7 +120,7 @@ def _values(v):
         x = lo
         while x <= hi and len(out) <= 10000:
             out.append(x)
-            x = x + int(step) if step else x * int(mul or 2)
+            x = x + int(step) if step else x * int(mul)  # attnbench's range has one of them
         return out
     return list(v) if isinstance(v, list) else [v]
 
