@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import types
 
 TOOLS = os.path.abspath(sys.argv[1])
 try:
@@ -17,7 +18,7 @@ except ImportError:
     print("skipped: no PyYAML")
     sys.exit(77)
 sys.path.insert(0, TOOLS)
-from layer_mix import crossover  # noqa: E402
+from layer_mix import Preset, crossover, prefill_series  # noqa: E402
 
 failures = []
 
@@ -68,7 +69,7 @@ sweep:
     linear_num_value_heads: 32
     tp: 4
     seq_len: [1024, 4096, 16384]
-  - heads: {from: 8, to: 16, mul: 2}
+  - heads: {from: 4, to: 16, mul: 2}
     kv_heads: 2
     tp: 4
     seq_len: 1
@@ -175,6 +176,9 @@ with tempfile.TemporaryDirectory() as d:
     got = line_of("4", "prefill", "4", "1024", "")  # 3 x 0.05 + 9 x 0.15 = 1.5
     if got and got.split(" | ")[5:] != ["a 0.05 x3 = 0.15 (10%)", "fla 0.15 x9 = 1.35 (90%)", "**1.5** |"]:
         failures.append(f"prefill 1024 at batch 4: {got!r}")
+    header = [i for i, l in enumerate(lines) if l.startswith("| TP | phase |")]
+    if not header or lines[header[0] + 1] != "| --- " * 8 + "|" or lines[header[0] - 1] != "":
+        failures.append(f"the hybrid table's header:\n{out}")
     # Decode: the gdn point (no context) joins both caches of its batch.
     # b1: bf16 3 x 20 + 9 x 10 = 150 (40% / 60%); fp8 3 x 15 + 90 = 135 (33% / 67%).
     # b8: bf16 3 x 10 + 9 x 2 = 48 (62% / 38%); fp8 3 x 8 (b: a was oom) + 18 = 42 (57% / 43%).
@@ -247,6 +251,20 @@ with tempfile.TemporaryDirectory() as d:
         failures.append(f"csv lacks {set(want) - seen}")
     if len([r for r in rows if r["preset"] == "hybrid"]) != 2 * (4 + 4 + 1):  # lines x kinds
         failures.append(f"csv: {len(rows)} rows")
+    # What --plot draws: the prefill points of each kind by length, a series per batch where a
+    # length was measured at two.
+    was = os.getcwd()
+    os.chdir(d)
+    args = types.SimpleNamespace(mode="cold", reruns=[], across_sweeps=False, tp=None)
+    series = {tp: {label: [(x, round(y, 9), b) for x, y, b in pts] for label, pts in lines_.items()}
+              for tp, lines_ in prefill_series(Preset("hybrid.csv", args, {})).items()}
+    os.chdir(was)
+    want = {4: {"attention (batch 1)": [(1024, 0.1, "a"), (4096, 0.2, "a"), (16384, 0.3, "b")],
+                "attention (batch 4)": [(1024, 0.05, "a")],
+                "gdn (batch 1)": [(1024, 0.2, "fla"), (4096, 0.3, "fla"), (16384, 0.2, "fla")],
+                "gdn (batch 4)": [(1024, 0.15, "fla")]}}
+    if series != want:
+        failures.append(f"the plot's series: {series}")
     # --plot draws one figure per preset and TP (matplotlib there).
     code, _, err = run("hybrid.csv", "--plot", at("plots"), cwd=d)
     try:
@@ -307,7 +325,12 @@ with tempfile.TemporaryDirectory() as d:
     if "| 2 | prefill | 1 | 2048 |" not in out3:
         failures.append(f"--tp 2:\n{out3}")
 
-# The crossover's other answers, by hand: cheaper from the first length; never; above again.
+# The crossover's other answers, by hand: equal at the first length, below after it (from that
+# length, interpolated to it); cheaper from the first length; never; above again; no series.
+if crossover([(1000, 1, 1), (2000, 2, 1)])[1] != "1000 tokens (between 1000 and 2000)":
+    failures.append(f"equal at first: {crossover([(1000, 1, 1), (2000, 2, 1)])}")
+if crossover([]) != (None, "no prefill with both kinds ok"):
+    failures.append(f"no series: {crossover([])}")
 if crossover([(1000, 2, 1), (2000, 3, 1)])[1] != "from the shortest measured length on (1000 tokens)":
     failures.append(f"cheaper at once: {crossover([(1000, 2, 1), (2000, 3, 1)])}")
 if crossover([(1000, 1, 2), (2000, 2, 3)])[1] != "not within the measured lengths (1000-2000 tokens)":

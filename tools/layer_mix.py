@@ -417,6 +417,27 @@ def preset_tables(preset, csv_rows):
     return out, complete
 
 
+def prefill_series(preset):
+    """What --plot draws: per TP, per layer kind (and its settings), [(prompt length, one layer's
+    µs per token, the best backend)] of its ok prefill points by length; a kind measured at one
+    length at two batches, a series per batch."""
+    by_tp = defaultdict(lambda: defaultdict(list))
+    for pt in preset.points:
+        if pt.phase == "prefill" and pt.best and pt.kind in preset.layers:
+            label = pt.kind + (f" [{preset.labels[pt.id]}]" if preset.labels.get(pt.id) else "")
+            by_tp[pt.tp][label].append((pt.prompt, pt.us_per_token, pt.best["backend"], pt.batch))
+    out = {}
+    for tp, lines in by_tp.items():
+        out[tp] = {}
+        for label, pts in lines.items():
+            if len({p[0] for p in pts}) == len(pts):
+                out[tp][label] = sorted(p[:3] for p in pts)
+                continue
+            for b in dict.fromkeys(p[3] for p in pts):
+                out[tp][f"{label} (batch {b})"] = sorted(p[:3] for p in pts if p[3] == b)
+    return out
+
+
 def plot(preset, folder):
     try:
         import matplotlib
@@ -426,15 +447,9 @@ def plot(preset, folder):
         raise ReportError("--plot needs matplotlib (pip install matplotlib)") from None
     os.makedirs(folder, exist_ok=True)
     written = []
-    by_tp = defaultdict(lambda: defaultdict(list))
-    for pt in preset.points:
-        if pt.phase == "prefill" and pt.best and pt.kind in preset.layers:
-            label = pt.kind + (f" [{preset.labels[pt.id]}]" if preset.labels.get(pt.id) else "")
-            by_tp[pt.tp][label].append((pt.prompt, pt.us_per_token, pt.best["backend"]))
-    for tp, lines in by_tp.items():
+    for tp, lines in prefill_series(preset).items():
         fig, ax = plt.subplots(figsize=(7, 4.5))
         for label, pts in lines.items():
-            pts.sort()
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
             for x, y, backend in pts:
                 ax.annotate(backend, (x, y), fontsize=7, textcoords="offset points", xytext=(3, 3))
