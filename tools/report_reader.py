@@ -15,7 +15,7 @@ import os
 import sys
 
 # core/src/write/schema.hpp's kCsvSchemaVersion: the newest version these tools read.
-SCHEMA_VERSION = 21
+SCHEMA_VERSION = 22
 # What every main report has (check_report.cpp's key columns).
 KEY_COLUMNS = ("point_id", "backend", "timing_mode", "status")
 
