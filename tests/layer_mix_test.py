@@ -316,6 +316,17 @@ with tempfile.TemporaryDirectory() as d:
     code, _, err = run("nolayers.csv", "--config", "other.csv=configs/hybrid.yaml", cwd=d)
     if code != 2 or "not one of the reports given" not in err:
         failures.append(f"--config of another report: exit {code}: {err!r}")
+    # A KDA block writes its key heads alone (as many value heads): its TP read off them. MLA
+    # 0.1 x 1 + KDA 0.2 x 3 = 0.7.
+    with open(at("configs", "kimi.yaml"), "w") as f:
+        f.write("layers: {mla: 1, kda: 3}\nsweep:\n  - {kind: mla, heads: 32, tp: 4, seq_len: 1024}\n"
+                "  - {kind: kda, linear_num_key_heads: 32, tp: 4, seq_len: 1024}\n")
+    write_csv(at("kimi.csv"), [row("configs/kimi.yaml", "m", "a", "0.1024", kind="mla", heads=8, seq_len=1024),
+                               row("configs/kimi.yaml", "k", "fla", "0.2048", kind="kda", heads=8, seq_len=1024)])
+    code, out5, err = run("kimi.csv", cwd=d)
+    if code != 0 or "| 4 | prefill | 1 | 1024 |  | a 0.1 x1 = 0.1 (14%) | fla 0.2 x3 = 0.6 (86%) | **0.7** |" \
+            not in out5.splitlines():
+        failures.append(f"kda's key heads: exit {code}: {err}\n{out5}")
     # Nothing complete: exit 1, said.
     code, _, err = run("nolayers.csv", cwd=d)
     if code != 1 or "no line has every layer kind ok" not in err:

@@ -19,9 +19,9 @@ measurement. A kind the report measures that `layers:` does not name (DeepSeek-V
 is left out of the sum, and said.
 
 Tensor parallelism. The rows carry the heads one GPU holds, not the degree: a row's TP is read
-off the YAML block that made it, a block that writes `tp:` and its model's head count (`heads`,
-or `linear_num_value_heads` for the linear kinds), the row's heads being that count over one of its
-degrees (--tp N: the run was made with `attnbench run --tp N`, every point at N). Where no block
+off the YAML block that made it, a block that writes `tp:` and its model's head count (`heads`;
+for the linear kinds `linear_num_value_heads`, else `linear_num_key_heads`, which the value heads
+default to: docs/linear-attention.md), the row's heads being that count over one of its degrees (--tp N: the run was made with `attnbench run --tp N`, every point at N). Where no block
 says (a preset that writes the heads one GPU holds, as deepseek-v3.yaml does), the rows are grouped
 by their heads instead ("h16" in the TP column) and the table says so; such a group joins no other
 kind's.
@@ -145,7 +145,8 @@ def tp_table(doc):
         if not isinstance(block, dict):
             continue
         kinds = [str(k) for k in block_values(block, "kind")] or ["attention"]
-        heads = block_values(block, "heads") or block_values(block, "linear_num_value_heads")
+        heads = (block_values(block, "heads") or block_values(block, "linear_num_value_heads")
+                 or block_values(block, "linear_num_key_heads"))  # value heads: the key heads unset
         degrees = [int(t) for t in _values(block.get("tp"))]
         for kind, h in itertools.product(kinds, heads):
             if not degrees:
