@@ -321,16 +321,38 @@ with tempfile.TemporaryDirectory() as d:
     with open(at("configs", "kimi.yaml"), "w") as f:
         f.write("layers: {mla: 1, kda: 3}\nsweep:\n  - {kind: mla, heads: 32, tp: 4, seq_len: 1024}\n"
                 "  - {kind: kda, linear_num_key_heads: 32, tp: 4, seq_len: 1024}\n")
-    write_csv(at("kimi.csv"), [row("configs/kimi.yaml", "m", "a", "0.1024", kind="mla", heads=8, seq_len=1024),
-                               row("configs/kimi.yaml", "k", "fla", "0.2048", kind="kda", heads=8, seq_len=1024)])
+    # At 2048 MLA's only row is an error: that line has no total, and no crossover point.
+    km = "configs/kimi.yaml"
+    write_csv(at("kimi.csv"), [row(km, "m", "a", "0.1024", kind="mla", heads=8, seq_len=1024),
+                               row(km, "k", "fla", "0.2048", kind="kda", heads=8, seq_len=1024),
+                               row(km, "m2", "a", "", status="error", kind="mla", heads=8, seq_len=2048),
+                               row(km, "k2", "fla", "0.4096", kind="kda", heads=8, seq_len=2048)])
     code, out5, err = run("kimi.csv", cwd=d)
     if code != 0 or "| 4 | prefill | 1 | 1024 |  | a 0.1 x1 = 0.1 (14%) | fla 0.2 x3 = 0.6 (86%) | **0.7** |" \
-            not in out5.splitlines():
+            not in out5.splitlines() or "| 4 | prefill | 1 | 2048 |  | none ok (error) | fla 0.2 x3 = 0.6 | " \
+            "incomplete |" not in out5.splitlines() or "| 4 | mla | kda | not within the measured " \
+            "lengths (1024 tokens) | 1024: 0.1 / 0.2 |" not in out5.splitlines():
         failures.append(f"kda's key heads: exit {code}: {err}\n{out5}")
+    was = os.getcwd()
+    os.chdir(d)
+    args = types.SimpleNamespace(mode="cold", reruns=[], across_sweeps=False, tp=None)
+    labels = {tp: sorted(lines_) for tp, lines_ in prefill_series(Preset("kimi.csv", args, {})).items()}
+    os.chdir(was)
+    if labels != {4: ["kda", "mla"]}:  # one batch a length: no series per batch
+        failures.append(f"the Kimi-like plot's series: {labels}")
     # Nothing complete: exit 1, said.
     code, _, err = run("nolayers.csv", cwd=d)
     if code != 1 or "no line has every layer kind ok" not in err:
         failures.append(f"nothing to add up: exit {code}: {err!r}")
+    # --tp and --config say what they take.
+    for bad, says in ((["--tp", "0"], "--tp 0: a tensor-parallel degree is 1 or more"),
+                      (["--config", "x"], "--config x: expected REPORT=YAML")):
+        code, _, err = run("dense.csv", *bad, cwd=d)
+        if code != 2 or f"layer_mix: {says}" not in err:
+            failures.append(f"{bad}: exit {code}: {err!r}")
+    code, out6, _ = run("dense.csv", "--tp", "1", cwd=d)
+    if code != 0 or "| 1 | prefill | 1 | 2048 |" not in out6:
+        failures.append(f"--tp 1:\n{out6}")
     # --tp: the run's own degree stands for every point, the sweep's tp: aside.
     code, out3, _ = run("dense.csv", "--tp", "2", cwd=d)
     if "| 2 | prefill | 1 | 2048 |" not in out3:
@@ -340,6 +362,8 @@ with tempfile.TemporaryDirectory() as d:
 # length, interpolated to it); cheaper from the first length; never; above again; no series.
 if crossover([(1000, 1, 1), (2000, 2, 1)])[1] != "1000 tokens (between 1000 and 2000)":
     failures.append(f"equal at first: {crossover([(1000, 1, 1), (2000, 2, 1)])}")
+if crossover([(1000, 2, 1), (2000, 3, 1)])[0] != 1000 or crossover([(500, 1, 1), (2000, 3, 1)])[0] != 500:
+    failures.append("the crossover's length is not the first one's where it is cheaper there")
 if crossover([]) != (None, "no prefill with both kinds ok"):
     failures.append(f"no series: {crossover([])}")
 if crossover([(1000, 2, 1), (2000, 3, 1)])[1] != "from the shortest measured length on (1000 tokens)":
