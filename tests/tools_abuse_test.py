@@ -99,6 +99,9 @@ def expect(what, result, code, *in_stderr, stdout_has=(), stdout_lacks=()):
     return out, err
 
 
+sys.path.insert(0, TOOLS)
+from report_reader import SCHEMA_VERSION as NEWEST  # noqa: E402  (section 5 checks it is the binary's)
+
 with tempfile.TemporaryDirectory() as d:
     def at(*parts):
         return os.path.join(d, *parts)
@@ -111,7 +114,7 @@ with tempfile.TemporaryDirectory() as d:
         f.write("schema_version,point_id,backend,timing_mode,status\n21,caf\xe9,a,graph,ok\n".encode("latin-1"))
     open(at("empty.csv"), "w").close()
     write(at("old-tool.csv"), [{k: v for k, v in row().items() if k != "schema_version"}])
-    write(at("newer.csv"), [row(), row(backend="b", schema_version="23")])
+    write(at("newer.csv"), [row(), row(backend="b", schema_version=str(NEWEST + 1))])
     write(at("short.csv"), [row()])
     with open(at("short.csv"), "a") as f:
         f.write("21,p,b,4\n")
@@ -135,9 +138,9 @@ with tempfile.TemporaryDirectory() as d:
                 ("missing.csv", 2, ["missing.csv: no such file"]),
                 ("empty.csv", 2, ["empty.csv: empty, expected a header line"]),
                 ("old-tool.csv", 2, ["old-tool.csv: no schema_version column", "another tool"]),
-                ("newer.csv", 2, ["newer.csv:3: schema version '23', this tool reads versions 1 to 22",
+                ("newer.csv", 2, [f"newer.csv:3: schema version '{NEWEST + 1}', this tool reads versions 1 to {NEWEST}",
                                   "(written by a newer attnbench)"]),
-                ("zero.csv", 2, ["zero.csv:3: schema version '0', this tool reads versions 1 to 22"]),
+                ("zero.csv", 2, [f"zero.csv:3: schema version '0', this tool reads versions 1 to {NEWEST}"]),
                 ("short.csv", 2, ["short.csv:3: row has 4 fields, the header has"]),
                 ("twice.csv", 2, ["twice.csv:3: the same point, backend, timing mode and repetition as line 2"])]:
             expect(f"{tool} {name}", run(tool, at(name), *extra), code, *words)

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """A model's attention time per token, its layers added up: for each report of a model preset
-(configs/models/*.yaml, whose `layers:` says how many layers of each problem kind the whole model
+(configs/models/, whose `layers:` says how many layers of each problem kind the whole model
 has), per tensor-parallel degree, phase and shape, the sum over the layer kinds of (the kind's
 layers x the best `ok` backend's time at the kind's point of that shape / the point's tokens),
 naming the best backend of each kind; and for prefill, the prompt length from which a linear
 layer (gdn, kda: docs/linear-attention.md) costs less per token than a full-attention layer of the
 same model.
 
-    tools/layer_mix.py results/h100/models/*.csv [--mode cold] [--csv FILE] [--plot DIR]
+    tools/layer_mix.py results/h100/models/NAME.csv ... [--mode cold] [--csv FILE] [--plot DIR]
                        [--config REPORT=YAML ...] [--tp N] [--reruns DIR ...] [--across-sweeps]
 
 Where the numbers come from. A report is read as tools/model_table.py reads it (report_reader.py:
@@ -19,9 +19,9 @@ measurement. A kind the report measures that `layers:` does not name (DeepSeek-V
 is left out of the sum, and said.
 
 Tensor parallelism. The rows carry the heads one GPU holds, not the degree: a row's TP is read
-off the YAML block that made it, a block that writes `tp:` and its model's head count (`heads`,
-or `linear_num_value_heads` for the linear kinds), the row's heads being that count over one of its
-degrees (--tp N: the run was made with `attnbench run --tp N`, every point at N). Where no block
+off the YAML block that made it, a block that writes `tp:` and its model's head count (`heads`;
+for the linear kinds `linear_num_value_heads`, else `linear_num_key_heads`, which the value heads
+default to: docs/linear-attention.md), the row's heads being that count over one of its degrees (--tp N: the run was made with `attnbench run --tp N`, every point at N). Where no block
 says (a preset that writes the heads one GPU holds, as deepseek-v3.yaml does), the rows are grouped
 by their heads instead ("h16" in the TP column) and the table says so; such a group joins no other
 kind's.
@@ -120,7 +120,7 @@ def _values(v):
         x = lo
         while x <= hi and len(out) <= 10000:
             out.append(x)
-            x = x + int(step) if step else x * int(mul or 2)
+            x = x + int(step) if step else x * int(mul)  # attnbench's range has one of them
         return out
     return list(v) if isinstance(v, list) else [v]
 
@@ -145,7 +145,8 @@ def tp_table(doc):
         if not isinstance(block, dict):
             continue
         kinds = [str(k) for k in block_values(block, "kind")] or ["attention"]
-        heads = block_values(block, "heads") or block_values(block, "linear_num_value_heads")
+        heads = (block_values(block, "heads") or block_values(block, "linear_num_value_heads")
+                 or block_values(block, "linear_num_key_heads"))  # value heads: the key heads unset
         degrees = [int(t) for t in _values(block.get("tp"))]
         for kind, h in itertools.product(kinds, heads):
             if not degrees:
@@ -417,6 +418,27 @@ def preset_tables(preset, csv_rows):
     return out, complete
 
 
+def prefill_series(preset):
+    """What --plot draws: per TP, per layer kind (and its settings), [(prompt length, one layer's
+    µs per token, the best backend)] of its ok prefill points by length; a kind measured at one
+    length at two batches, a series per batch."""
+    by_tp = defaultdict(lambda: defaultdict(list))
+    for pt in preset.points:
+        if pt.phase == "prefill" and pt.best and pt.kind in preset.layers:
+            label = pt.kind + (f" [{preset.labels[pt.id]}]" if preset.labels.get(pt.id) else "")
+            by_tp[pt.tp][label].append((pt.prompt, pt.us_per_token, pt.best["backend"], pt.batch))
+    out = {}
+    for tp, lines in by_tp.items():
+        out[tp] = {}
+        for label, pts in lines.items():
+            if len({p[0] for p in pts}) == len(pts):
+                out[tp][label] = sorted(p[:3] for p in pts)
+                continue
+            for b in dict.fromkeys(p[3] for p in pts):
+                out[tp][f"{label} (batch {b})"] = sorted(p[:3] for p in pts if p[3] == b)
+    return out
+
+
 def plot(preset, folder):
     try:
         import matplotlib
@@ -426,15 +448,9 @@ def plot(preset, folder):
         raise ReportError("--plot needs matplotlib (pip install matplotlib)") from None
     os.makedirs(folder, exist_ok=True)
     written = []
-    by_tp = defaultdict(lambda: defaultdict(list))
-    for pt in preset.points:
-        if pt.phase == "prefill" and pt.best and pt.kind in preset.layers:
-            label = pt.kind + (f" [{preset.labels[pt.id]}]" if preset.labels.get(pt.id) else "")
-            by_tp[pt.tp][label].append((pt.prompt, pt.us_per_token, pt.best["backend"]))
-    for tp, lines in by_tp.items():
+    for tp, lines in prefill_series(preset).items():
         fig, ax = plt.subplots(figsize=(7, 4.5))
         for label, pts in lines.items():
-            pts.sort()
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
             for x, y, backend in pts:
                 ax.annotate(backend, (x, y), fontsize=7, textcoords="offset points", xytext=(3, 3))
