@@ -300,6 +300,31 @@ double worst_state_error(const at::Tensor& got, const at::Tensor& ref) {
   return at::where(err.isnan(), at::zeros_like(err), err).max().item<double>();
 }
 
+// Sequences `seqs` of the output and of the pool against the recurrence in `type`: the worst
+// output row (sequence_errors) and the worst final state raise `worst`, and name it in `what`.
+void judge(const InputTensors& in, const at::Tensor& out, const std::vector<int64_t>& seqs,
+           at::ScalarType type, double& worst, std::string* what) {
+  const Problem& p = in.problem;
+  const Recurrence r = recur(in, seqs, initial_states(in, seqs), type);
+  auto note = [&](double err, const char* name) {
+    if (err > worst) {
+      worst = err;
+      if (what) *what = name;
+    }
+  };
+  for (size_t i = 0; i < seqs.size(); ++i)
+    if (p.q_len(seqs[i]) > 0)
+      note(sequence_errors(packed_sequence(p, out, seqs[i]).to(type),
+                           sequence_of(p, r.out, i, seqs[i]))
+               .max()
+               .item<double>(),
+           "out");
+  const at::Tensor slots = in.input("state_indices").to(at::kLong);
+  const at::Tensor got =
+      in.input("state").index_select(0, slots.index_select(0, at::tensor(seqs, slots.options())));
+  note(worst_state_error(got.to(type), r.state), "state");
+}
+
 }  // namespace
 
 void DeltaRuleTensors::draw(InputTensors& in) const {
@@ -421,47 +446,16 @@ std::optional<ReferenceError> DeltaRuleTensors::error(const InputTensors& in,
     return ReferenceError{1, "state (a slot no sequence owns)", 1};
 
   ReferenceError e{0, "out", 0};
-  auto note = [](double& worst, std::string* name, double err, const char* what) {
-    if (err > worst) {
-      worst = err;
-      if (name) *name = what;
-    }
-  };
-  // Every sequence in float32, in groups of a bounded state size.
+  // Every sequence in float32, in groups of a bounded state size; the checked ones in float64.
   const std::vector<int64_t> every = all_sequences(p);
-  const int64_t per = std::max<int64_t>(1, (int64_t{1} << 26) / (p.heads * p.head_dim * p.v_dim()));
-  for (size_t from = 0; from < every.size(); from += static_cast<size_t>(per)) {
-    const std::vector<int64_t> seqs(
-        every.begin() + static_cast<int64_t>(from),
-        every.begin() +
-            static_cast<int64_t>(std::min(every.size(), from + static_cast<size_t>(per))));
-    const Recurrence r = recur(in, seqs, initial_states(in, seqs), at::kFloat);
-    for (size_t i = 0; i < seqs.size(); ++i)
-      if (p.q_len(seqs[i]) > 0)
-        note(e.whole_rel_err, nullptr,
-             sequence_errors(packed_sequence(p, out, seqs[i]).to(at::kFloat),
-                             sequence_of(p, r.out, i, seqs[i]))
-                 .max()
-                 .item<double>(),
-             "out");
-    const at::Tensor got =
-        pool.index_select(0, slots.index_select(0, at::tensor(seqs, slots.options())));
-    note(e.whole_rel_err, nullptr, worst_state_error(got.to(at::kFloat), r.state), "state");
+  const size_t per = static_cast<size_t>(
+      std::max<int64_t>(1, (int64_t{1} << 26) / (p.heads * p.head_dim * p.v_dim())));
+  for (size_t from = 0; from < every.size(); from += per) {
+    const auto first = every.begin() + static_cast<int64_t>(from);
+    judge(in, out, {first, first + static_cast<int64_t>(std::min(per, every.size() - from))},
+          at::kFloat, e.whole_rel_err, nullptr);
   }
-  // The checked sequences in float64.
-  const std::vector<int64_t> seqs = checked_sequences(p, in.seed);
-  const Recurrence r = recur(in, seqs, initial_states(in, seqs), at::kDouble);
-  for (size_t i = 0; i < seqs.size(); ++i)
-    if (p.q_len(seqs[i]) > 0)
-      note(e.rel_err, &e.worst,
-           sequence_errors(packed_sequence(p, out, seqs[i]).to(at::kDouble),
-                           sequence_of(p, r.out, i, seqs[i]))
-               .max()
-               .item<double>(),
-           "out");
-  const at::Tensor got =
-      pool.index_select(0, slots.index_select(0, at::tensor(seqs, slots.options())));
-  note(e.rel_err, &e.worst, worst_state_error(got.to(at::kDouble), r.state), "state");
+  judge(in, out, checked_sequences(p, in.seed), at::kDouble, e.rel_err, &e.worst);
   return e;
 }
 
