@@ -317,8 +317,9 @@ with tempfile.TemporaryDirectory() as d:
     code, _, err = run("nolayers.csv", "--config", "nolayers.csv=configs/bad.yaml", cwd=d)
     if code != 2 or "layers.attention: a count of layers is a whole number of at least 1, not 0" not in err:
         failures.append(f"layers of 0: exit {code}: {err!r}")
-    code, _, err = run("nolayers.csv", "--config", "other.csv=configs/hybrid.yaml", cwd=d)
-    if code != 2 or "not one of the reports given" not in err:
+    code, _, err = run("nolayers.csv", "--config", "nolayers.csv=configs/bad.yaml", "--config",
+                       "other.csv=configs/hybrid.yaml", cwd=d)  # the second of two refused
+    if code != 2 or "other.csv is not one of the reports given" not in err:
         failures.append(f"--config of another report: exit {code}: {err!r}")
     # A KDA block writes its key heads alone (as many value heads): its TP read off them. MLA
     # 0.1 x 1 + KDA 0.2 x 3 = 0.7.
