@@ -69,7 +69,7 @@ sweep:
     linear_num_value_heads: 32
     tp: 4
     seq_len: [1024, 4096, 16384]
-  - heads: {from: 4, to: 16, mul: 2}
+  - heads: {from: 8, to: 32, mul: 2}
     kv_heads: 2
     tp: 4
     seq_len: 1
@@ -123,15 +123,16 @@ with tempfile.TemporaryDirectory() as d:
         # A kind the model's layers do not name, of no block's heads: left out, said; its unknown
         # TP is no layer kind's.
         row(hy, "idx", "a", "1", kind="dsa_indexer", heads=3, seq_len=1024),
-        # Decode, attention from a cache (a context), a bf16 and an fp8 one:
+        # Decode, attention from a cache (a context), a bf16 and an fp8 one, 8 heads a GPU (32 of
+        # the decode block's range over TP4):
         # b1 4096: bf16 a 20, fp8 a 15; b8 uniform: bf16 a 10, fp8 b 8 (a oom).
-        row(hy, "d1", "a", "0.02", seq_len_kv=4096, seq_lens_kv="4096"),
-        row(hy, "d1", "b", "0.03", seq_len_kv=4096, seq_lens_kv="4096"),
-        row(hy, "d1f", "a", "0.015", seq_len_kv=4096, seq_lens_kv="4096", kv_dtype="fp8_e4m3"),
-        row(hy, "d8", "a", "0.08", batch=8, seq_len_kv=8192, seq_lens_kv="uniform(1024,8192)"),
-        row(hy, "d8f", "a", "", status="oom", batch=8, seq_len_kv=8192,
+        row(hy, "d1", "a", "0.02", heads=8, seq_len_kv=4096, seq_lens_kv="4096"),
+        row(hy, "d1", "b", "0.03", heads=8, seq_len_kv=4096, seq_lens_kv="4096"),
+        row(hy, "d1f", "a", "0.015", heads=8, seq_len_kv=4096, seq_lens_kv="4096", kv_dtype="fp8_e4m3"),
+        row(hy, "d8", "a", "0.08", heads=8, batch=8, seq_len_kv=8192, seq_lens_kv="uniform(1024,8192)"),
+        row(hy, "d8f", "a", "", heads=8, status="oom", batch=8, seq_len_kv=8192,
             seq_lens_kv="uniform(1024,8192)", kv_dtype="fp8_e4m3"),
-        row(hy, "d8f", "b", "0.064", batch=8, seq_len_kv=8192, seq_lens_kv="uniform(1024,8192)",
+        row(hy, "d8f", "b", "0.064", heads=8, batch=8, seq_len_kv=8192, seq_lens_kv="uniform(1024,8192)",
             kv_dtype="fp8_e4m3"),
         # gdn decode (no context: any cache's): b1 fla 10 (ref 50), b8 fla 2; b8 2 queries fla 1.
         row(hy, "gdn-d1", "fla", "0.01", **G), row(hy, "gdn-d1", "ref", "0.05", **G),
@@ -206,6 +207,9 @@ with tempfile.TemporaryDirectory() as d:
     if "| 4 (batch 4) | attention | gdn | not within the measured lengths (1024 tokens) | " \
             "1024: 0.05 / 0.15 |" not in lines:
         failures.append(f"where gdn pays at batch 4:\n{out}")
+    notes = [i for i, l in enumerate(lines) if l.startswith("- ")]
+    if not notes or lines[notes[-1] + 1] != "":  # a list, then a paragraph
+        failures.append(f"the notes' list is not ended:\n{out}")
     hybrid_part = out.split("### dense")[0]
     if "TP unknown" in hybrid_part or "dsa_indexer measured, not in layers:" not in hybrid_part:
         failures.append(f"hybrid's notes:\n{hybrid_part}")
@@ -313,13 +317,14 @@ with tempfile.TemporaryDirectory() as d:
     code, _, err = run("nolayers.csv", "--config", "nolayers.csv=configs/bad.yaml", cwd=d)
     if code != 2 or "layers.attention: a count of layers is a whole number of at least 1, not 0" not in err:
         failures.append(f"layers of 0: exit {code}: {err!r}")
-    code, _, err = run("nolayers.csv", "--config", "other.csv=configs/hybrid.yaml", cwd=d)
-    if code != 2 or "not one of the reports given" not in err:
+    code, _, err = run("nolayers.csv", "--config", "nolayers.csv=configs/bad.yaml", "--config",
+                       "other.csv=configs/hybrid.yaml", cwd=d)  # the second of two refused
+    if code != 2 or "other.csv is not one of the reports given" not in err:
         failures.append(f"--config of another report: exit {code}: {err!r}")
     # A KDA block writes its key heads alone (as many value heads): its TP read off them. MLA
     # 0.1 x 1 + KDA 0.2 x 3 = 0.7.
     with open(at("configs", "kimi.yaml"), "w") as f:
-        f.write("layers: {mla: 1, kda: 3}\nsweep:\n  - {kind: mla, heads: 32, tp: 4, seq_len: 1024}\n"
+        f.write("layers: {mla: 1, kda: 3}\nsweep:\n  - {kind: mla, heads: 32, tp: [1, 4], seq_len: 1024}\n"
                 "  - {kind: kda, linear_num_key_heads: 32, tp: 4, seq_len: 1024}\n")
     # At 2048 MLA's only row is an error: that line has no total, and no crossover point.
     km = "configs/kimi.yaml"
@@ -340,6 +345,21 @@ with tempfile.TemporaryDirectory() as d:
     os.chdir(was)
     if labels != {4: ["kda", "mla"]}:  # one batch a length: no series per batch
         failures.append(f"the Kimi-like plot's series: {labels}")
+    # A sweep's tp: that is no number (edited since the run), a report of two configs, a --reruns
+    # folder that is not there (the second of two): exit 2, named.
+    with open(at("configs", "badtp.yaml"), "w") as f:
+        f.write("layers: {attention: 32}\nsweep:\n  heads: 32\n  tp: many\n  seq_len: 8\n")
+    code, _, err = run("dense.csv", "--config", "dense.csv=configs/badtp.yaml", cwd=d)
+    if code != 2 or "configs/badtp.yaml: sweep: its heads or tp: are not whole numbers" not in err:
+        failures.append(f"tp: many: exit {code}: {err!r}")
+    write_csv(at("two.csv"), [row(hy, "p", "a", "1", seq_len=8), row(dn, "q", "a", "1", seq_len=8)])
+    code, _, err = run("two.csv", cwd=d)
+    if code != 2 or "two.csv: rows of two configs" not in err:
+        failures.append(f"two configs: exit {code}: {err!r}")
+    os.mkdir(at("re"))
+    code, _, err = run("dense.csv", "--reruns", at("re"), "--reruns", at("nowhere"), cwd=d)
+    if code != 2 or f"--reruns {at('nowhere')}: no such folder" not in err:
+        failures.append(f"a second --reruns missing: exit {code}: {err!r}")
     # Nothing complete: exit 1, said.
     code, _, err = run("nolayers.csv", cwd=d)
     if code != 1 or "no line has every layer kind ok" not in err:
@@ -364,6 +384,8 @@ if crossover([(1000, 1, 1), (2000, 2, 1)])[1] != "1000 tokens (between 1000 and 
     failures.append(f"equal at first: {crossover([(1000, 1, 1), (2000, 2, 1)])}")
 if crossover([(1000, 2, 1), (2000, 3, 1)])[0] != 1000 or crossover([(500, 1, 1), (2000, 3, 1)])[0] != 500:
     failures.append("the crossover's length is not the first one's where it is cheaper there")
+if crossover([(1000, 1, 2), (2000, 2, 2), (3000, 3, 2)])[1] != "2000 tokens (between 2000 and 3000)":
+    failures.append(f"equal, then below: {crossover([(1000, 1, 2), (2000, 2, 2), (3000, 3, 2)])}")
 if crossover([]) != (None, "no prefill with both kinds ok"):
     failures.append(f"no series: {crossover([])}")
 if crossover([(1000, 2, 1), (2000, 3, 1)])[1] != "from the shortest measured length on (1000 tokens)":
