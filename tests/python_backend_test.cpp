@@ -703,3 +703,30 @@ TEST_F(PythonBackends, LinearKindsRunEndToEndAndADroppedGateIsNamed) {
 
 }  // namespace
 }  // namespace attnbench
+
+namespace attnbench {
+namespace {
+
+// On a GPU: a kind whose calls update an input in place (the linear kinds' state pool) is timed
+// one call a sample, each sample from the pool as drawn, so the output the timing pass checks last
+// follows its inputs (runner.cpp). Several calls a sample would advance the state past what the
+// reference starts from. CPU points are timed `wall`, which has no calls a sample: GPU only.
+TEST_F(PythonBackends, AStatePoolUpdatedInPlaceIsTimedOneCallASample) {
+  const std::string sweep =
+      "backends: [" + python(kExamples + "/torch_linear.py", "gdn_recurrent", "torch-gdn") +
+      "]\nmeasurement: {warmup_ms: 1, min_samples: 3, max_time_s: 0.05, timing_modes: [batch]}\n"
+      "sweep:\n"
+      "  - {kind: gdn, device: cuda, dtype: bf16, linear_num_key_heads: 2, linear_key_head_dim: 16,"
+      " linear_value_head_dim: 16, batch: 4, seq_len: 1}\n";
+  const Result r = run("run " + write("c.yaml", sweep) + " -o " + path("out.csv"), kAtRoot);
+  const auto rows = rows_of(path("out.csv"));
+  const std::string key = "gdn-b4-s1-bf16-cuda-hk2-hv2-dk16-dv16 torch-gdn batch";
+  ASSERT_EQ(rows.count(key), 1u) << r.output;
+  if (rows.at(key).at("reason") == "no CUDA device on this machine")
+    GTEST_SKIP() << "skipped: no CUDA device on this machine";
+  EXPECT_EQ(rows.at(key).at("status"), "ok") << rows.at(key).at("reason");
+  EXPECT_EQ(rows.at(key).at("calls_per_sample"), "1");
+}
+
+}  // namespace
+}  // namespace attnbench
